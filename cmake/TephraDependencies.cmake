@@ -1,0 +1,38 @@
+# Third-party dependencies, all from Debian bookworm packages (hack/install-deps.sh).
+# Every third-party include directory enters as SYSTEM so that -Werror applies to our code only.
+
+find_package(Threads REQUIRED)
+find_package(OpenSSL 3 REQUIRED)
+find_package(Boost 1.81.0 EXACT REQUIRED CONFIG COMPONENTS system)
+find_package(glog REQUIRED CONFIG)
+find_package(yaml-cpp REQUIRED CONFIG)
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(GRPCPP REQUIRED IMPORTED_TARGET grpc++)
+pkg_check_modules(PROTOBUF REQUIRED IMPORTED_TARGET protobuf)
+find_program(PROTOC_EXECUTABLE protoc REQUIRED)
+find_program(GRPC_CPP_PLUGIN_EXECUTABLE grpc_cpp_plugin REQUIRED)
+
+# RapidJSON ships only an include path. Asserts become exceptions-free checks in one place:
+# all reads go through kube/json.h's checked accessors, so an assert firing is a bug in ours.
+find_package(RapidJSON REQUIRED CONFIG)
+add_library(tephra_rapidjson INTERFACE)
+target_include_directories(tephra_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE_DIRS})
+target_compile_definitions(tephra_rapidjson INTERFACE RAPIDJSON_HAS_STDSTRING=1)
+add_library(tephra::rapidjson ALIAS tephra_rapidjson)
+
+# Boost.Asio and Boost.Beast are compiled once (kube/asio_impl.cc) instead of in every
+# translation unit that includes them.
+add_library(tephra_boost INTERFACE)
+target_link_libraries(tephra_boost INTERFACE Boost::headers Boost::system OpenSSL::SSL OpenSSL::Crypto
+  Threads::Threads)
+target_compile_definitions(tephra_boost INTERFACE
+  BOOST_ASIO_SEPARATE_COMPILATION BOOST_BEAST_SEPARATE_COMPILATION BOOST_ASIO_NO_DEPRECATED)
+add_library(tephra::boost ALIAS tephra_boost)
+
+if(TEPHRA_BUILD_TESTS)
+  find_package(Catch2 2 REQUIRED CONFIG)
+  include(Catch)
+endif()
+if(TEPHRA_BUILD_BENCH)
+  find_package(benchmark REQUIRED CONFIG)
+endif()

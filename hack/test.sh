@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Tephra's test command (the README's and CI's): installs dependencies, builds the control-plane
+# tools and Tephra, starts a real control plane on 127.0.0.1, runs every CTest test (unit and
+# integration) against it, and stops the control plane even when something fails.
+#
+#   hack/test.sh                 everything
+#   hack/test.sh -L unit         only unit tests (extra arguments go to ctest)
+#   TEPHRA_PRESET=asan hack/test.sh
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+preset=${TEPHRA_PRESET:-dev}
+
+step() { echo "==> $* ($(date +%T))" >&2; }
+
+step "installing Debian packages"
+bash hack/install-deps.sh
+step "building control-plane tools (cached under ~/.cache/tephra)"
+hack/build-tools.sh >/dev/null
+step "building Tephra (preset $preset)"
+cmake --preset "$preset" >/dev/null
+cmake --build --preset "$preset"
+
+name="test-$$"
+trap 'step "stopping control plane"; hack/control-plane.sh down --name "$name"' EXIT
+step "starting control plane $name"
+hack/control-plane.sh up --name "$name" --nodes 4 >/dev/null
+eval "$(hack/control-plane.sh env --name "$name")"
+step "running tests against kube-apiserver $TEPHRA_APISERVER"
+kubectl version
+ctest --preset "$preset" "$@"

@@ -1,0 +1,81 @@
+#include "tests/support/cluster.h"
+
+#include <cstdlib>
+#include <random>
+#include <stdexcept>
+#include <thread>
+
+namespace tephra::testing {
+namespace {
+
+std::string Env(const char* name) {
+  const char* v = std::getenv(name);
+  return v == nullptr ? std::string() : std::string(v);
+}
+
+}  // namespace
+
+const ClusterEnv& ClusterEnv::Get() {
+  static const ClusterEnv env = [] {
+    ClusterEnv e;
+    e.kubeconfig = Env("TEPHRA_KUBECONFIG_ADMIN");
+    e.kubeconfig_controller_manager = Env("TEPHRA_KUBECONFIG_CONTROLLER_MANAGER");
+    e.kubeconfig_admission = Env("TEPHRA_KUBECONFIG_ADMISSION");
+    e.kubeconfig_scheduler = Env("TEPHRA_KUBECONFIG_SCHEDULER");
+    e.apiserver = Env("TEPHRA_APISERVER");
+    e.ca_file = Env("TEPHRA_CA_FILE");
+    return e;
+  }();
+  if (env.kubeconfig.empty() || env.apiserver.empty()) {
+    throw std::runtime_error(
+        "integration tests need a control plane: run hack/test.sh, or "
+        "eval \"$(hack/control-plane.sh env)\" after hack/control-plane.sh up");
+  }
+  return env;
+}
+
+CommandResult Kubectl::Run(const std::vector<std::string>& args, std::string_view input) const {
+  std::vector<std::string> argv{"kubectl", "--kubeconfig=" + kubeconfig_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return RunCommand(argv, input);
+}
+
+std::string Kubectl::MustRun(const std::vector<std::string>& args, std::string_view input) const {
+  CommandResult r = Run(args, input);
+  if (!r.ok()) {
+    std::string cmd = "kubectl";
+    for (const auto& a : args) cmd += " " + a;
+    throw std::runtime_error(cmd + " failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
+  }
+  return r.out;
+}
+
+std::string RandomSuffix(size_t length) {
+  static thread_local std::mt19937_64 rng{std::random_device{}()};
+  static constexpr std::string_view kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";
+  std::uniform_int_distribution<size_t> pick(0, kAlphabet.size() - 1);
+  std::string s;
+  for (size_t i = 0; i < length; ++i) s += kAlphabet[pick(rng)];
+  return s;
+}
+
+TestNamespace::TestNamespace(const Kubectl& kubectl, std::string_view prefix)
+    : kubectl_(kubectl), name_(std::string(prefix) + "-" + RandomSuffix()) {
+  kubectl_.MustRun({"create", "namespace", name_});
+}
+
+TestNamespace::~TestNamespace() {
+  kubectl_.Run({"delete", "namespace", name_, "--wait=false", "--ignore-not-found"});
+}
+
+bool Eventually(const std::function<bool()>& condition, std::chrono::milliseconds timeout,
+                std::chrono::milliseconds interval) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (condition()) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(interval);
+  }
+}
+
+}  // namespace tephra::testing

@@ -1,0 +1,125 @@
+#include "tests/support/process.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+
+extern char** environ;
+
+namespace tephra::testing {
+namespace {
+
+struct Pipe {
+  int fds[2] = {-1, -1};
+  bool Open() { return pipe2(fds, O_CLOEXEC) == 0; }
+  void Close(int i) {
+    if (fds[i] >= 0) close(fds[i]);
+    fds[i] = -1;
+  }
+  ~Pipe() {
+    Close(0);
+    Close(1);
+  }
+};
+
+}  // namespace
+
+CommandResult RunCommand(const std::vector<std::string>& argv, std::string_view input,
+                         std::chrono::milliseconds timeout) {
+  CommandResult result;
+  if (argv.empty()) {
+    result.err = "empty command";
+    return result;
+  }
+  Pipe in, out, err;
+  if (!in.Open() || !out.Open() || !err.Open()) {
+    result.err = std::string("pipe: ") + std::strerror(errno);
+    return result;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, in.fds[0], 0);
+  posix_spawn_file_actions_adddup2(&actions, out.fds[1], 1);
+  posix_spawn_file_actions_adddup2(&actions, err.fds[1], 2);
+  std::vector<char*> args;
+  args.reserve(argv.size() + 1);
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid = -1;
+  int rc = posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (rc != 0) {
+    result.err = "cannot start " + argv[0] + ": " + std::strerror(rc);
+    return result;
+  }
+  in.Close(0);
+  out.Close(1);
+  err.Close(1);
+
+  size_t written = 0;
+  if (input.empty()) in.Close(1);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  std::array<char, 65536> buf{};
+  while (out.fds[0] >= 0 || err.fds[0] >= 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      kill(pid, SIGKILL);
+      result.timed_out = true;
+      break;
+    }
+    std::array<pollfd, 3> fds{};
+    nfds_t n = 0;
+    int* owners[3];
+    std::string* sinks[3] = {nullptr, nullptr, nullptr};
+    if (out.fds[0] >= 0) {
+      fds[n] = {out.fds[0], POLLIN, 0};
+      owners[n] = &out.fds[0];
+      sinks[n++] = &result.out;
+    }
+    if (err.fds[0] >= 0) {
+      fds[n] = {err.fds[0], POLLIN, 0};
+      owners[n] = &err.fds[0];
+      sinks[n++] = &result.err;
+    }
+    if (in.fds[1] >= 0) {
+      fds[n] = {in.fds[1], POLLOUT, 0};
+      owners[n] = &in.fds[1];
+      sinks[n++] = nullptr;
+    }
+    int ready = poll(fds.data(), n, static_cast<int>(std::min<long>(left.count(), 1000)));
+    if (ready < 0 && errno != EINTR) break;
+    for (nfds_t i = 0; i < n; ++i) {
+      if (fds[i].revents == 0) continue;
+      if (sinks[i] == nullptr) {  // stdin
+        ssize_t w = write(*owners[i], input.data() + written, input.size() - written);
+        if (w > 0) written += static_cast<size_t>(w);
+        if (w < 0 || written == input.size()) {
+          close(*owners[i]);
+          *owners[i] = -1;
+        }
+        continue;
+      }
+      ssize_t r = read(*owners[i], buf.data(), buf.size());
+      if (r > 0) {
+        sinks[i]->append(buf.data(), static_cast<size_t>(r));
+      } else {
+        close(*owners[i]);
+        *owners[i] = -1;
+      }
+    }
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  if (!result.timed_out && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  return result;
+}
+
+}  // namespace tephra::testing
