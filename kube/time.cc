@@ -30,6 +30,8 @@ std::optional<Time> ParseTime(std::string_view s) {
   if (mon < 1 || mon > 12 || day < 1 || day > 31 || hour > 23 || min > 59 || sec > 60) {
     return std::nullopt;
   }
+  // system_clock counts nanoseconds in 64 bits: only 1678..2261 is representable.
+  if (year < 1678 || year > 2261) return std::nullopt;
   size_t pos = 19;
   std::chrono::microseconds frac{0};
   if (pos < s.size() && s[pos] == '.') {

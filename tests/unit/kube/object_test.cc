@@ -25,6 +25,7 @@ TEST_CASE("ParseTime and FormatTime handle Kubernetes timestamps") {
   CHECK_FALSE(ParseTime("2026-11-30T09:28:37"));
   CHECK_FALSE(ParseTime("2026-11-30T09:28:37Zjunk"));
   CHECK_FALSE(ParseTime(""));
+  CHECK_FALSE(ParseTime("4052-11-30T09:28:37Z"));  // found by fuzz_json_reader: overflowed
 }
 
 TEST_CASE("ObjectMeta decodes and re-encodes") {

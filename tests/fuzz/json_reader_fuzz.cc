@@ -1,0 +1,28 @@
+// Fuzzes json::Reader over arbitrary documents: whatever the input, reading typed fields must
+// never crash or assert, only record errors.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <rapidjson/document.h>
+
+#include "kube/json.h"
+#include "kube/object.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  tephra::json::Document doc;
+  if (!tephra::json::Parse(text, &doc).ok()) return 0;
+  tephra::json::Errors errors;
+  tephra::json::Reader r(&doc, &errors);
+  tephra::kube::Object obj;
+  tephra::kube::DecodeObjectHeader(r, &obj);
+  r["spec"]["replicas"].Int32();
+  r["spec"]["tasks"].ForEach([](const tephra::json::Reader& t) {
+    t["name"].String();
+    t["template"]["spec"]["containers"][0]["resources"].StringMap();
+  });
+  r["status"].ForEachMember([](std::string_view, const tephra::json::Reader& v) { v.Double(); });
+  (void)errors.ToStatus("fuzz");
+  return 0;
+}
