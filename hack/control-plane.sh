@@ -7,6 +7,12 @@
 #   hack/control-plane.sh down [--name NAME]
 #   hack/control-plane.sh env  [--name NAME]     # eval "$(hack/control-plane.sh env)"
 #   hack/control-plane.sh add-nodes [--name NAME] --nodes N [--prefix P] [--node-cpu C] ...
+#   hack/control-plane.sh stop  [--name NAME] [--kill] COMPONENT   # e.g. kube-apiserver
+#   hack/control-plane.sh start [--name NAME] COMPONENT            # restart what stop stopped
+#   hack/control-plane.sh compact [--name NAME]    # compact etcd to its current revision
+#
+# up --uncached-watch RESOURCES (e.g. configmaps) serves those resources' watches from etcd
+# rather than the apiserver's watch cache, so an etcd compaction forces 410 Gone on them.
 #
 # Each control plane lives in its own directory ($TEPHRA_CP_ROOT/NAME, default
 # /tmp/tephra-cp/NAME) with its own free ports, so several can run at once. `down` stops exactly
@@ -20,9 +26,11 @@ namespace=${TEPHRA_NAMESPACE:-tephra-system}
 cmd=${1:-}
 [[ -n "$cmd" ]] && shift
 name=default nodes=0 node_cpu=8 node_memory=32Gi node_pods=110 node_prefix=kwok-node
-with_kcm=1 with_kube_scheduler=0
+with_kcm=1 with_kube_scheduler=0 uncached_watch="" hard_kill=0 component=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
+    --uncached-watch) uncached_watch=$2; shift 2 ;;
+    --kill) hard_kill=1; shift ;;
     --name) name=$2; shift 2 ;;
     --nodes) nodes=$2; shift 2 ;;
     --node-cpu) node_cpu=$2; shift 2 ;;
@@ -31,7 +39,8 @@ while [[ $# -gt 0 ]]; do
     --prefix) node_prefix=$2; shift 2 ;;
     --no-kcm) with_kcm=0; shift ;;
     --kube-scheduler) with_kube_scheduler=1; shift ;;
-    *) echo "control-plane: unknown argument $1" >&2; exit 2 ;;
+    -*) echo "control-plane: unknown argument $1" >&2; exit 2 ;;
+    *) component=$1; shift ;;
   esac
 done
 [[ "$name" =~ ^[a-zA-Z0-9._-]+$ ]] || { echo "control-plane: bad --name '$name'" >&2; exit 2; }
@@ -62,8 +71,43 @@ wait_for() {  # wait_for SECONDS DESCRIPTION command...
 # and records its pid; every command line contains $W so `down` can verify what it kills.
 start() {
   local pname=$1; shift
-  ( exec setsid "$@" >"$W/logs/$pname.log" 2>&1 </dev/null ) &
+  mkdir -p "$W/cmd"
+  printf '%q ' "$@" >"$W/cmd/$pname"  # for `start COMPONENT` after a `stop`
+  ( exec setsid "$@" >>"$W/logs/$pname.log" 2>&1 </dev/null ) &
   echo "$pname $!" >>"$W/pids"
+}
+
+ours() {  # ours PID: is PID a live process started for this control plane?
+  [[ -r /proc/$1/cmdline ]] && tr '\0' ' ' </proc/"$1"/cmdline | grep -qF -- "$W"
+}
+
+stop_component() {  # stop_component NAME SIGNAL
+  local pname pid kept=()
+  [[ -f "$W/pids" ]] || die "no control plane named '$name' is running"
+  while read -r pname pid; do
+    if [[ "$pname" == "$1" ]]; then
+      if ours "$pid"; then
+        kill "-$2" "$pid" 2>/dev/null || true
+        for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+        kill -KILL "$pid" 2>/dev/null || true
+      fi
+    else
+      kept+=("$pname $pid")
+    fi
+  done <"$W/pids"
+  printf '%s\n' "${kept[@]}" >"$W/pids"
+}
+
+wait_healthy() {  # wait_healthy COMPONENT
+  # shellcheck disable=SC1090
+  source "$(env_file)"
+  case "$1" in
+    kube-apiserver)
+      wait_for 90 kube-apiserver curl -sf --cacert "$TEPHRA_CA_FILE" "$TEPHRA_APISERVER/readyz" ||
+        die "kube-apiserver not ready after 90s" ;;
+    etcd) wait_for 30 etcd curl -sf "$TEPHRA_ETCD/health" || die "etcd not healthy after 30s" ;;
+    *) sleep 1 ;;
+  esac
 }
 
 show_logs() {
@@ -79,7 +123,7 @@ stop_all() {
   # Reverse start order: kwok and controllers before the apiserver, etcd last.
   while read -r pname pid; do pids=("$pid" "${pids[@]}"); done <"$W/pids"
   for pid in "${pids[@]}"; do
-    if [[ -r /proc/$pid/cmdline ]] && tr '\0' ' ' </proc/"$pid"/cmdline | grep -qF -- "$W"; then
+    if ours "$pid"; then
       kill -TERM "$pid" 2>/dev/null || true
       for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
       kill -KILL "$pid" 2>/dev/null || true
@@ -198,6 +242,7 @@ up() {
     --service-account-key-file="$W/pki/sa.pub" --service-account-signing-key-file="$W/pki/sa.key" \
     --service-cluster-ip-range=10.0.0.0/24 --allow-privileged=true \
     --disable-admission-plugins=ServiceAccount --profiling=false \
+    ${uncached_watch:+--watch-cache-sizes=$(echo "$uncached_watch" | sed 's/\([^,]*\)/\1#0/g')} \
     ${TEPHRA_APISERVER_FLAGS:-}
   wait_for 90 kube-apiserver curl -sf --cacert "$W/pki/ca.crt" "https://127.0.0.1:$api_port/readyz" ||
     die "kube-apiserver not ready after 90s"
@@ -262,6 +307,23 @@ case "$cmd" in
   env)
     [[ -f "$(env_file)" ]] || die "no control plane named '$name' is running"
     cat "$(env_file)" ;;
+  stop)
+    [[ -n "$component" ]] || die "stop needs a component (etcd, kube-apiserver, kwok, ...)"
+    if (( hard_kill )); then stop_component "$component" KILL; else stop_component "$component" TERM; fi
+    log "stopped $component" ;;
+  start)
+    [[ -f "$W/cmd/$component" ]] || die "unknown component '$component'"
+    grep -q "^$component " "$W/pids" && die "$component is already running"
+    eval "start $component $(cat "$W/cmd/$component")"
+    wait_healthy "$component"
+    log "started $component" ;;
+  compact)
+    # shellcheck disable=SC1090
+    source "$(env_file)"
+    rev=$(curl -sf -X POST "$TEPHRA_ETCD/v3/kv/range" -d '{"key":"AA==","limit":1}' |
+      python3 -c 'import json,sys; print(json.load(sys.stdin)["header"]["revision"])')
+    curl -sf -X POST "$TEPHRA_ETCD/v3/kv/compaction" -d "{\"revision\":\"$rev\",\"physical\":true}" >/dev/null
+    log "compacted etcd to revision $rev" ;;
   add-nodes)
     [[ -f "$(env_file)" ]] || die "no control plane named '$name' is running"
     # shellcheck disable=SC1090

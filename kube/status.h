@@ -81,6 +81,8 @@ inline Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::mo
 template <typename T>
 class [[nodiscard]] StatusOr {
  public:
+  // An error until assigned (needed where a library default-constructs results).
+  StatusOr() : data_(Status(StatusCode::kInternal, "uninitialized StatusOr")) {}
   StatusOr(const Status& status) : data_(status) { assert(!status.ok()); }  // NOLINT(implicit)
   StatusOr(Status&& status) : data_(std::move(status)) {                    // NOLINT(implicit)
     assert(!std::get<Status>(data_).ok());

@@ -50,6 +50,31 @@ std::string Kubectl::MustRun(const std::vector<std::string>& args, std::string_v
   return r.out;
 }
 
+namespace {
+
+Status ControlPlane(const std::vector<std::string>& args) {
+  std::string name = Env("TEPHRA_CP_NAME");
+  if (name.empty()) return FailedPrecondition("TEPHRA_CP_NAME is not set");
+  std::vector<std::string> argv{std::string(TEPHRA_SOURCE_DIR) + "/hack/control-plane.sh"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  argv.push_back("--name");
+  argv.push_back(name);
+  CommandResult r = RunCommand(argv, {}, std::chrono::seconds(180));
+  if (!r.ok()) return Internal("control-plane.sh " + args[0] + " failed: " + r.err);
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status StopComponent(const std::string& component, bool hard_kill) {
+  if (hard_kill) return ControlPlane({"stop", "--kill", component});
+  return ControlPlane({"stop", component});
+}
+
+Status StartComponent(const std::string& component) { return ControlPlane({"start", component}); }
+
+Status CompactEtcd() { return ControlPlane({"compact"}); }
+
 std::string RandomSuffix(size_t length) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   static constexpr std::string_view kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";

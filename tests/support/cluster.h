@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kube/status.h"
 #include "tests/support/process.h"
 
 namespace tephra::testing {
@@ -52,6 +53,14 @@ class TestNamespace {
   const Kubectl& kubectl_;
   std::string name_;
 };
+
+// Operations on the control plane's processes (hack/control-plane.sh stop|start|compact).
+// Tests using them disturb every test running at the same time: label them `disruptive`.
+Status StopComponent(const std::string& component, bool hard_kill = false);
+Status StartComponent(const std::string& component);
+// Compacts etcd to its current revision: resources started with --uncached-watch
+// (configmaps in hack/test.sh) then answer watches from older versions with 410 Gone.
+Status CompactEtcd();
 
 // A random lowercase suffix usable in object names.
 std::string RandomSuffix(size_t length = 6);
