@@ -275,6 +275,7 @@ StatusOr<std::shared_ptr<Client>> Client::FromConfig(const RestConfig& config) {
 
 StatusOr<HttpResponse> Client::Do(HttpRequest request, bool idempotent) {
   static thread_local std::mt19937 rng{std::random_device{}()};
+  if (request.timeout.count() == 0) request.timeout = options_.request_timeout;
   Status last;
   for (int attempt = 0; attempt <= options_.max_retries; ++attempt) {
     if (attempt > 0) {

@@ -159,6 +159,8 @@ struct ClientOptions {
   int max_retries = 5;  // for throttled (429/503 + Retry-After) and failed idempotent requests
   std::chrono::milliseconds retry_base_delay{200};
   std::chrono::milliseconds retry_max_delay{10000};
+  // Per-request timeout for requests that set none (0 = the transport's default).
+  std::chrono::milliseconds request_timeout{0};
   ClockInterface* clock = nullptr;  // nullptr = RealClock()
 };
 
@@ -196,7 +198,8 @@ class Client {
   // Any request, with throttling, retries and error mapping.
   StatusOr<HttpResponse> Do(HttpRequest request, bool idempotent);
 
-  Transport& transport() { return *transport_; }
+  const std::shared_ptr<Transport>& transport() const { return transport_; }
+  const ClientOptions& options() const { return options_; }
 
  private:
   std::shared_ptr<Transport> transport_;

@@ -1,0 +1,173 @@
+#include "kube/events.h"
+
+#include <cstdio>
+
+#include <glog/logging.h>
+
+namespace tephra::kube {
+
+ObjectReference ObjectReference::To(const Object& object) {
+  ObjectReference r;
+  r.api_version = object.api_version;
+  r.kind = object.kind;
+  r.namespace_ = object.metadata.namespace_;
+  r.name = object.metadata.name;
+  r.uid = object.metadata.uid;
+  r.resource_version = object.metadata.resource_version;
+  return r;
+}
+
+EventRecorder::EventRecorder(std::shared_ptr<Client> client, EventRecorderOptions options,
+                             ClockInterface& clock)
+    : client_(std::move(client)), options_(std::move(options)), clock_(clock) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+EventRecorder::~EventRecorder() { Stop(); }
+
+void EventRecorder::Record(const ObjectReference& object, EventType type,
+                           const std::string& reason, const std::string& message) {
+  std::lock_guard<std::mutex> l(mu_);
+  if (stopped_) return;
+  if (queue_.size() >= options_.queue_size) {
+    if (++dropped_ % 1000 == 1) {
+      LOG(WARNING) << "event recorder: queue full, dropping events (" << dropped_ << " so far)";
+    }
+    return;
+  }
+  queue_.push_back({object, type, reason, message, clock_.Now()});
+  cv_.notify_all();
+}
+
+bool EventRecorder::Flush(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return clock_.WaitUntil(lock, cv_, clock_.Monotonic() + timeout,
+                          [this] { return queue_.empty() && in_flight_ == 0; });
+}
+
+void EventRecorder::Stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopped_ && !thread_.joinable()) return;
+    stopped_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+int64_t EventRecorder::written() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return written_;
+}
+
+int64_t EventRecorder::dropped() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return dropped_;
+}
+
+void EventRecorder::Loop() {
+  while (true) {
+    Pending p;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopped_ || !queue_.empty(); });
+      // On stop, what is queued is still written: shutdown events matter most.
+      if (queue_.empty()) return;
+      p = std::move(queue_.front());
+      queue_.pop_front();
+      ++in_flight_;
+    }
+    Write(p);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      --in_flight_;
+    }
+    cv_.notify_all();
+  }
+}
+
+void EventRecorder::Write(const Pending& p) {
+  const std::string object_key = p.object.uid.empty()
+                                     ? p.object.kind + "/" + p.object.namespace_ + "/" + p.object.name
+                                     : p.object.uid;
+  // Bounded memory: forgetting all budgets at once only lets a burst through again.
+  if (limits_.size() > 4 * options_.dedup_cache_size) limits_.clear();
+  auto& limit = limits_[object_key];
+  if (!limit) {
+    double qps = 1.0 / static_cast<double>(std::max<int64_t>(1, options_.per_object_refill.count()));
+    limit = std::make_unique<TokenBucket>(qps, options_.per_object_burst, clock_);
+  }
+  if (!limit->TryAccept()) {
+    std::lock_guard<std::mutex> l(mu_);
+    ++dropped_;
+    return;
+  }
+  const char* type = p.type == EventType::kWarning ? "Warning" : "Normal";
+  // Cluster-scoped objects (nodes, queues) get their events in "default", like kubectl.
+  const std::string ns = p.object.namespace_.empty() ? "default" : p.object.namespace_;
+  const std::string dedup_key = object_key + "\x1f" + type + "\x1f" + p.reason + "\x1f" + p.message;
+  auto it = seen_.find(dedup_key);
+  if (it != seen_.end() && p.when - it->second.last < options_.dedup_window) {
+    Seen& s = it->second;
+    json::Writer patch;
+    patch.StartObject()
+        .Field("count", s.count + 1)
+        .Field("lastTimestamp", FormatTime(p.when))
+        .EndObject();
+    StatusOr<std::string> r = client_->Patch(resources::kEvents, s.event_namespace, s.event_name,
+                                             PatchType::kMerge, patch.str());
+    if (r.ok()) {
+      ++s.count;
+      s.last = p.when;
+      std::lock_guard<std::mutex> l(mu_);
+      ++written_;
+      return;
+    }
+    if (r.status().code() != StatusCode::kNotFound) {
+      VLOG(1) << "event recorder: updating event " << s.event_name << ": " << r.status().ToString();
+      return;
+    }
+    // The Event expired (events have a TTL); write a new one below.
+  }
+
+  char suffix[32];
+  auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(p.when.time_since_epoch());
+  std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(nanos.count()));
+  std::string name = p.object.name + suffix;
+  json::Writer w;
+  w.StartObject().Field("apiVersion", "v1").Field("kind", "Event");
+  w.Key("metadata").StartObject().Field("name", name).Field("namespace", ns).EndObject();
+  w.Key("involvedObject").StartObject();
+  if (!p.object.api_version.empty()) w.Field("apiVersion", p.object.api_version);
+  w.Field("kind", p.object.kind).Field("name", p.object.name);
+  if (!p.object.namespace_.empty()) w.Field("namespace", p.object.namespace_);
+  if (!p.object.uid.empty()) w.Field("uid", p.object.uid);
+  if (!p.object.resource_version.empty()) w.Field("resourceVersion", p.object.resource_version);
+  w.EndObject();
+  w.Field("reason", p.reason).Field("message", p.message).Field("type", type);
+  w.Key("source").StartObject().Field("component", options_.component).EndObject();
+  w.Field("reportingComponent", options_.component);
+  w.Field("reportingInstance", options_.instance);
+  w.Field("firstTimestamp", FormatTime(p.when)).Field("lastTimestamp", FormatTime(p.when));
+  w.Field("count", int64_t{1});
+  w.EndObject();
+  StatusOr<std::string> created = client_->Create(resources::kEvents, ns, w.str());
+  if (!created.ok()) {
+    VLOG(1) << "event recorder: creating event for " << p.object.kind << " " << p.object.name
+            << ": " << created.status().ToString();
+    return;
+  }
+  if (it == seen_.end()) {
+    if (seen_order_.size() >= options_.dedup_cache_size) {
+      seen_.erase(seen_order_.front());
+      seen_order_.pop_front();
+    }
+    seen_order_.push_back(dedup_key);
+    it = seen_.emplace(dedup_key, Seen{}).first;
+  }
+  it->second = Seen{name, ns, 1, p.when, p.when};
+  std::lock_guard<std::mutex> l(mu_);
+  ++written_;
+}
+
+}  // namespace tephra::kube

@@ -1,0 +1,100 @@
+// Records Kubernetes Events (core/v1) about any object so `kubectl describe` shows why Tephra
+// did what it did. Recording never blocks the caller: events go through a bounded queue to a
+// writer thread. Repeats of the same event are folded into one object whose count grows, and a
+// per-object token bucket keeps a misbehaving loop from flooding the API server.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <unordered_map>
+
+#include "kube/client.h"
+#include "kube/object.h"
+#include "kube/token_bucket.h"
+
+namespace tephra::kube {
+
+struct ObjectReference {
+  std::string api_version;
+  std::string kind;
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+
+  static ObjectReference To(const Object& object);
+};
+
+enum class EventType { kNormal, kWarning };
+
+struct EventRecorderOptions {
+  std::string component;  // source.component / reportingComponent, e.g. "tephra-scheduler"
+  std::string instance;   // reportingInstance, e.g. the pod or host name
+  size_t queue_size = 4096;
+  // Per involved object: burst of events, then one every refill period.
+  int per_object_burst = 25;
+  std::chrono::seconds per_object_refill{300};
+  // Identical events within this window update the existing Event's count.
+  std::chrono::seconds dedup_window{600};
+  size_t dedup_cache_size = 4096;
+};
+
+class EventRecorder {
+ public:
+  EventRecorder(std::shared_ptr<Client> client, EventRecorderOptions options,
+                ClockInterface& clock = RealClock());
+  ~EventRecorder();
+
+  void Record(const ObjectReference& object, EventType type, const std::string& reason,
+              const std::string& message);
+  // Waits until every recorded event has been written (tests, shutdown); false on timeout.
+  bool Flush(std::chrono::milliseconds timeout);
+  void Stop();
+
+  int64_t written() const;
+  int64_t dropped() const;
+
+ private:
+  struct Pending {
+    ObjectReference object;
+    EventType type;
+    std::string reason;
+    std::string message;
+    Time when;
+  };
+  struct Seen {
+    std::string event_name;
+    std::string event_namespace;
+    int64_t count = 0;
+    Time first;
+    Time last;
+  };
+
+  void Loop();
+  void Write(const Pending& p);
+
+  std::shared_ptr<Client> client_;
+  EventRecorderOptions options_;
+  ClockInterface& clock_;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Pending> queue_;  // guarded by mu_
+  bool stopped_ = false;       // guarded by mu_
+  int in_flight_ = 0;          // guarded by mu_
+  int64_t written_ = 0;        // guarded by mu_
+  int64_t dropped_ = 0;        // guarded by mu_
+  // Writer thread only:
+  std::unordered_map<std::string, Seen> seen_;
+  std::deque<std::string> seen_order_;
+  std::unordered_map<std::string, std::unique_ptr<TokenBucket>> limits_;
+  std::thread thread_;
+};
+
+}  // namespace tephra::kube
