@@ -58,7 +58,9 @@ function(tephra_test NAME)
   if(NOT ARG_LABELS)
     set(ARG_LABELS unit)
   endif()
-  catch_discover_tests(${NAME} TEST_PREFIX "${NAME}: " PROPERTIES LABELS "${ARG_LABELS}"
+  # --warn NoTests: a test name that matches nothing (e.g. one cut at a ";") fails loudly.
+  catch_discover_tests(${NAME} TEST_PREFIX "${NAME}: " EXTRA_ARGS --warn NoTests
+    PROPERTIES LABELS "${ARG_LABELS}"
     DISCOVERY_MODE PRE_TEST)
 endfunction()
 
