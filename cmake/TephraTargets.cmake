@@ -3,7 +3,7 @@
 #   tephra_library(NAME SRCS ... [DEPS ...] [PRIVATE_DEPS ...])
 #       static library tephra_<NAME>, alias tephra::<NAME>; DEPS are public.
 #   tephra_binary(NAME SRCS ... DEPS ...)
-#   tephra_test(NAME SRCS ... DEPS ... [LABELS ...])
+#   tephra_test(NAME SRCS ... DEPS ... [LABELS ...] [SERIAL])
 #       Catch2 test binary; every TEST_CASE becomes a CTest test carrying LABELS.
 #   tephra_fuzz(NAME SRCS ... DEPS ... CORPUS dir)
 #       A libFuzzer target (LLVMFuzzerTestOneInput). In the `fuzz` preset (clang, TEPHRA_FUZZ)
@@ -50,7 +50,7 @@ function(tephra_binary NAME)
 endfunction()
 
 function(tephra_test NAME)
-  cmake_parse_arguments(ARG "" "" "SRCS;DEPS;LABELS" ${ARGN})
+  cmake_parse_arguments(ARG "SERIAL" "" "SRCS;DEPS;LABELS" ${ARGN})
   add_executable(${NAME} ${ARG_SRCS})
   target_link_libraries(${NAME} PRIVATE tephra_warnings Catch2::Catch2WithMain ${ARG_DEPS})
   target_include_directories(${NAME} PRIVATE ${PROJECT_SOURCE_DIR})
@@ -59,9 +59,18 @@ function(tephra_test NAME)
     set(ARG_LABELS unit)
   endif()
   # --warn NoTests: a test name that matches nothing (e.g. one cut at a ";") fails loudly.
+  # SERIAL: tests that disturb the shared control plane (restarts) run alone.
+  set(serial FALSE)
+  if(ARG_SERIAL)
+    set(serial TRUE)
+  endif()
+  # Catch2 v2 passes PROPERTIES through a command line, so LABELS can hold one label only.
+  list(LENGTH ARG_LABELS label_count)
+  if(label_count GREATER 1)
+    message(FATAL_ERROR "tephra_test(${NAME}): one label only (got ${ARG_LABELS})")
+  endif()
   catch_discover_tests(${NAME} TEST_PREFIX "${NAME}: " EXTRA_ARGS --warn NoTests
-    PROPERTIES LABELS "${ARG_LABELS}"
-    DISCOVERY_MODE PRE_TEST)
+    PROPERTIES LABELS ${ARG_LABELS} RUN_SERIAL ${serial})
 endfunction()
 
 set(TEPHRA_FUZZ_SECONDS 60 CACHE STRING "Time budget of each fuzz target in the fuzz preset")

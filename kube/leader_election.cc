@@ -210,15 +210,18 @@ Status LeaderElector::Run() {
       std::lock_guard<std::mutex> l(mu_);
       if (stopped_) return Status::Ok();
     }
+    // A renewal counts from when it was sent, not from when its answer arrived: an answer
+    // that arrives late (a frozen process, a slow network) must not extend our term.
+    auto sent = clock_.Monotonic();
     bool acquired = TryAcquireOrRenew();
     report_leader();
-    if (acquired) break;
+    if (acquired) {
+      std::lock_guard<std::mutex> l(mu_);
+      leading_ = true;
+      last_renew_ = sent;
+      break;
+    }
     if (!Wait(config_.retry_period)) return Status::Ok();
-  }
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    leading_ = true;
-    last_renew_ = clock_.Monotonic();
   }
   LOG(INFO) << "leader election: " << config_.identity << " acquired lease " << config_.namespace_
             << "/" << config_.name;
@@ -228,10 +231,11 @@ Status LeaderElector::Run() {
   Status result;
   while (true) {
     if (!Wait(config_.retry_period)) break;
+    auto sent = clock_.Monotonic();
     if (TryAcquireOrRenew()) {
       std::lock_guard<std::mutex> l(mu_);
-      last_renew_ = clock_.Monotonic();
-      continue;
+      last_renew_ = sent;
+      if (clock_.Monotonic() - last_renew_ < config_.renew_deadline) continue;
     }
     std::lock_guard<std::mutex> l(mu_);
     if (clock_.Monotonic() - last_renew_ >= config_.renew_deadline) {

@@ -55,7 +55,7 @@ class TestNamespace {
 };
 
 // Operations on the control plane's processes (hack/control-plane.sh stop|start|compact).
-// Tests using them disturb every test running at the same time: label them `disruptive`.
+// Tests using them disturb every test running at the same time: declare them SERIAL.
 Status StopComponent(const std::string& component, bool hard_kill = false);
 Status StartComponent(const std::string& component);
 // Compacts etcd to its current revision: resources started with --uncached-watch

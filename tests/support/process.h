@@ -21,4 +21,24 @@ struct CommandResult {
 CommandResult RunCommand(const std::vector<std::string>& argv, std::string_view input = {},
                          std::chrono::milliseconds timeout = std::chrono::seconds(120));
 
+// A child process running in the background with its output in a file; killed (SIGKILL) and
+// reaped when the object goes away.
+class BackgroundProcess {
+ public:
+  BackgroundProcess(const std::vector<std::string>& argv, const std::string& output_file);
+  ~BackgroundProcess();
+  BackgroundProcess(const BackgroundProcess&) = delete;
+  BackgroundProcess& operator=(const BackgroundProcess&) = delete;
+
+  bool started() const { return pid_ > 0; }
+  int pid() const { return pid_; }
+  bool Signal(int signal);
+  // Waits for exit up to `timeout`; returns the exit status (or -1 if still running).
+  int Wait(std::chrono::milliseconds timeout);
+
+ private:
+  int pid_ = -1;
+  bool reaped_ = false;
+};
+
 }  // namespace tephra::testing
