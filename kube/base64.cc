@@ -25,8 +25,9 @@ std::string Base64Encode(std::string_view data) {
   out.reserve((data.size() + 2) / 3 * 4);
   size_t i = 0;
   for (; i + 2 < data.size(); i += 3) {
-    uint32_t v = (static_cast<uint8_t>(data[i]) << 16) | (static_cast<uint8_t>(data[i + 1]) << 8) |
-                 static_cast<uint8_t>(data[i + 2]);
+    uint32_t v = (uint32_t{static_cast<uint8_t>(data[i])} << 16) |
+                 (uint32_t{static_cast<uint8_t>(data[i + 1])} << 8) |
+                 uint32_t{static_cast<uint8_t>(data[i + 2])};
     out += kAlphabet[(v >> 18) & 63];
     out += kAlphabet[(v >> 12) & 63];
     out += kAlphabet[(v >> 6) & 63];
@@ -34,8 +35,8 @@ std::string Base64Encode(std::string_view data) {
   }
   size_t rest = data.size() - i;
   if (rest > 0) {
-    uint32_t v = static_cast<uint32_t>(static_cast<uint8_t>(data[i]) << 16);
-    if (rest == 2) v |= static_cast<uint32_t>(static_cast<uint8_t>(data[i + 1]) << 8);
+    uint32_t v = uint32_t{static_cast<uint8_t>(data[i])} << 16;
+    if (rest == 2) v |= uint32_t{static_cast<uint8_t>(data[i + 1])} << 8;
     out += kAlphabet[(v >> 18) & 63];
     out += kAlphabet[(v >> 12) & 63];
     out += rest == 2 ? kAlphabet[(v >> 6) & 63] : '=';
