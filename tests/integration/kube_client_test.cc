@@ -9,6 +9,7 @@
 
 #include "kube/client.h"
 #include "kube/config.h"
+#include "kube/events.h"
 #include "tests/support/cluster.h"
 
 namespace tephra::kube {
@@ -349,6 +350,36 @@ TEST_CASE("a kubeconfig pointing at nothing fails fast with Unavailable") {
   Client client(*transport, options);
   auto r = client.Get(resources::kNodes, "", "x");
   CHECK(r.status().code() == StatusCode::kUnavailable);
+}
+
+}  // namespace
+}  // namespace tephra::kube
+
+namespace tephra::kube {
+namespace {
+
+TEST_CASE("recorded events show up in kubectl describe") {
+  const ClusterEnv& env = ClusterEnv::Get();
+  Kubectl kubectl(env.kubeconfig);
+  TestNamespace ns(kubectl, "kc-events");
+  auto client = ClientFor(env.kubeconfig);
+  auto created = client->Create(resources::kConfigMaps, ns.name(), ConfigMap("subject", "1"));
+  REQUIRE(created.ok());
+  json::Document doc;
+  REQUIRE(json::Parse(*created, &doc).ok());
+  json::Errors errors;
+  RawObject obj;
+  DecodeObjectHeader(json::Reader(&doc, &errors), &obj);
+  EventRecorder recorder(client, {"tephra-test", "host"});
+  for (int i = 0; i < 3; ++i) {
+    recorder.Record(ObjectReference::To(obj), EventType::kWarning, "GangUnschedulable",
+                    "3/4 tasks in gang unschedulable: 3 Insufficient cpu");
+  }
+  REQUIRE(recorder.Flush(std::chrono::seconds(10)));
+  std::string describe = kubectl.MustRun({"-n", ns.name(), "describe", "configmap", "subject"});
+  CHECK(describe.find("GangUnschedulable") != std::string::npos);
+  CHECK(describe.find("3/4 tasks in gang unschedulable") != std::string::npos);
+  CHECK(describe.find("(x3 over") != std::string::npos);
 }
 
 }  // namespace
