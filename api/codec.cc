@@ -527,18 +527,24 @@ void EncodeObjectMetaInto(const kube::ObjectMeta& meta, JsonObject& m) {
   m.SetStringList("finalizers", meta.finalizers);
 }
 
-std::string EncodeObject(const kube::Object& obj, const std::function<void(JsonObject&)>& body) {
+std::string OverlayJson(std::string_view base, const std::function<void(JsonObject&)>& fn) {
   json::Document doc;
-  if (obj.raw == nullptr || !json::Parse(*obj.raw, &doc).ok() || !doc.IsObject()) {
-    doc.SetObject();
-  }
+  if (base.empty() || !json::Parse(base, &doc).ok() || !doc.IsObject()) doc.SetObject();
   JsonObject::Context context{&doc};
   JsonObject root(&doc, &context);
-  root.SetString("apiVersion", obj.api_version);
-  root.SetString("kind", obj.kind);
-  root.Edit("metadata", [&](JsonObject& m) { EncodeObjectMetaInto(obj.metadata, m); });
-  body(root);
+  fn(root);
   return json::Write(doc);
+}
+
+std::string EncodeObject(const kube::Object& obj, const std::function<void(JsonObject&)>& body) {
+  return OverlayJson(obj.raw ? std::string_view(*obj.raw) : std::string_view(),
+                     [&](JsonObject& root) {
+                       root.SetString("apiVersion", obj.api_version);
+                       root.SetString("kind", obj.kind);
+                       root.Edit("metadata",
+                                 [&](JsonObject& m) { EncodeObjectMetaInto(obj.metadata, m); });
+                       body(root);
+                     });
 }
 
 }  // namespace tephra::api

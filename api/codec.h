@@ -130,6 +130,10 @@ class JsonObject {
   Context* context_;
 };
 
+// Edits the JSON object `base` (or {} when empty or not an object) with fn and returns the
+// compact result.
+std::string OverlayJson(std::string_view base, const std::function<void(JsonObject&)>& fn);
+
 // Encodes an object: starts from obj.raw (or {}), writes apiVersion, kind and metadata, then
 // lets `body` write the rest. Returns compact JSON text.
 std::string EncodeObject(const kube::Object& obj,

@@ -407,6 +407,10 @@ void EncodePodTemplateInto(const PodTemplate& tmpl, JsonObject& o) {
   o.Edit("spec", [&](JsonObject& s) { EncodePodSpecInto(tmpl.spec, s); });
 }
 
+void SyncPodTemplateJson(PodTemplate* tmpl) {
+  tmpl->json = OverlayJson(tmpl->json, [&](JsonObject& o) { EncodePodTemplateInto(*tmpl, o); });
+}
+
 StatusOr<PodTemplate> ParsePodTemplate(std::string_view text) {
   PodTemplate tmpl;
   TEPHRA_RETURN_IF_ERROR(WithParsedJson(text, [&](const json::Value& v) {

@@ -311,6 +311,9 @@ void DecodePodTemplate(const json::Reader& r, PodTemplate* out);
 void EncodePodTemplateInto(const PodTemplate& tmpl, JsonObject& o);
 // Decodes a PodTemplate from text (for templates built in code).
 StatusOr<PodTemplate> ParsePodTemplate(std::string_view json);
+// Rewrites tmpl->json with the view overlaid, after code changed the view, so that pods
+// created from the text see the change.
+void SyncPodTemplateJson(PodTemplate* tmpl);
 
 // A container's requests as Kubernetes defaults them: a resource with a limit but no request
 // requests its limit.
