@@ -11,8 +11,8 @@ namespace {
 constexpr int32_t kDefaultMaxRetry = 3;
 constexpr std::string_view kHostNetworkDnsPolicy = "ClusterFirstWithHostNet";
 
-// Both texts are our own encodings, so the diff cannot fail; an empty patch is the safe answer
-// if it ever did.
+// Both texts are valid JSON (a decoded object's raw text, our own encoding), so the diff cannot
+// fail; an empty patch is the safe answer if it ever did.
 JsonPatch PatchBetween(const std::string& before, const std::string& after) {
   StatusOr<JsonPatch> patch = DiffJson(before, after);
   return patch.ok() ? *std::move(patch) : JsonPatch{};
@@ -63,7 +63,7 @@ void ApplyJobDefaults(Job* job, const JobDefaultingOptions& options) {
 }
 
 JsonPatch DefaultJob(Job* job, const JobDefaultingOptions& options) {
-  std::string before = EncodeJob(*job);
+  std::string before = job->raw ? *job->raw : EncodeJob(*job);
   ApplyJobDefaults(job, options);
   return PatchBetween(before, EncodeJob(*job));
 }
@@ -81,7 +81,7 @@ void ApplyQueueDefaults(Queue* queue) {
 }
 
 JsonPatch DefaultQueue(Queue* queue) {
-  std::string before = EncodeQueue(*queue);
+  std::string before = queue->raw ? *queue->raw : EncodeQueue(*queue);
   ApplyQueueDefaults(queue);
   return PatchBetween(before, EncodeQueue(*queue));
 }
@@ -96,7 +96,7 @@ void ApplyPodGroupDefaults(PodGroup* pg, const NamespaceLookup* namespaces) {
 }
 
 JsonPatch DefaultPodGroup(PodGroup* pg, const NamespaceLookup* namespaces) {
-  std::string before = EncodePodGroup(*pg);
+  std::string before = pg->raw ? *pg->raw : EncodePodGroup(*pg);
   ApplyPodGroupDefaults(pg, namespaces);
   return PatchBetween(before, EncodePodGroup(*pg));
 }

@@ -1,9 +1,10 @@
 // Defaults shared by the admission webhook and the controllers (reference/volcano-behaviour.md
 // §3.2, §3.4, §3.5). Each Apply* function changes the typed object in memory (what a
 // controller does when no webhook runs); each Default* function does the same and returns the
-// equivalent RFC 6902 patch for a mutating webhook's answer. The patch is computed by encoding
-// the object before and after, so it always matches the in-memory change; decode the object
-// with DecodeOptions::keep_raw so the patch paths match the request exactly.
+// equivalent RFC 6902 patch for a mutating webhook's answer. The patch is the difference
+// between the request and the encoding after defaulting, so it always matches the in-memory
+// change. Decode the request with DecodeOptions::keep_raw: the request text is then the base
+// and the patch applies to it exactly; without raw the base is the object's own encoding.
 #pragma once
 
 #include <string>

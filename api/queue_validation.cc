@@ -162,7 +162,8 @@ void ValidateParent(const Queue& q, const QueueLookup& queues, const QueueValida
 }
 
 std::string QuantityText(const Resources& r, const std::string& name) {
-  const Quantity* q = r.ToList().Find(name);
+  ResourceList list = r.ToList();
+  const Quantity* q = list.Find(name);
   return q == nullptr ? "0" : q->String();
 }
 

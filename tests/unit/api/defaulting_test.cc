@@ -78,7 +78,13 @@ TEST_CASE("Job defaulting follows Volcano's order and emits the equivalent patch
   REQUIRE(again.ok());
   CHECK(testing::JsonEqual(EncodeJob(**again), EncodeJob(job)));
   // Defaulting twice changes nothing more.
-  CHECK(DefaultJob(&job).empty());
+  Job twice = job;
+  ApplyJobDefaults(&twice);
+  CHECK(EncodeJob(twice) == EncodeJob(job));
+  // The patch is relative to the request the object was decoded from.
+  auto defaulted = DecodeJob(*patched, {.keep_raw = true});
+  REQUIRE(defaulted.ok());
+  CHECK(DefaultJob(&**defaulted).empty());
 }
 
 TEST_CASE("An explicit job minAvailable of 0 is treated as unset, like Volcano") {
@@ -195,14 +201,17 @@ TEST_CASE("PodGroup defaulting moves default-queue PodGroups to the namespace's 
   CHECK(pg.spec.queue == "team-queue");
   CHECK(patch == JsonPatch{{"replace", "/spec/queue", "\"team-queue\""}});
 
-  PodGroup other_ns = **decoded;
-  other_ns.metadata.namespace_ = "elsewhere";
-  CHECK(DefaultPodGroup(&other_ns, &namespaces).empty());
-  PodGroup chosen = **decoded;
-  chosen.spec.queue = "mine";
-  CHECK(DefaultPodGroup(&chosen, &namespaces).empty());
-  PodGroup no_lookup = **decoded;
-  CHECK(DefaultPodGroup(&no_lookup, nullptr).empty());
+  auto unchanged = [&](const char* json, const NamespaceLookup* lookup) {
+    auto other = DecodePodGroup(json, {.keep_raw = true});
+    REQUIRE(other.ok());
+    PodGroup copy = **other;
+    return DefaultPodGroup(&copy, lookup).empty() && copy.spec.queue == (*other)->spec.queue;
+  };
+  CHECK(unchanged(R"({"metadata":{"name":"pg","namespace":"elsewhere"},"spec":{"queue":"default"}})",
+                  &namespaces));
+  CHECK(unchanged(R"({"metadata":{"name":"pg","namespace":"team"},"spec":{"queue":"mine"}})",
+                  &namespaces));
+  CHECK(unchanged(text, nullptr));
 }
 
 TEST_CASE("JSON patches render, diff and apply") {
