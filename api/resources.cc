@@ -349,22 +349,22 @@ bool WithinLimit(int64_t value, std::optional<int64_t> limit, Resources::Missing
 }  // namespace
 
 bool Resources::LessEqual(const Resources& limit, Missing missing_in_limit) const {
-  // Fast path without name lookups: this is what the scheduler calls per node.
+  // The scheduler calls this per node and pod: no name lookups, no allocation. A missing fixed
+  // dimension always holds 0, so only the limit's presence matters.
+  const bool missing_is_zero = missing_in_limit == Missing::kZero;
   for (size_t f = 0; f < kFixedCount; ++f) {
-    bool in_a = HasFixed(f);
-    bool in_b = limit.HasFixed(f);
-    if (!in_a && !in_b) continue;
-    int64_t value = in_a ? fixed_[f] : 0;
-    if (!WithinLimit(value, in_b ? std::optional<int64_t>(limit.fixed_[f]) : std::nullopt,
-                     missing_in_limit)) {
+    if (limit.HasFixed(f)) {
+      if (fixed_[f] > limit.fixed_[f]) return false;
+    } else if (missing_is_zero && fixed_[f] > 0) {
       return false;
     }
   }
+  if (scalars_.empty() && limit.scalars_.empty()) return true;
   auto a = scalars_.begin();
   auto b = limit.scalars_.begin();
   while (a != scalars_.end() || b != limit.scalars_.end()) {
     if (b == limit.scalars_.end() || (a != scalars_.end() && a->id < b->id)) {
-      if (!WithinLimit(a->value, std::nullopt, missing_in_limit)) return false;
+      if (missing_is_zero && a->value > 0) return false;
       ++a;
     } else if (a == scalars_.end() || b->id < a->id) {
       if (b->value < 0) return false;
