@@ -194,15 +194,7 @@ void FillJob(const json::Reader& r, Job* job) {
 
 void FillCommand(const json::Reader& r, Command* cmd) {
   cmd->action = r["action"].String();
-  if (json::Reader t = r["target"]; t.present()) {
-    kube::OwnerReference& target = cmd->target.emplace();
-    target.api_version = t["apiVersion"].String();
-    target.kind = t["kind"].String();
-    target.name = t["name"].String();
-    target.uid = t["uid"].String();
-    target.controller = t["controller"].Bool();
-    target.block_owner_deletion = t["blockOwnerDeletion"].Bool();
-  }
+  if (json::Reader t = r["target"]; t.present()) cmd->target = DecodeOwnerReference(t);
   cmd->reason = r["reason"].String();
   cmd->message = r["message"].String();
 }
@@ -267,14 +259,8 @@ std::string EncodeJob(const Job& job) {
 std::string EncodeCommand(const Command& command) {
   return EncodeObject(command, [&](JsonObject& o) {
     o.SetString("action", command.action);
-    o.EditIf("target", command.target.has_value(), [&](JsonObject& t) {
-      t.SetString("apiVersion", command.target->api_version);
-      t.SetString("kind", command.target->kind);
-      t.SetString("name", command.target->name);
-      t.SetString("uid", command.target->uid);
-      t.SetBool("controller", command.target->controller);
-      t.SetBool("blockOwnerDeletion", command.target->block_owner_deletion);
-    });
+    o.EditIf("target", command.target.has_value(),
+             [&](JsonObject& t) { EncodeOwnerReferenceInto(*command.target, t); });
     o.SetString("reason", command.reason);
     o.SetString("message", command.message);
   });

@@ -27,10 +27,6 @@ std::optional<Quantity> QuantityOf(const json::Value& v) {
   return DecodeQuantity(json::Reader(&v, &ignored));
 }
 
-bool IsNullOr(const json::Value* v, bool (*empty)(const json::Value&)) {
-  return v == nullptr || v->IsNull() || empty(*v);
-}
-
 bool EmptyString(const json::Value& v) { return v.IsString() && v.GetStringLength() == 0; }
 bool ZeroNumber(const json::Value& v) { return v.IsNumber() && v.GetDouble() == 0; }
 bool FalseBool(const json::Value& v) { return v.IsFalse(); }
@@ -151,6 +147,17 @@ void PutMember(json::Value* obj, std::string_view key, json::Value&& v,
   obj->AddMember(name, v, alloc);
 }
 
+// Removes `key` unless it is absent, null, or holds what `empty` accepts as the unset value.
+void ClearMember(json::Value* obj, std::string_view key, bool (*empty)(const json::Value&)) {
+  auto it = obj->FindMember(StringRef(key.data(), static_cast<SizeType>(key.size())));
+  if (it != obj->MemberEnd() && !it->value.IsNull() && !empty(it->value)) obj->EraseMember(it);
+}
+
+void PutString(json::Value* obj, std::string_view key, std::string_view text,
+               json::Document::AllocatorType& alloc) {
+  PutMember(obj, key, json::Value(text.data(), static_cast<SizeType>(text.size()), alloc), alloc);
+}
+
 }  // namespace
 
 bool JsonObject::empty() const { return value_->ObjectEmpty(); }
@@ -165,30 +172,26 @@ void JsonObject::Remove(std::string_view key) {
 void JsonObject::SetString(std::string_view key, std::string_view value) {
   json::Value* cur = FindMember(value_, key);
   if (value.empty()) {
-    if (!IsNullOr(cur, EmptyString)) Remove(key);
+    ClearMember(value_, key, EmptyString);
     return;
   }
   if (SameString(cur, value)) return;
-  PutMember(value_, key,
-            json::Value(value.data(), static_cast<SizeType>(value.size()), context_->alloc()),
-            context_->alloc());
+  PutString(value_, key, value, context_->alloc());
 }
 
 void JsonObject::SetOptString(std::string_view key, const std::optional<std::string>& value) {
   json::Value* cur = FindMember(value_, key);
   if (!value) {
-    if (!IsNullOr(cur, Never)) Remove(key);
+    ClearMember(value_, key, Never);
     return;
   }
   if (SameString(cur, *value)) return;
-  PutMember(value_, key,
-            json::Value(value->data(), static_cast<SizeType>(value->size()), context_->alloc()),
-            context_->alloc());
+  PutString(value_, key, *value, context_->alloc());
 }
 
 void JsonObject::SetInt(std::string_view key, int64_t value) {
   if (value == 0) {
-    if (!IsNullOr(FindMember(value_, key), ZeroNumber)) Remove(key);
+    ClearMember(value_, key, ZeroNumber);
     return;
   }
   SetOptInt(key, value);
@@ -197,7 +200,7 @@ void JsonObject::SetInt(std::string_view key, int64_t value) {
 void JsonObject::SetOptInt(std::string_view key, std::optional<int64_t> value) {
   json::Value* cur = FindMember(value_, key);
   if (!value) {
-    if (!IsNullOr(cur, Never)) Remove(key);
+    ClearMember(value_, key, Never);
     return;
   }
   if (SameInt(cur, *value)) return;
@@ -206,7 +209,7 @@ void JsonObject::SetOptInt(std::string_view key, std::optional<int64_t> value) {
 
 void JsonObject::SetBool(std::string_view key, bool value) {
   if (!value) {
-    if (!IsNullOr(FindMember(value_, key), FalseBool)) Remove(key);
+    ClearMember(value_, key, FalseBool);
     return;
   }
   SetOptBool(key, value);
@@ -215,7 +218,7 @@ void JsonObject::SetBool(std::string_view key, bool value) {
 void JsonObject::SetOptBool(std::string_view key, std::optional<bool> value) {
   json::Value* cur = FindMember(value_, key);
   if (!value) {
-    if (!IsNullOr(cur, Never)) Remove(key);
+    ClearMember(value_, key, Never);
     return;
   }
   if (cur != nullptr && cur->IsBool() && cur->GetBool() == *value) return;
@@ -226,7 +229,7 @@ void JsonObject::SetStringMap(std::string_view key,
                               const std::map<std::string, std::string>& value) {
   json::Value* cur = FindMember(value_, key);
   if (value.empty()) {
-    if (!IsNullOr(cur, EmptyObject)) Remove(key);
+    ClearMember(value_, key, EmptyObject);
     return;
   }
   if (cur != nullptr && cur->IsObject() && cur->MemberCount() == value.size()) {
@@ -251,7 +254,7 @@ void JsonObject::SetStringMap(std::string_view key,
 void JsonObject::SetStringList(std::string_view key, const std::vector<std::string>& value) {
   json::Value* cur = FindMember(value_, key);
   if (value.empty()) {
-    if (!IsNullOr(cur, EmptyArray)) Remove(key);
+    ClearMember(value_, key, EmptyArray);
     return;
   }
   if (cur != nullptr && cur->IsArray() && cur->Size() == value.size()) {
@@ -270,7 +273,7 @@ void JsonObject::SetStringList(std::string_view key, const std::vector<std::stri
 void JsonObject::SetIntMap(std::string_view key, const std::map<std::string, int32_t>& value) {
   json::Value* cur = FindMember(value_, key);
   if (value.empty()) {
-    if (!IsNullOr(cur, EmptyObject)) Remove(key);
+    ClearMember(value_, key, EmptyObject);
     return;
   }
   if (cur != nullptr && cur->IsObject() && cur->MemberCount() == value.size()) {
@@ -291,7 +294,7 @@ void JsonObject::SetStringListMap(std::string_view key,
                                   const std::map<std::string, std::vector<std::string>>& value) {
   json::Value* cur = FindMember(value_, key);
   if (value.empty()) {
-    if (!IsNullOr(cur, EmptyObject)) Remove(key);
+    ClearMember(value_, key, EmptyObject);
     return;
   }
   auto& alloc = context_->alloc();
@@ -319,8 +322,8 @@ void JsonObject::SetQuantities(std::string_view key, const ResourceList& value,
       if (cur == nullptr || !EmptyObject(*cur)) {
         PutMember(value_, key, json::Value(rapidjson::kObjectType), alloc);
       }
-    } else if (!IsNullOr(cur, EmptyObject)) {
-      Remove(key);
+    } else {
+      ClearMember(value_, key, EmptyObject);
     }
     return;
   }
@@ -345,7 +348,7 @@ void JsonObject::SetQuantities(std::string_view key, const ResourceList& value,
 
 void JsonObject::SetOptQuantities(std::string_view key, const std::optional<ResourceList>& value) {
   if (!value) {
-    if (!IsNullOr(FindMember(value_, key), Never)) Remove(key);
+    ClearMember(value_, key, Never);
     return;
   }
   SetQuantities(key, *value, /*keep_empty=*/true);
@@ -354,7 +357,7 @@ void JsonObject::SetOptQuantities(std::string_view key, const std::optional<Reso
 void JsonObject::SetTime(std::string_view key, const std::optional<kube::Time>& value) {
   json::Value* cur = FindMember(value_, key);
   if (!value) {
-    if (!IsNullOr(cur, Never)) Remove(key);
+    ClearMember(value_, key, Never);
     return;
   }
   if (cur != nullptr && cur->IsString()) {
@@ -366,15 +369,13 @@ void JsonObject::SetTime(std::string_view key, const std::optional<kube::Time>& 
     }
   }
   std::string text = kube::FormatTime(*value);
-  PutMember(value_, key,
-            json::Value(text.data(), static_cast<SizeType>(text.size()), context_->alloc()),
-            context_->alloc());
+  PutString(value_, key, text, context_->alloc());
 }
 
 void JsonObject::SetDuration(std::string_view key, const std::optional<Duration>& value) {
   json::Value* cur = FindMember(value_, key);
   if (!value) {
-    if (!IsNullOr(cur, Never)) Remove(key);
+    ClearMember(value_, key, Never);
     return;
   }
   if (cur != nullptr && cur->IsString() &&
@@ -382,9 +383,7 @@ void JsonObject::SetDuration(std::string_view key, const std::optional<Duration>
     return;
   }
   std::string text = FormatDuration(*value);
-  PutMember(value_, key,
-            json::Value(text.data(), static_cast<SizeType>(text.size()), context_->alloc()),
-            context_->alloc());
+  PutString(value_, key, text, context_->alloc());
 }
 
 void JsonObject::SetRawJson(std::string_view key, std::string_view text) {
@@ -425,8 +424,8 @@ void JsonObject::EditIf(std::string_view key, bool present,
                         const std::function<void(JsonObject&)>& fn) {
   if (present) {
     Edit(key, fn);
-  } else if (!IsNullOr(FindMember(value_, key), Never)) {
-    Remove(key);
+  } else {
+    ClearMember(value_, key, Never);
   }
 }
 
@@ -435,7 +434,7 @@ void JsonObject::EditList(std::string_view key, size_t count,
                           const std::function<std::string(size_t)>& name_of) {
   json::Value* cur = FindMember(value_, key);
   if (count == 0) {
-    if (!IsNullOr(cur, EmptyArray)) Remove(key);
+    ClearMember(value_, key, EmptyArray);
     return;
   }
   auto& alloc = context_->alloc();
@@ -477,7 +476,7 @@ void JsonObject::EditMap(std::string_view key, const std::vector<std::string>& k
                          const std::function<void(const std::string&, JsonObject&)>& fn) {
   json::Value* cur = FindMember(value_, key);
   if (keys.empty()) {
-    if (!IsNullOr(cur, EmptyObject)) Remove(key);
+    ClearMember(value_, key, EmptyObject);
     return;
   }
   auto& alloc = context_->alloc();
@@ -516,15 +515,29 @@ void EncodeObjectMetaInto(const kube::ObjectMeta& meta, JsonObject& m) {
   m.SetStringMap("labels", meta.labels);
   m.SetStringMap("annotations", meta.annotations);
   m.EditList("ownerReferences", meta.owner_references.size(), [&](size_t i, JsonObject& o) {
-    const kube::OwnerReference& ref = meta.owner_references[i];
-    o.SetString("apiVersion", ref.api_version);
-    o.SetString("kind", ref.kind);
-    o.SetString("name", ref.name);
-    o.SetString("uid", ref.uid);
-    o.SetBool("controller", ref.controller);
-    o.SetBool("blockOwnerDeletion", ref.block_owner_deletion);
+    EncodeOwnerReferenceInto(meta.owner_references[i], o);
   });
   m.SetStringList("finalizers", meta.finalizers);
+}
+
+kube::OwnerReference DecodeOwnerReference(const json::Reader& r) {
+  kube::OwnerReference ref;
+  ref.api_version = r["apiVersion"].String();
+  ref.kind = r["kind"].String();
+  ref.name = r["name"].String();
+  ref.uid = r["uid"].String();
+  ref.controller = r["controller"].Bool();
+  ref.block_owner_deletion = r["blockOwnerDeletion"].Bool();
+  return ref;
+}
+
+void EncodeOwnerReferenceInto(const kube::OwnerReference& ref, JsonObject& o) {
+  o.SetString("apiVersion", ref.api_version);
+  o.SetString("kind", ref.kind);
+  o.SetString("name", ref.name);
+  o.SetString("uid", ref.uid);
+  o.SetBool("controller", ref.controller);
+  o.SetBool("blockOwnerDeletion", ref.block_owner_deletion);
 }
 
 std::string OverlayJson(std::string_view base, const std::function<void(JsonObject&)>& fn) {

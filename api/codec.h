@@ -141,5 +141,8 @@ std::string EncodeObject(const kube::Object& obj,
 
 // Writes ObjectMeta's modelled fields (labels, annotations, ownerReferences, ...) over `m`.
 void EncodeObjectMetaInto(const kube::ObjectMeta& meta, JsonObject& m);
+// An OwnerReference (metadata.ownerReferences[i], a Command's target).
+kube::OwnerReference DecodeOwnerReference(const json::Reader& r);
+void EncodeOwnerReferenceInto(const kube::OwnerReference& ref, JsonObject& o);
 
 }  // namespace tephra::api

@@ -4,7 +4,7 @@
 #include "api/batch.h"
 #include "api/labels.h"
 #include "api/scheduling.h"
-#include "tests/unit/api/json_testing.h"
+#include "tests/unit/api/testing.h"
 
 namespace tephra::api {
 namespace {

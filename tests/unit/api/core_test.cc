@@ -3,7 +3,7 @@
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
-#include "tests/unit/api/json_testing.h"
+#include "tests/unit/api/testing.h"
 
 namespace tephra::api {
 namespace {

@@ -4,16 +4,7 @@
 
 #include "api/defaulting.h"
 #include "api/labels.h"
-#include "tests/unit/api/json_testing.h"
-
-namespace Catch {
-template <>
-struct StringMaker<tephra::api::JsonPatch> {
-  static std::string convert(const tephra::api::JsonPatch& patch) {
-    return tephra::api::RenderJsonPatch(patch);
-  }
-};
-}  // namespace Catch
+#include "tests/unit/api/testing.h"
 
 namespace tephra::api {
 namespace {

@@ -5,17 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "api/validation.h"
-
-namespace Catch {
-template <>
-struct StringMaker<tephra::api::FieldErrors> {
-  static std::string convert(const tephra::api::FieldErrors& errors) {
-    std::string out = "[";
-    for (const auto& e : errors) out += "\n  {" + e.path + ": " + e.message + "}";
-    return out + "]";
-  }
-};
-}  // namespace Catch
+#include "tests/unit/api/testing.h"
 
 namespace tephra::api {
 namespace {
