@@ -123,7 +123,8 @@ class Resources {
   // as a share of 1 when this vector uses it and 0 otherwise.
   double DominantShare(const Resources& total) const;
 
-  // "cpu 2, memory 4Gi, nvidia.com/gpu 1" in canonical quantity form; "none" when empty.
+  // "cpu 2, memory 4Gi, nvidia.com/gpu 1": present dimensions by name, values in canonical
+  // quantity form; "none" when empty.
   std::string ToString() const;
   // The same values as a ResourceList (cpu/extended in DecimalSI, byte sizes in BinarySI).
   ResourceList ToList() const;
