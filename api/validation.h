@@ -1,0 +1,125 @@
+// Validation shared by the admission webhook and the controllers (reference/volcano-behaviour.md
+// §3.3-§3.5). Pure functions over typed objects; the cluster state they need (queues,
+// namespaces) comes in through small lookup interfaces that the webhook backs with its
+// informer cache and tests back with StaticQueueLookup.
+//
+// Every rule violated produces one FieldError: the path of the offending field in the object
+// ("spec.tasks[1].minAvailable") and a message that states the rule ("must be less than or
+// equal to replicas (3)").
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "api/batch.h"
+#include "api/core.h"
+#include "api/scheduling.h"
+
+namespace tephra::api {
+
+struct FieldError {
+  std::string path;
+  std::string message;
+  bool operator==(const FieldError&) const = default;
+};
+using FieldErrors = std::vector<FieldError>;
+
+// All errors as one line for an admission response: "path: message; path: message".
+std::string FormatFieldErrors(const FieldErrors& errors);
+
+// Read access to the cluster's queues. Implementations must be safe to call from the thread
+// running the validation; the objects returned must stay valid while the caller holds them.
+class QueueLookup {
+ public:
+  virtual ~QueueLookup() = default;
+  virtual std::shared_ptr<const Queue> Get(std::string_view name) const = 0;
+  // Queues whose ParentName() is `parent`.
+  virtual std::vector<std::shared_ptr<const Queue>> Children(std::string_view parent) const = 0;
+  virtual std::vector<std::shared_ptr<const Queue>> List() const = 0;
+  // Whether pods are allocated in the queue. The default reads status.allocated, which the
+  // scheduler keeps up to date.
+  virtual bool HasAllocatedPods(const Queue& queue) const;
+};
+
+// Read access to namespaces (for the namespace default-queue annotation).
+class NamespaceLookup {
+ public:
+  virtual ~NamespaceLookup() = default;
+  virtual std::shared_ptr<const Namespace> Get(std::string_view name) const = 0;
+};
+
+// An in-memory QueueLookup: for tests, and for callers that already hold every queue.
+class StaticQueueLookup : public QueueLookup {
+ public:
+  StaticQueueLookup() = default;
+  explicit StaticQueueLookup(std::vector<std::shared_ptr<const Queue>> queues);
+  void Put(std::shared_ptr<const Queue> queue);  // adds or replaces by name
+
+  std::shared_ptr<const Queue> Get(std::string_view name) const override;
+  std::vector<std::shared_ptr<const Queue>> Children(std::string_view parent) const override;
+  std::vector<std::shared_ptr<const Queue>> List() const override;
+
+ private:
+  std::map<std::string, std::shared_ptr<const Queue>, std::less<>> queues_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Jobs
+
+// The job plugins Tephra runs.
+inline constexpr std::string_view kJobPlugins[] = {"env", "svc", "ssh", "mpi", "pytorch",
+                                                   "tensorflow", "ray", "hcclrank"};
+
+// CREATE: every §3.3 rule. `queues` may be null (a controller without queue state): the queue
+// rules are then skipped.
+FieldErrors ValidateJobCreate(const Job& job, const QueueLookup* queues);
+// UPDATE: ranges, partition and topology rules, a fixed task count, and only minAvailable,
+// priorityClassName, tasks[*].replicas and tasks[*].minAvailable may change.
+FieldErrors ValidateJobUpdate(const Job& old_job, const Job& new_job);
+// Lifecycle policies of a job (path "spec.policies") or a task ("spec.tasks[i].policies").
+FieldErrors ValidateLifecyclePolicies(const std::vector<LifecyclePolicy>& policies,
+                                      std::string_view path);
+// The subset of Kubernetes pod-template validation that matters for batch pods: at least one
+// container; container names present, DNS labels and unique; images present; resource
+// quantities non-negative with requests <= limits; restart policies; port ranges.
+FieldErrors ValidatePodTemplate(const PodTemplate& tmpl, std::string_view path);
+
+// ---------------------------------------------------------------------------------------------
+// Queues
+
+struct QueueValidationOptions {
+  int max_queue_depth = 5;                   // levels below root
+  bool enable_root_queue_protection = true;  // root's capability/deserved/guarantee are fixed
+  bool enable_queue_allocated_pods_check = false;  // refuse deleting queues with pods
+};
+
+FieldErrors ValidateQueueCreate(const Queue& queue, const QueueLookup& queues,
+                                const QueueValidationOptions& options = {});
+FieldErrors ValidateQueueUpdate(const Queue& old_queue, const Queue& new_queue,
+                                const QueueLookup& queues,
+                                const QueueValidationOptions& options = {});
+FieldErrors ValidateQueueDelete(const Queue& queue, const QueueLookup& queues,
+                                const QueueValidationOptions& options = {});
+
+// ---------------------------------------------------------------------------------------------
+// PodGroups
+
+// CREATE: the queue, when set, exists and is Open (skipped when `queues` is null); network
+// topology tier fields are exclusive on the PodGroup and each sub-group policy.
+FieldErrors ValidatePodGroupCreate(const PodGroup& pg, const QueueLookup* queues);
+
+// ---------------------------------------------------------------------------------------------
+// Kubernetes name rules (each returns the problems, empty when valid)
+
+// RFC 1123 label: lowercase alphanumerics and '-', alphanumeric at both ends, <= 63.
+std::vector<std::string> DnsLabelProblems(std::string_view value);
+// RFC 1123 subdomain: labels joined by '.', <= 253.
+std::vector<std::string> DnsSubdomainProblems(std::string_view value);
+// Qualified name (label keys, Volcano job and pod names): optional DNS-subdomain prefix and
+// '/', then <= 63 alphanumerics, '-', '_' or '.', alphanumeric at both ends.
+std::vector<std::string> QualifiedNameProblems(std::string_view value);
+
+}  // namespace tephra::api
