@@ -242,7 +242,7 @@ constexpr const char* kPodGroup = R"({
                              "reason": "tasks in gang are ready to be scheduled", "message": ""}]}
 })";
 
-TEST_CASE("PodGroup decodes and round-trips; an empty minResources stays distinct from none") {
+TEST_CASE("PodGroup decodes and round-trips and an empty minResources stays distinct from none") {
   auto decoded = DecodePodGroup(kPodGroup, {.keep_raw = true});
   REQUIRE(decoded.ok());
   const PodGroup& pg = **decoded;
