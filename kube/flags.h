@@ -96,6 +96,7 @@ class FlagSet {
   bool Has(std::string_view name) const;
   const std::vector<std::string>& positional() const { return positional_; }
   const std::string& program() const { return program_; }
+  const std::string& version() const { return version_; }
 
   // The --help text: usage line, description, then each group's flags sorted by name.
   std::string Usage() const;
