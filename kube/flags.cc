@@ -381,13 +381,9 @@ void FlagSet::AddCustom(std::string_view name, std::string_view type, std::strin
 void FlagSet::AddGlogFlags() {
   const std::string saved_group = group_;
   SetGroup("Logging");
-  Register("v", "int", std::to_string(FLAGS_v), "Log level for V logs; higher is more verbose.",
-           false, [](std::string_view text) -> Status {
-             int level = 0;
-             TEPHRA_RETURN_IF_ERROR(ParseInteger(text, &level, "a 32-bit integer"));
-             FLAGS_v = level;
-             return Status::Ok();
-           });
+  // glog's flag variables are plain globals (int32 is int, strings are std::string), so most
+  // bind directly.
+  AddInt("v", &FLAGS_v, "Log level for V logs; higher is more verbose.");
   Register("vmodule", "string", Quote(FLAGS_vmodule),
            "Per-file V levels: comma list of pattern=N (file names without extension, * and ? "
            "wildcards), e.g. workqueue=4,http_*=2.",
@@ -410,20 +406,8 @@ void FlagSet::AddGlogFlags() {
              }
              return Status::Ok();
            });
-  Register("logtostderr", "", FLAGS_logtostderr ? "true" : "false",
-           "Log to standard error instead of files.", true, [](std::string_view text) {
-             bool value = false;
-             Status s = ParseBool(text, &value);
-             if (s.ok()) FLAGS_logtostderr = value;
-             return s;
-           });
-  Register("alsologtostderr", "", FLAGS_alsologtostderr ? "true" : "false",
-           "Log to standard error as well as files.", true, [](std::string_view text) {
-             bool value = false;
-             Status s = ParseBool(text, &value);
-             if (s.ok()) FLAGS_alsologtostderr = value;
-             return s;
-           });
+  AddBool("logtostderr", &FLAGS_logtostderr, "Log to standard error instead of files.");
+  AddBool("alsologtostderr", &FLAGS_alsologtostderr, "Log to standard error as well as files.");
   Register("stderrthreshold", "int", std::to_string(FLAGS_stderrthreshold),
            "Also copy logs at or above this severity to standard error (0 INFO, 1 WARNING, "
            "2 ERROR, 3 FATAL).",
@@ -434,12 +418,8 @@ void FlagSet::AddGlogFlags() {
              FLAGS_stderrthreshold = level;
              return Status::Ok();
            });
-  Register("log-dir", "string", Quote(FLAGS_log_dir),
-           "Directory for log files when not logging to standard error.", false,
-           [](std::string_view text) {
-             FLAGS_log_dir = std::string(text);
-             return Status::Ok();
-           });
+  AddString("log-dir", &FLAGS_log_dir,
+            "Directory for log files when not logging to standard error.");
   group_ = saved_group;
 }
 
