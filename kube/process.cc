@@ -31,8 +31,12 @@ void ShutdownSignal::Request(std::string reason) {
     reason_ = std::move(reason);
     callbacks.swap(callbacks_);
   }
-  cv_.notify_all();
   for (auto& callback : callbacks) callback();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    callbacks_done_ = true;
+  }
+  cv_.notify_all();
 }
 
 bool ShutdownSignal::Requested() const {
@@ -47,14 +51,14 @@ std::string ShutdownSignal::Reason() const {
 
 void ShutdownSignal::Wait() const {
   std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return requested_; });
+  cv_.wait(lock, [&] { return callbacks_done_; });
 }
 
 bool ShutdownSignal::WaitFor(std::chrono::nanoseconds timeout) const {
   std::unique_lock<std::mutex> lock(mu_);
   const auto deadline =
       clock_.Monotonic() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout);
-  return clock_.WaitUntil(lock, cv_, deadline, [&] { return requested_; });
+  return clock_.WaitUntil(lock, cv_, deadline, [&] { return callbacks_done_; });
 }
 
 void ShutdownSignal::OnShutdown(std::function<void()> callback) {

@@ -36,28 +36,31 @@ class ShutdownSignal {
   ShutdownSignal(const ShutdownSignal&) = delete;
   ShutdownSignal& operator=(const ShutdownSignal&) = delete;
 
-  // Requests shutdown: wakes every waiter, then runs the callbacks on this thread, in the
-  // order they were added. Only the first call does anything.
+  // Requests shutdown and runs the callbacks on this thread, in the order they were added,
+  // then wakes the waiters. Only the first call does anything.
   void Request(std::string reason);
+  // True as soon as shutdown was requested, before the callbacks finish.
   bool Requested() const;
   // Why shutdown was requested ("received SIGTERM"); empty before.
   std::string Reason() const;
 
-  // Blocks until shutdown is requested (callbacks may still be running).
+  // Blocks until shutdown was requested and the callbacks have run, so that main() does not
+  // return while a callback is still stopping something.
   void Wait() const;
-  // As Wait, for at most `timeout` on the clock; returns Requested().
+  // As Wait, for at most `timeout` on the clock; returns whether the wait was over in time.
   bool WaitFor(std::chrono::nanoseconds timeout) const;
 
   // Runs `callback` when shutdown is requested, or right away on this thread if it already was.
-  // Callbacks should start stopping things and return; they must not call Request.
+  // Callbacks should start stopping things and return; they must not call Request or Wait.
   void OnShutdown(std::function<void()> callback);
 
  private:
   ClockInterface& clock_;
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
-  bool requested_ = false;                          // guarded by mu_
-  std::string reason_;                              // guarded by mu_
+  bool requested_ = false;                        // guarded by mu_
+  bool callbacks_done_ = false;                   // guarded by mu_
+  std::string reason_;                            // guarded by mu_
   std::vector<std::function<void()>> callbacks_;  // guarded by mu_; cleared once run
 };
 
