@@ -173,7 +173,18 @@ bool IsValidLabelName(std::string_view name) {
 
 void Counter::Inc(double delta) {
   if (!(delta >= 0)) return;  // also drops NaN
-  value_.fetch_add(delta, std::memory_order_relaxed);
+  // Integers up to 2^53 are exact in a double, so they can take the integer path.
+  constexpr double kExactIntegers = 9007199254740992.0;
+  if (delta < kExactIntegers && delta == std::floor(delta)) {
+    whole_.fetch_add(static_cast<uint64_t>(delta), std::memory_order_relaxed);
+  } else {
+    fraction_.fetch_add(delta, std::memory_order_relaxed);
+  }
+}
+
+double Counter::Value() const {
+  return static_cast<double>(whole_.load(std::memory_order_relaxed)) +
+         fraction_.load(std::memory_order_relaxed);
 }
 
 void Counter::Render(const std::string& name, const std::string& labels,

@@ -47,13 +47,16 @@ class Counter final : public internal::Child {
  public:
   // Negative deltas are ignored: a counter never decreases.
   void Inc(double delta = 1);
-  double Value() const { return value_.load(std::memory_order_relaxed); }
+  double Value() const;
 
   void Render(const std::string& name, const std::string& labels,
               std::string* out) const override;
 
  private:
-  std::atomic<double> value_{0};
+  // Whole increments (the common Inc()) are one atomic add on an integer; only fractional
+  // deltas need the compare-and-swap loop of an atomic double.
+  std::atomic<uint64_t> whole_{0};
+  std::atomic<double> fraction_{0};
 };
 
 // A value that goes up and down (queue depth, connections).

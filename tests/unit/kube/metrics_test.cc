@@ -92,6 +92,15 @@ TEST_CASE("Counters never go down") {
   c.Inc(-5);
   c.Inc(std::numeric_limits<double>::quiet_NaN());
   CHECK(c.Value() == 2);
+  c.Inc(0.25);  // whole and fractional increments add up
+  c.Inc();
+  c.Inc(1e300);
+  CHECK(c.Value() == 1e300);
+  Counter& d = registry.AddCounter("d_total", "d");
+  d.Inc(0.25);
+  d.Inc(3);
+  CHECK(d.Value() == 3.25);
+  CHECK(registry.Render().find("d_total 3.25\n") != std::string::npos);
 }
 
 TEST_CASE("Registering the same definition twice returns the same metric") {
