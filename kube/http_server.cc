@@ -341,7 +341,8 @@ class HttpServer::Impl final : public SessionHost {
 
 namespace {
 
-constexpr size_t kReadChunk = 4096;
+// Bytes asked for per read; the buffer keeps this much capacity per connection.
+constexpr size_t kReadChunk = 16 * 1024;
 // After the last response of a connection we keep reading (and discarding) for a moment so the
 // client sees the response instead of a reset caused by its unread request body.
 constexpr std::chrono::milliseconds kLingerTimeout(2000);
@@ -365,6 +366,60 @@ HttpResponse InvokeHandler(const HttpHandler& handler, const HttpRequest& reques
                << " threw a non-standard exception";
   }
   return HttpResponse::Text(500, "internal server error\n");
+}
+
+// The response as bytes on the wire. Serialised in memory rather than with Beast's
+// asynchronous writer, which would be instantiated again for every stream type. Never throws:
+// a failure becomes a plain 500. `context` ("http server: GET /x") prefixes log lines.
+std::string SerializeResponse(HttpResponse response, unsigned version, bool keep_alive,
+                              const std::string& context) {
+  http::response<http::string_body> message;
+  try {
+    if (response.status < 200 || response.status > 999) {
+      LOG(ERROR) << context << ": handler returned invalid status " << response.status;
+      response = HttpResponse::Text(500, "internal server error\n");
+    }
+    // These statuses carry no body by definition (Beast refuses to serialise one).
+    const bool bodiless = response.status == 204 || response.status == 304;
+    if (bodiless) response.body.clear();
+    message.version(version);
+    message.result(static_cast<unsigned>(response.status));
+    message.set(http::field::date, HttpDate());
+    if (!bodiless) message.set(http::field::content_type, response.content_type);
+    for (const auto& [name, value] : response.headers) {
+      if (!IsToken(name) || !IsSafeHeaderValue(value) || IEquals(name, "content-length") ||
+          IEquals(name, "connection") || IEquals(name, "transfer-encoding")) {
+        LOG(WARNING) << context << ": dropping response header \"" << name << "\"";
+        continue;
+      }
+      message.insert(name, value);
+    }
+    message.body() = std::move(response.body);
+    message.keep_alive(keep_alive);
+    message.prepare_payload();
+  } catch (const std::exception& e) {
+    LOG(ERROR) << context << ": building response: " << e.what();
+    message = http::response<http::string_body>(http::status::internal_server_error, version);
+    message.keep_alive(keep_alive);
+    message.prepare_payload();
+  }
+  std::string wire;
+  http::response_serializer<http::string_body> serializer(message);
+  error_code ec;
+  while (!ec && !serializer.is_done()) {
+    serializer.next(ec, [&](error_code&, const auto& buffers) {
+      for (const auto buffer : beast::buffers_range_ref(buffers)) {
+        wire.append(static_cast<const char*>(buffer.data()), buffer.size());
+      }
+      serializer.consume(beast::buffer_bytes(buffers));
+    });
+  }
+  if (ec) {
+    LOG(ERROR) << context << ": serialising response: " << ec.message();
+    return std::string("HTTP/1.1 500 Internal Server Error\r\nContent-Length: 0\r\n") +
+           (keep_alive ? "" : "Connection: close\r\n") + "\r\n";
+  }
+  return wire;
 }
 
 // One client connection: reads requests, hands them to handlers on the worker pool, writes
@@ -472,6 +527,11 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
 
   // ---- Reading
 
+  // Requests are parsed here rather than with Beast's asynchronous readers: feeding the parser
+  // from one read_some loop instantiates a single read operation per stream type, which keeps
+  // this file's compile time in check.
+  enum class Stage { kHeader, kBody };
+
   void ReadRequest(bool first) {
     if (server_->stopping()) {
       CloseNow();
@@ -488,31 +548,62 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
       // Keep-alive: wait for the next request's first bytes under the idle timeout.
       state_ = State::kIdle;
       Arm(options_.idle_timeout);
-      stream_.async_read_some(buffer_.prepare(kReadChunk),
-                              [self = this->shared_from_this()](error_code ec, size_t n) {
-                                if (ec) {
-                                  self->CloseNow();
-                                  return;
-                                }
-                                self->buffer_.commit(n);
-                                self->ReadHeader();
-                              });
+      ReadMore(Stage::kHeader);
       return;
     }
-    ReadHeader();
-  }
-
-  void ReadHeader() {
     state_ = State::kReading;
     Arm(options_.read_timeout);
-    http::async_read_header(stream_, buffer_, *parser_,
-                            [self = this->shared_from_this()](error_code ec, size_t) {
-                              if (ec) {
-                                self->OnReadError(ec);
-                                return;
-                              }
-                              self->OnHeader();
-                            });
+    Parse(Stage::kHeader);
+  }
+
+  // Feeds buffered bytes to the parser until the stage is complete, reading more as needed.
+  void Parse(Stage stage) {
+    while (!(stage == Stage::kHeader ? parser_->is_header_done() : parser_->is_done())) {
+      if (buffer_.size() == 0) {
+        ReadMore(stage);
+        return;
+      }
+      error_code ec;
+      const size_t used = parser_->put(buffer_.data(), ec);
+      buffer_.consume(used);
+      if (ec == http::error::need_more || (!ec && used == 0)) {
+        ReadMore(stage);  // an incomplete header line or chunk header: wait for the rest
+        return;
+      }
+      if (ec) {
+        OnReadError(ec);
+        return;
+      }
+    }
+    if (stage == Stage::kHeader) {
+      OnHeader();
+    } else {
+      OnRequest();
+    }
+  }
+
+  void ReadMore(Stage stage) {
+    stream_.async_read_some(
+        buffer_.prepare(kReadChunk),
+        [self = this->shared_from_this(), stage](error_code ec, size_t n) {
+          if (ec == asio::error::eof) {
+            // The client closed: mid-message is an error, between messages the normal end.
+            self->OnReadError(self->parser_->got_some() ? http::error::partial_message
+                                                        : http::error::end_of_stream);
+            return;
+          }
+          if (ec) {
+            self->OnReadError(ec);
+            return;
+          }
+          self->buffer_.commit(n);
+          if (self->state_ == State::kIdle) {
+            // The next request has begun: from now on the read timeout applies.
+            self->state_ = State::kReading;
+            self->Arm(self->options_.read_timeout);
+          }
+          self->Parse(stage);
+        });
   }
 
   void OnHeader() {
@@ -520,35 +611,15 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     auto expect = request.find(http::field::expect);
     if (expect != request.end() && IEquals(expect->value(), "100-continue") &&
         !parser_->is_done()) {
-      continue_.emplace(http::status::continue_, request.version());
-      http::async_write(stream_, *continue_,
-                        [self = this->shared_from_this()](error_code ec, size_t) {
-                          if (ec) {
-                            self->CloseNow();
-                            return;
-                          }
-                          self->continue_.reset();
-                          self->ReadBody();
-                        });
+      // Still in kReading: the read timeout covers this small write too.
+      wire_ = "HTTP/1.1 100 Continue\r\n\r\n";
+      Write(AfterWrite::kReadBody);
       return;
     }
     ReadBody();
   }
 
-  void ReadBody() {
-    if (parser_->is_done()) {
-      OnRequest();
-      return;
-    }
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = this->shared_from_this()](error_code ec, size_t) {
-                       if (ec) {
-                         self->OnReadError(ec);
-                         return;
-                       }
-                       self->OnRequest();
-                     });
-  }
+  void ReadBody() { Parse(Stage::kBody); }
 
   void OnReadError(error_code ec) {
     if (ec == http::error::end_of_stream || ec == asio::error::eof ||
@@ -623,61 +694,31 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
 
   // ---- Writing
 
-  // Builds the wire response; never throws (a failure becomes a plain 500).
-  void BuildResponse(HttpResponse response, bool keep_alive) {
-    try {
-      if (response.status < 200 || response.status > 999) {
-        LOG(ERROR) << options_.name << " server: handler for " << method_ << " " << path_
-                   << " returned invalid status " << response.status;
-        response = HttpResponse::Text(500, "internal server error\n");
-      }
-      // These statuses carry no body by definition (Beast refuses to serialise one).
-      if (response.status == 204 || response.status == 304) response.body.clear();
-      response_.emplace();
-      response_->version(request_version_);
-      response_->result(static_cast<unsigned>(response.status));
-      response_->set(http::field::date, HttpDate());
-      if (response.status != 204 && response.status != 304) {
-        response_->set(http::field::content_type, response.content_type);
-      }
-      for (const auto& [name, value] : response.headers) {
-        if (!IsToken(name) || !IsSafeHeaderValue(value) || IEquals(name, "content-length") ||
-            IEquals(name, "connection") || IEquals(name, "transfer-encoding")) {
-          LOG(WARNING) << options_.name << " server: dropping response header \"" << name
-                       << "\" from " << path_;
-          continue;
-        }
-        response_->insert(name, value);
-      }
-      response_->body() = std::move(response.body);
-      response_->keep_alive(keep_alive);
-      response_->prepare_payload();
-    } catch (const std::exception& e) {
-      LOG(ERROR) << options_.name << " server: building response for " << path_ << ": "
-                 << e.what();
-      response_.emplace(http::status::internal_server_error, request_version_);
-      response_->keep_alive(false);
-      response_->prepare_payload();
-    }
-  }
-
   void Respond(HttpResponse response, bool close) {
     const bool keep_alive = !close && request_keep_alive_ && !server_->stopping();
-    const int status = response.status;
-    BuildResponse(std::move(response), keep_alive);
     VLOG(3) << options_.name << " server: " << remote_ << " " << method_ << " " << path_ << " "
-            << status;
+            << response.status;
+    wire_ = SerializeResponse(std::move(response), request_version_, keep_alive,
+                              options_.name + " server: " + method_ + " " + path_);
     state_ = State::kWriting;
     Arm(options_.write_timeout);
-    http::async_write(stream_, *response_,
-                      [self = this->shared_from_this(), keep_alive](error_code ec, size_t) {
-                        self->response_.reset();
+    Write(keep_alive ? AfterWrite::kNextRequest : AfterWrite::kLinger);
+  }
+
+  // Every write goes through here, so the stream's write operation is instantiated once.
+  enum class AfterWrite { kReadBody, kNextRequest, kLinger };
+  void Write(AfterWrite after) {
+    asio::async_write(stream_, asio::buffer(wire_),
+                      [self = this->shared_from_this(), after](error_code ec, size_t) {
+                        self->wire_.clear();
                         if (ec) {
                           self->CloseNow();
-                        } else if (keep_alive) {
-                          self->ReadRequest(/*first=*/false);
-                        } else {
-                          self->Linger();
+                          return;
+                        }
+                        switch (after) {
+                          case AfterWrite::kReadBody: self->ReadBody(); return;
+                          case AfterWrite::kNextRequest: self->ReadRequest(/*first=*/false); return;
+                          case AfterWrite::kLinger: self->Linger(); return;
                         }
                       });
   }
@@ -747,8 +788,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   bool timed_out_ = false;
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  std::optional<http::response<http::empty_body>> continue_;
-  std::optional<http::response<http::string_body>> response_;
+  std::string wire_;  // the bytes being written
   bool request_keep_alive_ = false;
   unsigned request_version_ = 11;
   uint64_t request_id_ = 0;  // bumped per request and on handler timeout

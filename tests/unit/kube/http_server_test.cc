@@ -332,6 +332,30 @@ TEST_CASE("Request bodies over the limit get 413") {
   server.Stop();
 }
 
+TEST_CASE("A body as large as the webhook's 3 MiB limit arrives intact") {
+  HttpServerOptions options = TestOptions();
+  options.max_body_bytes = 3 * 1024 * 1024;
+  HttpServer server(options);
+  REQUIRE(server.Handle("POST", "/admit", [](const HttpRequest& r) {
+                  size_t sum = 0;
+                  for (char c : r.body) sum += static_cast<unsigned char>(c);
+                  return HttpResponse::Text(200, std::to_string(r.body.size()) + " " +
+                                                     std::to_string(sum));
+                }).ok());
+  REQUIRE(server.Start().ok());
+  std::string body(options.max_body_bytes, '\0');
+  size_t sum = 0;
+  for (size_t i = 0; i < body.size(); ++i) {
+    body[i] = static_cast<char>('a' + i % 26);
+    sum += static_cast<unsigned char>(body[i]);
+  }
+  auto r = Fetch(server.port(), Post("/admit", body));
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(r->body == std::to_string(body.size()) + " " + std::to_string(sum));
+  server.Stop();
+}
+
 TEST_CASE("Expect: 100-continue gets an interim answer before the body") {
   HttpServer server(TestOptions());
   REQUIRE(server.Handle("POST", "/echo", Echo).ok());
