@@ -375,12 +375,19 @@ TEST_CASE("Expect: 100-continue gets an interim answer before the body") {
   server.Stop();
 }
 
-TEST_CASE("Malformed requests get 400") {
-  HttpServer server(TestOptions());
+TEST_CASE("Malformed requests get 400 and oversized headers 431") {
+  HttpServerOptions options = TestOptions();
+  options.max_header_bytes = 8 * 1024;
+  HttpServer server(options);
   REQUIRE(server.Start().ok());
   auto r = Fetch(server.port(), "GET / HTTP/1.1\r\nBad Header Line\r\n\r\n");
   REQUIRE(r);
   CHECK(r->status == 400);
+  // Sent without the blank line that ends a header: the limit must stop it anyway.
+  r = Fetch(server.port(),
+            "GET / HTTP/1.1\r\nHost: x\r\nX-Big: " + std::string(64 * 1024, 'x') + "\r\n");
+  REQUIRE(r);
+  CHECK(r->status == 431);
   server.Stop();
 }
 
