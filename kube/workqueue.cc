@@ -41,24 +41,10 @@ int ExponentialFailureRateLimiter::NumRequeues(const std::string& key) const {
 }
 
 TokenBucketRateLimiter::TokenBucketRateLimiter(double qps, int burst, ClockInterface& clock)
-    : qps_(qps),
-      burst_(std::max(burst, 1)),
-      clock_(clock),
-      tokens_(burst_),
-      last_(clock.Monotonic()) {}
+    : bucket_(qps, burst, clock) {}
 
 nanoseconds TokenBucketRateLimiter::When(const std::string&) {
-  if (!(qps_ > 0)) return nanoseconds(0);  // no limit configured
-  std::lock_guard<std::mutex> lock(mu_);
-  const auto now = clock_.Monotonic();
-  if (now > last_) {
-    const double elapsed = std::chrono::duration<double>(now - last_).count();
-    tokens_ = std::min(burst_, tokens_ + elapsed * qps_);
-    last_ = now;
-  }
-  tokens_ -= 1;
-  if (tokens_ >= 0) return nanoseconds(0);
-  return nanoseconds(std::llround(-tokens_ / qps_ * 1e9));
+  return std::chrono::duration_cast<nanoseconds>(bucket_.Reserve());
 }
 
 MaxOfRateLimiter::MaxOfRateLimiter(std::vector<std::unique_ptr<RateLimiter>> limiters)

@@ -34,6 +34,7 @@
 #include <vector>
 
 #include "kube/clock.h"
+#include "kube/token_bucket.h"
 
 namespace tephra::metrics {
 class Registry;
@@ -87,12 +88,7 @@ class TokenBucketRateLimiter final : public RateLimiter {
   int NumRequeues(const std::string&) const override { return 0; }
 
  private:
-  const double qps_;
-  const double burst_;
-  ClockInterface& clock_;
-  mutable std::mutex mu_;
-  double tokens_;                                // guarded by mu_; negative when reserved ahead
-  std::chrono::steady_clock::time_point last_;  // guarded by mu_; when tokens_ was refilled
+  TokenBucket bucket_;
 };
 
 // The longest wait of several limiters; NumRequeues is the largest of theirs.
