@@ -87,14 +87,6 @@ ResourceList DecodeResourceList(const json::Reader& r) {
   return list;
 }
 
-std::optional<kube::Time> DecodeTime(const json::Reader& r) {
-  std::optional<std::string> text = r.OptString();
-  if (!text) return std::nullopt;
-  std::optional<kube::Time> t = kube::ParseTime(*text);
-  if (!t) r.Fail("invalid RFC 3339 time \"" + *text + "\"");
-  return t;
-}
-
 std::optional<Duration> DecodeDuration(const json::Reader& r) {
   std::optional<std::string> text = r.OptString();
   if (!text) return std::nullopt;
@@ -518,17 +510,6 @@ void EncodeObjectMetaInto(const kube::ObjectMeta& meta, JsonObject& m) {
     EncodeOwnerReferenceInto(meta.owner_references[i], o);
   });
   m.SetStringList("finalizers", meta.finalizers);
-}
-
-kube::OwnerReference DecodeOwnerReference(const json::Reader& r) {
-  kube::OwnerReference ref;
-  ref.api_version = r["apiVersion"].String();
-  ref.kind = r["kind"].String();
-  ref.name = r["name"].String();
-  ref.uid = r["uid"].String();
-  ref.controller = r["controller"].Bool();
-  ref.block_owner_deletion = r["blockOwnerDeletion"].Bool();
-  return ref;
 }
 
 void EncodeOwnerReferenceInto(const kube::OwnerReference& ref, JsonObject& o) {

@@ -30,7 +30,7 @@ struct DecodeOptions {
 // number (CRDs with int-or-string fields store numbers). Records an error at the reader's path.
 std::optional<Quantity> DecodeQuantity(const json::Reader& r);
 ResourceList DecodeResourceList(const json::Reader& r);
-std::optional<kube::Time> DecodeTime(const json::Reader& r);
+using kube::DecodeTime;
 std::optional<Duration> DecodeDuration(const json::Reader& r);
 
 // Parses `text` and hands the document root to fn; a parse error is returned as is.
@@ -142,7 +142,7 @@ std::string EncodeObject(const kube::Object& obj,
 // Writes ObjectMeta's modelled fields (labels, annotations, ownerReferences, ...) over `m`.
 void EncodeObjectMetaInto(const kube::ObjectMeta& meta, JsonObject& m);
 // An OwnerReference (metadata.ownerReferences[i], a Command's target).
-kube::OwnerReference DecodeOwnerReference(const json::Reader& r);
+using kube::DecodeOwnerReference;
 void EncodeOwnerReferenceInto(const kube::OwnerReference& ref, JsonObject& o);
 
 }  // namespace tephra::api

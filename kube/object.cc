@@ -37,8 +37,6 @@ std::string ObjectMeta::Annotation(std::string_view key) const {
   return it == annotations.end() ? std::string() : it->second;
 }
 
-namespace {
-
 std::optional<Time> DecodeTime(const json::Reader& r) {
   std::optional<std::string> text = r.OptString();
   if (!text) return std::nullopt;
@@ -47,7 +45,16 @@ std::optional<Time> DecodeTime(const json::Reader& r) {
   return t;
 }
 
-}  // namespace
+OwnerReference DecodeOwnerReference(const json::Reader& r) {
+  OwnerReference ref;
+  ref.api_version = r["apiVersion"].String();
+  ref.kind = r["kind"].String();
+  ref.name = r["name"].String();
+  ref.uid = r["uid"].String();
+  ref.controller = r["controller"].Bool();
+  ref.block_owner_deletion = r["blockOwnerDeletion"].Bool();
+  return ref;
+}
 
 void DecodeObjectMeta(const json::Reader& m, ObjectMeta* out) {
   out->name = m["name"].String();
@@ -63,16 +70,8 @@ void DecodeObjectMeta(const json::Reader& m, ObjectMeta* out) {
   out->annotations = m["annotations"].StringMap();
   out->finalizers = m["finalizers"].StringList();
   out->owner_references.clear();
-  m["ownerReferences"].ForEach([&](const json::Reader& r) {
-    OwnerReference ref;
-    ref.api_version = r["apiVersion"].String();
-    ref.kind = r["kind"].String();
-    ref.name = r["name"].String();
-    ref.uid = r["uid"].String();
-    ref.controller = r["controller"].Bool();
-    ref.block_owner_deletion = r["blockOwnerDeletion"].Bool();
-    out->owner_references.push_back(std::move(ref));
-  });
+  m["ownerReferences"].ForEach(
+      [&](const json::Reader& r) { out->owner_references.push_back(DecodeOwnerReference(r)); });
 }
 
 void DecodeObjectHeader(const json::Reader& object, Object* out) {

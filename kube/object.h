@@ -74,6 +74,11 @@ std::string ObjectKey(std::string_view namespace_, std::string_view name);
 // Splits an ObjectKey back into namespace and name.
 std::pair<std::string, std::string> SplitObjectKey(std::string_view key);
 
+// A metav1.Time field; a malformed value is recorded as an error at r's path.
+std::optional<Time> DecodeTime(const json::Reader& r);
+// metadata.ownerReferences[i], a Command's target.
+OwnerReference DecodeOwnerReference(const json::Reader& r);
+
 // Decodes metadata (and apiVersion/kind) from an object; errors carry field paths.
 void DecodeObjectMeta(const json::Reader& metadata, ObjectMeta* out);
 void DecodeObjectHeader(const json::Reader& object, Object* out);
