@@ -43,8 +43,25 @@ class NodePicker {
   explicit NodePicker(Session& session) : session_(session) {}
   Placement Pick(const TaskInfo& task, bool allow_pipeline);
 
+  // Within one job, identical tasks whose placement cannot affect each other except through
+  // node resources (no host ports, pod affinity or spread) reuse the candidate nodes and
+  // scores found for the first one: after each placement only the chosen node is looked at
+  // again. Call BeginJob before a job's tasks and Placed after each placement.
+  void BeginJob() { memo_.reset(); }
+  void Placed(const TaskInfo& task, size_t node);
+
  private:
+  struct Memo {
+    const SchedulingSpec* spec = nullptr;
+    std::vector<size_t> nodes;  // candidates with enough idle resources
+    std::vector<double> per_node;
+    std::vector<double> batch;
+  };
+  static bool Reusable(const SchedulingSpec& spec);
+  Placement FromMemo();
+
   Session& session_;
+  std::optional<Memo> memo_;
   size_t next_start_ = 0;  // rotates so consecutive tasks do not all probe the same nodes
   std::vector<const NodeInfo*> candidates_;
   std::vector<size_t> indexes_;

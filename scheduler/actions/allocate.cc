@@ -104,6 +104,7 @@ class AllocateAction : public Action {
     for (const TaskInfo* t : pending) order.emplace_back(t->uid(), t->pod->spec.get());
 
     Statement stmt(ssn);
+    picker.BeginJob();
     std::unordered_map<const SchedulingSpec*, FitErrors> failed;
     size_t k = 0;
     for (; k < order.size(); ++k) {
@@ -133,6 +134,7 @@ class AllocateAction : public Action {
       }
       Status st = p.pipelined ? stmt.Pipeline(j, uid, *p.node) : stmt.Allocate(j, uid, *p.node);
       if (!st.ok()) continue;
+      if (!p.pipelined) picker.Placed(ssn.job(j).tasks.at(uid), *p.node);
       if (ssn.JobReady(ssn.job(j))) {
         // Bind what is ready now and let other jobs have a turn before placing more.
         stmt.Commit();

@@ -24,6 +24,7 @@ class BackfillAction : public Action {
       }
       for (const auto& uid : uids) {
         const TaskInfo& task = ssn.job(j).tasks.at(uid);
+        picker.BeginJob();
         Placement p = picker.Pick(task, /*allow_pipeline=*/false);
         if (!p.node) {
           ssn.RecordFitErrors(j, uid, std::move(p.errors));

@@ -17,7 +17,43 @@ size_t IndexHeap::Pop() {
   return top;
 }
 
+bool NodePicker::Reusable(const SchedulingSpec& spec) {
+  return spec.host_ports.empty() && !spec.has_pod_affinity && spec.spread.empty();
+}
+
+Placement NodePicker::FromMemo() {
+  Placement out;
+  size_t best_k = 0;
+  for (size_t k = 1; k < memo_->nodes.size(); ++k) {
+    if (memo_->per_node[k] + memo_->batch[k] > memo_->per_node[best_k] + memo_->batch[best_k]) {
+      best_k = k;
+    }
+  }
+  out.node = memo_->nodes[best_k];
+  return out;
+}
+
+void NodePicker::Placed(const TaskInfo& task, size_t node) {
+  if (!memo_ || memo_->spec != task.pod->spec.get()) return;
+  for (size_t k = 0; k < memo_->nodes.size(); ++k) {
+    if (memo_->nodes[k] != node) continue;
+    const NodeInfo& n = session_.node(node);
+    if (!n.FitsIdle(task.request(), nullptr) || !session_.PredicateAt(task, node).ok()) {
+      memo_->nodes.erase(memo_->nodes.begin() + static_cast<std::ptrdiff_t>(k));
+      memo_->per_node.erase(memo_->per_node.begin() + static_cast<std::ptrdiff_t>(k));
+      memo_->batch.erase(memo_->batch.begin() + static_cast<std::ptrdiff_t>(k));
+    } else {
+      memo_->per_node[k] = session_.NodeOrderScore(task, n);
+    }
+    break;
+  }
+  if (memo_->nodes.empty()) memo_.reset();
+}
+
 Placement NodePicker::Pick(const TaskInfo& task, bool allow_pipeline) {
+  const SchedulingSpec* spec = task.pod->spec.get();
+  if (memo_ && memo_->spec == spec) return FromMemo();
+  memo_.reset();
   Placement out;
   const size_t n = session_.node_count();
   if (n == 0) {
@@ -63,6 +99,16 @@ Placement NodePicker::Pick(const TaskInfo& task, bool allow_pipeline) {
     }
     indexes_.swap(future_);
     pipelined = true;
+  }
+  if (!pipelined && Reusable(*spec) && session_.HasNodeOrder()) {
+    Memo memo;
+    memo.spec = spec;
+    memo.nodes = indexes_;
+    candidates_.clear();
+    for (size_t i : indexes_) candidates_.push_back(&session_.node(i));
+    session_.NodeScoresSplit(task, candidates_, &memo.per_node, &memo.batch);
+    memo_ = std::move(memo);
+    return FromMemo();
   }
   size_t best = indexes_[0];
   if (indexes_.size() > 1 && session_.HasNodeOrder()) {

@@ -324,6 +324,24 @@ bool Session::HasNodeOrder() const {
   return false;
 }
 
+void Session::NodeScoresSplit(const TaskInfo& task, const std::vector<const NodeInfo*>& nodes,
+                              std::vector<double>* per_node, std::vector<double>* batch) const {
+  per_node->assign(nodes.size(), 0.0);
+  for (size_t i = 0; i < nodes.size(); ++i) (*per_node)[i] = NodeOrderScore(task, *nodes[i]);
+  batch->assign(nodes.size(), 0.0);
+  for (const auto& tier : c_batch_node_order_) {
+    for (const auto& fn : tier) fn(task, nodes, batch);
+  }
+}
+
+double Session::NodeOrderScore(const TaskInfo& task, const NodeInfo& node) const {
+  double score = 0;
+  for (const auto& tier : c_node_order_) {
+    for (const auto& fn : tier) score += fn(task, node);
+  }
+  return score;
+}
+
 void Session::NodeScores(const TaskInfo& task, const std::vector<const NodeInfo*>& nodes,
                          std::vector<double>* scores) const {
   scores->assign(nodes.size(), 0.0);

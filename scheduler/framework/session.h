@@ -125,6 +125,12 @@ class Session {
   // Total score of each node for the task (NodeOrder + BatchNodeOrder over all tiers).
   void NodeScores(const TaskInfo& task, const std::vector<const NodeInfo*>& nodes,
                   std::vector<double>* scores) const;
+  // The same, split: per-node scores (which change when the node changes) and batch scores
+  // (normalised over the candidate set).
+  void NodeScoresSplit(const TaskInfo& task, const std::vector<const NodeInfo*>& nodes,
+                       std::vector<double>* per_node, std::vector<double>* batch) const;
+  // The per-node part for one node.
+  double NodeOrderScore(const TaskInfo& task, const NodeInfo& node) const;
   ValidateResult JobValid(const JobInfo& job) const;
   bool JobReady(const JobInfo& job) const;
   bool JobPipelined(const JobInfo& job) const;

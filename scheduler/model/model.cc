@@ -113,9 +113,19 @@ bool NodeInfo::FitsFutureIdle(const api::Resources& request, const char** reason
   return Fits(request, *this, &releasing, &pipelined, reason);
 }
 
+namespace {
+
+bool HasRequiredAntiAffinity(const PodInfo& pod) {
+  const auto& a = pod.spec->affinity;
+  return a && a->pod_anti_affinity && !a->pod_anti_affinity->required.empty();
+}
+
+}  // namespace
+
 void NodeInfo::AddTask(const TaskInfo& task) {
   RemoveTask(task.uid());
   tasks.emplace(task.uid(), NodeTask{task.pod, task.status});
+  if (HasRequiredAntiAffinity(*task.pod)) ++anti_affinity_pods;
   if (task.status == TaskStatus::kPipelined) {
     pipelined.Add(task.request());
     return;
@@ -129,6 +139,7 @@ void NodeInfo::RemoveTask(const std::string& uid) {
   auto it = tasks.find(uid);
   if (it == tasks.end()) return;
   const NodeTask& t = it->second;
+  if (HasRequiredAntiAffinity(*t.pod)) --anti_affinity_pods;
   if (t.status == TaskStatus::kPipelined) {
     pipelined.Sub(t.pod->request());
   } else if (OccupiesNode(t.status)) {
@@ -163,7 +174,14 @@ namespace {
 
 void Account(JobInfo& job, const TaskInfo& t, int sign) {
   job.counts[static_cast<size_t>(t.status)] += sign;
-  if (t.status == TaskStatus::kPending && t.best_effort()) job.pending_best_effort += sign;
+  if (t.status == TaskStatus::kPending) {
+    if (t.best_effort()) job.pending_best_effort += sign;
+    if (sign > 0) {
+      job.pending.Add(t.request());
+    } else {
+      job.pending.Sub(t.request());
+    }
+  }
   if (IsAllocatedStatus(t.status)) {
     if (sign > 0) {
       job.allocated.Add(t.request());

@@ -79,6 +79,7 @@ struct NodeInfo {
   api::Resources releasing;  // of which being released
   api::Resources pipelined;  // promised to pipelined tasks (session only)
   std::unordered_map<std::string, NodeTask> tasks;  // by pod uid
+  int32_t anti_affinity_pods = 0;  // tasks with required pod anti-affinity terms
   bool ready = false;
   bool unschedulable = false;
 
@@ -129,6 +130,7 @@ struct JobInfo {
   std::array<int32_t, kTaskStatusCount> counts{};
   int32_t pending_best_effort = 0;  // Pending tasks without requests: backfill places them
   api::Resources allocated;  // requests of tasks in IsAllocatedStatus
+  api::Resources pending;    // requests of Pending tasks
   api::Resources total_request;
 
   int32_t Count(TaskStatus s) const { return counts[static_cast<size_t>(s)]; }

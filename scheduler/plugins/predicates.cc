@@ -222,6 +222,7 @@ class PredicatesPlugin : public Plugin {
   void CollectExistingAntiAffinity() {
     for (size_t i = 0; i < session_->node_count(); ++i) {
       const NodeInfo& node = session_->node(i);
+      if (node.anti_affinity_pods == 0) continue;
       for (const auto& [uid, t] : node.tasks) {
         if (t.status == TaskStatus::kReleasing) continue;
         AddAntiAffinity(t.pod, node.name);

@@ -97,9 +97,7 @@ class ProportionPlugin : public Plugin {
       QueueAttr& attr = Attr(ssn, job.queue);
       attr.allocated.Add(WithoutPods(job.allocated));
       Resources request = WithoutPods(job.allocated);
-      for (const auto& [uid, t] : job.tasks) {
-        if (t.status == TaskStatus::kPending) request.Add(WithoutPods(t.request()));
-      }
+      request.Add(WithoutPods(job.pending));
       attr.request.Add(request);
       if (job.phase == "Inqueue" && job.min_resources) attr.inqueue.Add(*job.min_resources);
       if (job.phase == "Running" && job.min_resources) {
