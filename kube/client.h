@@ -121,7 +121,7 @@ class Watch {
 };
 
 // Turns a non-2xx response into a Status, using the API `Status` body's reason and message.
-Status StatusFromResponse(const HttpResponse& response);
+Status StatusFromResponse(const ApiResponse& response);
 
 struct ClientOptions {
   double qps = 50;
@@ -166,7 +166,7 @@ class Client {
                 const DeleteOptions& options = {});
 
   // Any request, with throttling, retries and error mapping.
-  StatusOr<HttpResponse> Do(HttpRequest request, bool idempotent);
+  StatusOr<ApiResponse> Do(ApiRequest request, bool idempotent);
 
   const std::shared_ptr<Transport>& transport() const { return transport_; }
   const ClientOptions& options() const { return options_; }
