@@ -136,7 +136,7 @@ int main(int argc, char** argv) {
     so.address = address->first;
     so.port = address->second;
     so.threads = 1;
-    so.name = "metrics server";
+    so.name = "metrics";
     server = std::make_unique<kube::HttpServer>(so);
     Status mounted = kube::MountHealthEndpoints(*server, checks, registry);
     Status started = mounted.ok() ? server->Start() : mounted;

@@ -111,12 +111,6 @@ class AllocateAction : public Action {
       const auto& [uid, spec] = order[k];
       const JobInfo& job = ssn.job(j);
       const TaskInfo& task = job.tasks.at(uid);
-      if (!ssn.Allocatable(queue, task)) {
-        FitErrors e;
-        e.other = "queue " + queue.name + " is at its deserved share";
-        ssn.RecordFitErrors(j, uid, std::move(e));
-        continue;
-      }
       if (error_cache_) {
         auto cached = failed.find(spec);
         if (cached != failed.end()) {
@@ -124,6 +118,18 @@ class AllocateAction : public Action {
           if (!CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;
           continue;
         }
+      }
+      if (!ssn.Allocatable(queue, task)) {
+        // Say what actually stops the task: a full cluster is news to nobody's queue, a queue
+        // at its share while nodes have room is.
+        picker.BeginJob();
+        Placement probe = picker.Pick(task, /*allow_pipeline=*/false);
+        FitErrors e = probe.node ? FitErrors{} : std::move(probe.errors);
+        if (probe.node) e.other = "queue " + queue.name + " is at its deserved share";
+        if (error_cache_) failed[spec] = e;
+        ssn.RecordFitErrors(j, uid, std::move(e));
+        if (!CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;
+        continue;
       }
       Placement p = picker.Pick(task, /*allow_pipeline=*/true);
       if (!p.node) {

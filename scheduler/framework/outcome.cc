@@ -148,7 +148,9 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
         have.LessEqual(want, api::Resources::Missing::kZero)) {
       continue;
     }
-    out.queues.push_back({name, want.ToList()});
+    api::ResourceList list = want.ToList();
+    list.Erase(api::kResourcePods);
+    out.queues.push_back({name, std::move(list)});
   }
   return out;
 }
