@@ -9,6 +9,8 @@ Status RegisterBuiltins(Registry& r) {
   TEPHRA_RETURN_IF_ERROR(r.AddAction("enqueue", NewEnqueueAction));
   TEPHRA_RETURN_IF_ERROR(r.AddAction("allocate", NewAllocateAction));
   TEPHRA_RETURN_IF_ERROR(r.AddAction("backfill", NewBackfillAction));
+  TEPHRA_RETURN_IF_ERROR(r.AddAction("preempt", NewPreemptAction));
+  TEPHRA_RETURN_IF_ERROR(r.AddAction("reclaim", NewReclaimAction));
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("gang", NewGangPlugin));
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("priority", NewPriorityPlugin));
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("drf", NewDrfPlugin));
@@ -18,6 +20,8 @@ Status RegisterBuiltins(Registry& r) {
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("binpack", NewBinpackPlugin));
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("conformance", NewConformancePlugin));
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("overcommit", NewOvercommitPlugin));
+  TEPHRA_RETURN_IF_ERROR(r.AddPlugin("capacity", NewCapacityPlugin));
+  TEPHRA_RETURN_IF_ERROR(r.AddPlugin("pdb", NewPdbPlugin));
   return Status::Ok();
 }
 

@@ -14,6 +14,8 @@ namespace tephra::scheduler {
 std::unique_ptr<Action> NewEnqueueAction(const Arguments& arguments);
 std::unique_ptr<Action> NewAllocateAction(const Arguments& arguments);
 std::unique_ptr<Action> NewBackfillAction(const Arguments& arguments);
+std::unique_ptr<Action> NewPreemptAction(const Arguments& arguments);
+std::unique_ptr<Action> NewReclaimAction(const Arguments& arguments);
 
 // A priority queue over indexes, ordered by a "goes first" predicate that may read state
 // which changes between pops (shares move as tasks are placed).

@@ -201,6 +201,17 @@ void Scheduler::RegisterInformers() {
   nsh.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeleteNamespace(o->metadata.name); };
   namespaces->AddEventHandler(nsh);
 
+  const kube::Resource pdbs_resource{"policy", "v1", "poddisruptionbudgets", true, "PodDisruptionBudget"};
+  auto pdbs = informers_.For(pdbs_resource, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
+    TEPHRA_ASSIGN_OR_RETURN(std::shared_ptr<PdbInfo> pdb, DecodePdb(v));
+    return kube::ObjectPtr(std::move(pdb));
+  });
+  kube::EventHandlers dh;
+  dh.on_add = [cache](const kube::ObjectPtr& o) { cache->UpsertPdb(kube::As<PdbInfo>(o)); };
+  dh.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) { cache->UpsertPdb(kube::As<PdbInfo>(o)); };
+  dh.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeletePdb(o->metadata.Key()); };
+  pdbs->AddEventHandler(dh);
+
   // scheduler-plugins PodGroups, only when their CRD is installed.
   kube::ListOptions one;
   one.limit = 1;

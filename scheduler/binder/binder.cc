@@ -200,6 +200,14 @@ void KubeBinder::DoEvict(const Work& w) {
   if (evictions_ != nullptr) evictions_->Inc();
   if (events_ != nullptr) {
     events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kWarning, "Evicted", w.reason);
+    if (!w.pod->group_name.empty()) {
+      kube::ObjectReference pg;
+      pg.api_version = "scheduling.volcano.sh/v1beta1";
+      pg.kind = "PodGroup";
+      pg.namespace_ = w.namespace_;
+      pg.name = w.pod->group_name;
+      events_->Record(pg, kube::EventType::kWarning, "Evicted", "pod " + w.name + " " + w.reason);
+    }
   }
 }
 

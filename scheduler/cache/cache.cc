@@ -276,6 +276,18 @@ void SchedulerCache::DeleteNamespace(const std::string& name) {
   ChangedLocked(false);
 }
 
+void SchedulerCache::UpsertPdb(std::shared_ptr<const PdbInfo> pdb) {
+  std::lock_guard<std::mutex> l(mu_);
+  pdbs_[pdb->metadata.Key()] = std::move(pdb);
+  ChangedLocked(false);
+}
+
+void SchedulerCache::DeletePdb(const std::string& key) {
+  std::lock_guard<std::mutex> l(mu_);
+  pdbs_.erase(key);
+  ChangedLocked(false);
+}
+
 // ---- binding and eviction ----
 
 Status SchedulerCache::AssumeBinding(const JobId& job_id, const std::string& uid,
@@ -388,6 +400,7 @@ std::shared_ptr<const Snapshot> SchedulerCache::TakeSnapshot() {
   }
   for (const auto& [name, q] : queues_) snap->queues.emplace(name, q);
   snap->namespace_labels = namespace_labels_;
+  for (const auto& [key, pdb] : pdbs_) snap->pdbs.push_back(pdb);
   return snap;
 }
 

@@ -50,6 +50,8 @@ class SchedulerCache {
   void DeletePriorityClass(const std::string& name);
   void UpsertNamespace(std::shared_ptr<const api::Namespace> ns);
   void DeleteNamespace(const std::string& name);
+  void UpsertPdb(std::shared_ptr<const PdbInfo> pdb);
+  void DeletePdb(const std::string& key);
 
   // ---- the scheduler's own changes ----
   // A bind request is about to be sent: the task occupies `node` from now on.
@@ -111,6 +113,7 @@ class SchedulerCache {
   std::map<std::string, std::shared_ptr<QueueInfo>> queues_;            // guarded by mu_
   std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_;  // mu_
   std::map<std::string, std::map<std::string, std::string>> namespace_labels_;         // mu_
+  std::map<std::string, std::shared_ptr<const PdbInfo>> pdbs_;                          // mu_
 };
 
 // Builds a QueueInfo from a Queue object (weight, capability, deserved, guarantee, state).

@@ -156,6 +156,8 @@ TEPHRA_ADD_FN(AddAllocatableFn, allocatable_, QueueTaskPredicateFn)
 TEPHRA_ADD_FN(AddPreemptiveFn, preemptive_, QueueTaskPredicateFn)
 TEPHRA_ADD_FN(AddPreemptableFn, preemptable_, VictimsFn)
 TEPHRA_ADD_FN(AddReclaimableFn, reclaimable_, VictimsFn)
+TEPHRA_ADD_FN(AddPreemptableVetoFn, preemptable_veto_, VictimsFn)
+TEPHRA_ADD_FN(AddReclaimableVetoFn, reclaimable_veto_, VictimsFn)
 TEPHRA_ADD_FN(AddEventHandler, handlers_, EventHandler)
 #undef TEPHRA_ADD_FN
 
@@ -194,6 +196,8 @@ void Session::Compile() {
   c_preemptive_ = ByTier(preemptive_, ExtensionPoint::kPreemptive);
   c_preemptable_ = ByTier(preemptable_, ExtensionPoint::kPreemptable);
   c_reclaimable_ = ByTier(reclaimable_, ExtensionPoint::kReclaimable);
+  c_preemptable_veto_ = ByTier(preemptable_veto_, ExtensionPoint::kPreemptable);
+  c_reclaimable_veto_ = ByTier(reclaimable_veto_, ExtensionPoint::kReclaimable);
   // JobValid and event handlers are not switchable (as in Volcano).
   c_job_valid_.clear();
   c_job_valid_.emplace_back();
@@ -470,14 +474,37 @@ std::vector<const TaskInfo*> Victims(const std::vector<std::vector<VictimsFn>>& 
 
 }  // namespace
 
+namespace {
+
+// Applies every veto rule to `victims`, keeping what all of them allow.
+std::vector<const TaskInfo*> Vetoed(const std::vector<std::vector<VictimsFn>>& tiers,
+                                    const TaskInfo& preemptor, std::vector<const TaskInfo*> victims) {
+  for (const auto& tier : tiers) {
+    for (const auto& fn : tier) {
+      if (victims.empty()) return victims;
+      std::optional<std::vector<const TaskInfo*>> allowed = fn(preemptor, victims);
+      if (!allowed) continue;
+      std::unordered_set<const TaskInfo*> keep(allowed->begin(), allowed->end());
+      std::vector<const TaskInfo*> both;
+      for (const TaskInfo* t : victims) {
+        if (keep.count(t) != 0) both.push_back(t);
+      }
+      victims = std::move(both);
+    }
+  }
+  return victims;
+}
+
+}  // namespace
+
 std::vector<const TaskInfo*> Session::Preemptable(
     const TaskInfo& preemptor, const std::vector<const TaskInfo*>& candidates) const {
-  return Victims(c_preemptable_, preemptor, candidates);
+  return Vetoed(c_preemptable_veto_, preemptor, Victims(c_preemptable_, preemptor, candidates));
 }
 
 std::vector<const TaskInfo*> Session::Reclaimable(
     const TaskInfo& preemptor, const std::vector<const TaskInfo*>& candidates) const {
-  return Victims(c_reclaimable_, preemptor, candidates);
+  return Vetoed(c_reclaimable_veto_, preemptor, Victims(c_reclaimable_, preemptor, candidates));
 }
 
 // ---- state changes ----
@@ -610,6 +637,20 @@ Status Statement::Evict(size_t job, const std::string& uid, const std::string& r
   TEPHRA_RETURN_IF_ERROR(session_.Evict(job, uid));
   ops_.push_back({Kind::kEvict, job, uid, 0, previous, reason});
   return Status::Ok();
+}
+
+void Statement::Merge(Statement& other) {
+  for (auto& op : other.ops_) ops_.push_back(std::move(op));
+  other.ops_.clear();
+  other.done_ = true;
+}
+
+std::vector<std::pair<size_t, std::string>> Statement::Evictions() const {
+  std::vector<std::pair<size_t, std::string>> out;
+  for (const Op& op : ops_) {
+    if (op.kind == Kind::kEvict) out.emplace_back(op.job, op.uid);
+  }
+  return out;
 }
 
 void Statement::Discard() {

@@ -111,6 +111,12 @@ class Session {
   void AddPreemptiveFn(std::string_view plugin, QueueTaskPredicateFn fn);
   void AddPreemptableFn(std::string_view plugin, VictimsFn fn);
   void AddReclaimableFn(std::string_view plugin, VictimsFn fn);
+  // Safety rules (gang, conformance, pdb) that can only veto victims. They apply to whatever
+  // the deciding tier chose and never decide alone, so where they sit in the tiers cannot hide
+  // another plugin's rule (in Volcano, gang in tier 1 silenced proportion's reclaim rule
+  // unless gang's enablePreemptable/enableReclaimable were turned off).
+  void AddPreemptableVetoFn(std::string_view plugin, VictimsFn fn);
+  void AddReclaimableVetoFn(std::string_view plugin, VictimsFn fn);
   void AddEventHandler(std::string_view plugin, EventHandler handler);
 
   // ---- combined answers (actions) ----
@@ -219,6 +225,8 @@ class Session {
   std::vector<Registered<QueueTaskPredicateFn>> preemptive_;
   std::vector<Registered<VictimsFn>> preemptable_;
   std::vector<Registered<VictimsFn>> reclaimable_;
+  std::vector<Registered<VictimsFn>> preemptable_veto_;
+  std::vector<Registered<VictimsFn>> reclaimable_veto_;
   std::vector<Registered<EventHandler>> handlers_;
 
   Tiered<JobCompareFn> c_job_order_;
@@ -242,6 +250,8 @@ class Session {
   Tiered<QueueTaskPredicateFn> c_preemptive_;
   Tiered<VictimsFn> c_preemptable_;
   Tiered<VictimsFn> c_reclaimable_;
+  Tiered<VictimsFn> c_preemptable_veto_;
+  Tiered<VictimsFn> c_reclaimable_veto_;
   std::vector<EventHandler> c_handlers_;
 };
 
@@ -263,6 +273,10 @@ class Statement {
   // Neither: the changes stay in this session (a pipelined gang keeps its earmarked
   // resources) and nothing leaves the scheduler.
   void Keep() { done_ = true; }
+  // Moves `other`'s operations to the end of this statement (a sub-plan that worked).
+  void Merge(Statement& other);
+  // Evictions in this statement, as (job, uid).
+  std::vector<std::pair<size_t, std::string>> Evictions() const;
   bool empty() const { return ops_.empty(); }
   size_t size() const { return ops_.size(); }
 

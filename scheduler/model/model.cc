@@ -222,3 +222,18 @@ void JobInfo::SetStatus(const std::string& task_uid, TaskStatus status, const st
 }
 
 }  // namespace tephra::scheduler
+
+namespace tephra::scheduler {
+
+StatusOr<std::shared_ptr<PdbInfo>> DecodePdb(const json::Value& value) {
+  json::Errors errors;
+  json::Reader r(&value, &errors);
+  auto pdb = std::make_shared<PdbInfo>();
+  kube::DecodeObjectHeader(r, pdb.get());
+  if (json::Reader sel = r["spec"]["selector"]; sel.present()) api::DecodeLabelSelector(sel, &pdb->selector);
+  pdb->disruptions_allowed = r["status"]["disruptionsAllowed"].Int32();
+  TEPHRA_RETURN_IF_ERROR(errors.ToStatus("PodDisruptionBudget " + pdb->metadata.Key()));
+  return pdb;
+}
+
+}  // namespace tephra::scheduler

@@ -148,12 +148,20 @@ struct JobInfo {
   void SetStatus(const std::string& task_uid, TaskStatus status, const std::string& node);
 };
 
+// A PodDisruptionBudget, reduced to what victim selection needs.
+struct PdbInfo : public kube::Object {
+  api::LabelSelector selector;
+  int32_t disruptions_allowed = 0;
+};
+StatusOr<std::shared_ptr<PdbInfo>> DecodePdb(const json::Value& value);
+
 // The scheduler's immutable view for one session: shared pointers into the cache's state.
 struct Snapshot {
   std::vector<std::shared_ptr<const NodeInfo>> nodes;   // Ready, schedulable or not, by name
   std::vector<std::shared_ptr<const JobInfo>> jobs;     // jobs with a PodGroup and a known queue
   std::map<std::string, std::shared_ptr<const QueueInfo>> queues;
   std::map<std::string, std::map<std::string, std::string>> namespace_labels;
+  std::vector<std::shared_ptr<const PdbInfo>> pdbs;
   api::Resources total;  // sum of allocatable over nodes
   uint64_t generation = 0;
 };

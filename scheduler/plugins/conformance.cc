@@ -25,8 +25,8 @@ class ConformancePlugin : public Plugin {
       }
       return victims;
     };
-    ssn.AddPreemptableFn(name(), keep_critical);
-    ssn.AddReclaimableFn(name(), keep_critical);
+    ssn.AddPreemptableVetoFn(name(), keep_critical);
+    ssn.AddReclaimableVetoFn(name(), keep_critical);
   }
 };
 

@@ -107,6 +107,30 @@ class GangPlugin : public Plugin {
     ssn.AddJobStarvingFn(name(), [](const JobInfo& job) {
       return job.ReadyCount() + job.WaitingCount() < job.min_available;
     });
+    // Victims: a running gang gives up only tasks above its minimum, unless the whole gang is
+    // offered at once (then it is taken completely, never left half-running).
+    Session* s = &ssn;
+    VictimsFn keep_gangs = [s](const TaskInfo&, const std::vector<const TaskInfo*>& candidates)
+        -> std::optional<std::vector<const TaskInfo*>> {
+      std::map<JobId, int32_t> offered;
+      for (const TaskInfo* c : candidates) ++offered[c->job];
+      std::map<JobId, int32_t> taken;
+      std::vector<const TaskInfo*> victims;
+      for (const TaskInfo* c : candidates) {
+        auto j = s->JobIndex(c->job);
+        if (!j) continue;
+        const JobInfo& job = s->job(*j);
+        int32_t ready = job.ReadyCount();
+        bool whole = offered[c->job] >= ready;
+        if (whole || ready - taken[c->job] - 1 >= job.min_available) {
+          ++taken[c->job];
+          victims.push_back(c);
+        }
+      }
+      return victims;
+    };
+    ssn.AddPreemptableVetoFn(name(), keep_gangs);
+    ssn.AddReclaimableVetoFn(name(), keep_gangs);
   }
 
   void OnSessionClose(Session& ssn) override {

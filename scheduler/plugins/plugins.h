@@ -18,6 +18,8 @@ std::unique_ptr<Plugin> NewNodeOrderPlugin(const PluginOption& option);
 std::unique_ptr<Plugin> NewBinpackPlugin(const PluginOption& option);
 std::unique_ptr<Plugin> NewConformancePlugin(const PluginOption& option);
 std::unique_ptr<Plugin> NewOvercommitPlugin(const PluginOption& option);
+std::unique_ptr<Plugin> NewCapacityPlugin(const PluginOption& option);
+std::unique_ptr<Plugin> NewPdbPlugin(const PluginOption& option);
 
 // Reasons plugins and actions report (shared so explanations aggregate them).
 namespace reason {
