@@ -227,7 +227,8 @@ void JobController::Enqueue(const std::string& key, InboxItem item) {
     std::lock_guard<std::mutex> l(mu_);
     auto& box = inbox_[key];
     // Plain syncs carry no information beyond "look again": keep one.
-    const bool plain = item.command_name.empty() && (item.request.event.empty() ||
+    const bool plain = item.command_name.empty() && item.request.pod_name.empty() &&
+                       (item.request.event.empty() ||
                                                      item.request.event == ev::kOutOfSync) &&
                        item.request.action.empty();
     bool redundant = plain && !box.empty() && box.back().command_name.empty() &&
@@ -387,6 +388,14 @@ Status JobController::Sync(const std::string& key) {
     box.insert(box.begin(), std::make_move_iterator(from), std::make_move_iterator(items.end()));
   };
 
+  {
+    // A pod event means the cache has seen the pod: it is no longer "created, not yet seen",
+    // even if it is gone again by now (and must then be recreated).
+    Expectations& exp = ExpectationsFor(key);
+    for (const InboxItem& item : items) {
+      if (!item.request.pod_name.empty()) exp.created.erase(item.request.pod_name);
+    }
+  }
   const auto pods = OwnedPods(job);
   Action action = Action::kSyncJob;
   Request action_request;
@@ -545,14 +554,14 @@ Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<c
   inputs.status_min_available = status.min_available;
   Phase next = Evaluate(phase, cell.next, inputs);
   SetCounts(counts, &status);
-  if (!plugin_error.empty()) {
-    status.state.reason = "PluginError";
-    status.state.message = plugin_error;
-  }
   const std::string old_phase = job.status.state.phase;
   std::string state_reason = action == Action::kSyncJob ? std::string() : std::string(ActionName(action));
   bool phase_changed = SetPhase(next, state_reason, reason, ctx_.clock->Now(),
                                 job.metadata.creation_timestamp, &status);
+  if (!plugin_error.empty()) {
+    status.state.reason = "PluginError";
+    status.state.message = plugin_error;
+  }
   if (!(status == job.status)) TEPHRA_RETURN_IF_ERROR(WriteStatus(job, status));
 
   if (action != Action::kSyncJob) {

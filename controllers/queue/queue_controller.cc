@@ -46,6 +46,13 @@ QueueController::~QueueController() { Stop(); }
 
 Status QueueController::Initialize(ControllerContext& context) {
   ctx_ = context;
+  // Closing a queue depends on every PodGroup in it; one namespace's view would close queues
+  // that other namespaces still use.
+  if (!ctx_.options.namespace_.empty() && ctx_.options.queue_label_selector.empty()) {
+    return InvalidArgument(
+        "queue-controller with --namespace needs --queue-label-selector naming the queues only "
+        "that namespace uses (or disable it: --controllers=*,-queue-controller)");
+  }
   queues_ = ctx_.informers->For(
       kQueues, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
         TEPHRA_ASSIGN_OR_RETURN(auto q, api::DecodeQueue(v));
