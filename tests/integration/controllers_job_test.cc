@@ -300,5 +300,50 @@ TEST_CASE("a controller killed mid-way converges after restart without duplicate
   CHECK(env.Job("big")->status.running == 30);
 }
 
+TEST_CASE("plain pods of a ReplicaSet join one PodGroup sized by the owner's annotation") {
+  Env env("ctl-plain");
+  env.Apply(R"(apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: web
+  annotations:
+    scheduling.volcano.sh/group-min-member: "2"
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+      annotations: {scheduling.volcano.sh/queue-name: default}
+    spec:
+      schedulerName: volcano
+      containers:
+      - name: c
+        image: busybox
+        resources:
+          requests: {cpu: 100m}
+)");
+  std::string rs_uid = env.kubectl.MustRun(
+      {"get", "rs", "web", "-n", env.ns.name(), "-o", "jsonpath={.metadata.uid}"});
+  REQUIRE(Eventually(
+      [&] {
+        auto pods = env.LivePods();
+        if (pods.size() != 2) return false;
+        for (const auto& p : pods) {
+          if (p->metadata.Annotation(api::kGroupNameAnnotation) != "podgroup-" + rs_uid) return false;
+        }
+        return true;
+      },
+      kTimeout));
+  auto pgs = ListPodGroups(*env.client, env.ns.name());
+  REQUIRE(pgs.size() == 1);
+  CHECK(pgs[0]->metadata.name == "podgroup-" + rs_uid);
+  CHECK(pgs[0]->spec.min_member == 2);
+  CHECK(pgs[0]->spec.queue == "default");
+  REQUIRE(pgs[0]->spec.min_resources.has_value());
+  CHECK(api::Resources::FromList(*pgs[0]->spec.min_resources).milli_cpu() == 200);
+}
+
 }  // namespace
 }  // namespace tephra::testing
