@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include "controllers/framework/informers.h"
 #include "controllers/framework/resources.h"
 
 namespace tephra::controllers::gc {
@@ -28,10 +29,7 @@ GarbageCollector::~GarbageCollector() { Stop(); }
 Status GarbageCollector::Initialize(ControllerContext& context) {
   ctx_ = context;
   jobs_ = ctx_.informers->For(
-      kJobs, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
-        TEPHRA_ASSIGN_OR_RETURN(auto job, api::DecodeJob(v));
-        return kube::ObjectPtr(std::move(job));
-      },
+      kJobs, JobDecoder(),
       NamespacedScope(ctx_.options), ctx_.options.resync_period);
   kube::WorkQueueOptions qo;
   qo.name = "gc-controller";
@@ -50,31 +48,11 @@ Status GarbageCollector::Initialize(ControllerContext& context) {
 }
 
 void GarbageCollector::Start() {
-  int n = std::max(1, ctx_.options.worker_threads_for_gc);
-  for (int i = 0; i < n; ++i) workers_.emplace_back([this] { Worker(); });
+  workers_.Start(queue_.get(), ctx_.options.worker_threads_for_gc, "gc",
+                 [this](const std::string& key) { return Sync(key); });
 }
 
-void GarbageCollector::Stop() {
-  if (!queue_) return;
-  queue_->ShutDown();
-  for (auto& t : workers_) {
-    if (t.joinable()) t.join();
-  }
-  workers_.clear();
-}
-
-void GarbageCollector::Worker() {
-  while (auto key = queue_->Get()) {
-    Status s = Sync(*key);
-    if (s.ok()) {
-      queue_->Forget(*key);
-    } else {
-      LOG(WARNING) << "gc " << *key << ": " << s.ToString();
-      queue_->AddRateLimited(*key);
-    }
-    queue_->Done(*key);
-  }
-}
+void GarbageCollector::Stop() { workers_.Stop(); }
 
 Status GarbageCollector::Sync(const std::string& key) {
   kube::ObjectPtr obj = jobs_->store().Get(key);

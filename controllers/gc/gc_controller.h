@@ -13,6 +13,7 @@
 
 #include "api/batch.h"
 #include "controllers/framework/controller.h"
+#include "controllers/framework/informers.h"
 #include "kube/workqueue.h"
 
 namespace tephra::controllers::gc {
@@ -35,12 +36,11 @@ class GarbageCollector : public Controller {
   kube::WorkQueue& queue() { return *queue_; }
 
  private:
-  void Worker();
 
   ControllerContext ctx_;
   std::shared_ptr<kube::Informer> jobs_;
   std::unique_ptr<kube::WorkQueue> queue_;
-  std::vector<std::thread> workers_;
+  WorkerPool workers_;
 };
 
 }  // namespace tephra::controllers::gc

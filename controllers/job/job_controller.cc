@@ -8,6 +8,7 @@
 
 #include "api/defaulting.h"
 #include "api/labels.h"
+#include "controllers/framework/informers.h"
 #include "controllers/framework/resources.h"
 #include "controllers/job/builders.h"
 #include "controllers/job/plugins/plugin.h"
@@ -98,38 +99,23 @@ Status JobController::Initialize(ControllerContext& context) {
   const kube::InformerScope scope = NamespacedScope(ctx_.options);
   const auto resync = ctx_.options.resync_period;
   jobs_ = ctx_.informers->For(
-      kJobs, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
-        TEPHRA_ASSIGN_OR_RETURN(auto job, api::DecodeJob(v));
-        return kube::ObjectPtr(std::move(job));
-      },
+      kJobs, JobDecoder(),
       scope, resync);
   pods_ = ctx_.informers->For(
-      kube::resources::kPods, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
-        TEPHRA_ASSIGN_OR_RETURN(auto pod, api::DecodePod(v));
-        return kube::ObjectPtr(std::move(pod));
-      },
+      kube::resources::kPods, PodDecoder(),
       scope);
   pods_->AddIndex("job", [](const kube::Object& o) {
     std::string key = JobKeyOfPod(static_cast<const api::Pod&>(o));
     return key.empty() ? std::vector<std::string>{} : std::vector<std::string>{key};
   });
   podgroups_ = ctx_.informers->For(
-      kPodGroups, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
-        TEPHRA_ASSIGN_OR_RETURN(auto pg, api::DecodePodGroup(v));
-        return kube::ObjectPtr(std::move(pg));
-      },
+      kPodGroups, PodGroupDecoder(),
       scope);
   commands_ = ctx_.informers->For(
-      kCommands, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
-        TEPHRA_ASSIGN_OR_RETURN(auto cmd, api::DecodeCommand(v));
-        return kube::ObjectPtr(std::move(cmd));
-      },
+      kCommands, CommandDecoder(),
       scope);
   priority_classes_ = ctx_.informers->For(
-      kube::resources::kPriorityClasses, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
-        TEPHRA_ASSIGN_OR_RETURN(auto pc, api::DecodePriorityClass(v));
-        return kube::ObjectPtr(std::move(pc));
-      });
+      kube::resources::kPriorityClasses, PriorityClassDecoder());
 
   kube::WorkQueueOptions qo;
   qo.name = "job-controller";
@@ -532,11 +518,11 @@ Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<c
     }
   }
   // Pods this process created or deleted that the cache does not show yet.
+  std::set<std::string> listed;
+  for (const auto& c : created) listed.insert(c.first);
   for (const auto& [name, when] : exp.created) {
     (void)when;
-    bool listed = false;
-    for (const auto& c : created) listed = listed || c.first == name;
-    if (!listed) {
+    if (!listed.count(name)) {
       for (const auto& t : job.spec.tasks) {
         if (name.rfind(job.metadata.name + "-" + t.name + "-", 0) == 0) {
           created.emplace_back(name, t.name);

@@ -85,14 +85,20 @@ struct Transition {
 // The table cell for (phase, action).
 Transition Lookup(Phase phase, Action action);
 
-// What the evaluating rules need to know after the kill.
-struct PhaseInputs {
+// A job's pods by what they are doing.
+struct PodPhaseCounts {
   int32_t pending = 0;
   int32_t running = 0;
   int32_t succeeded = 0;
   int32_t failed = 0;
-  int32_t terminating = 0;
+  int32_t terminating = 0;  // being deleted, whatever their phase
   int32_t unknown = 0;
+
+  bool operator==(const PodPhaseCounts&) const = default;
+};
+
+// What the evaluating rules need to know after the kill.
+struct PhaseInputs : PodPhaseCounts {
   int32_t total_replicas = 0;        // Σ tasks' replicas
   int32_t min_available = 0;         // spec.minAvailable
   int32_t status_min_available = 0;  // status.minAvailable

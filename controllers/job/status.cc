@@ -62,12 +62,7 @@ std::optional<Phase> DecideRunning(const api::Job& job, const PodCounts& counts)
 
 PhaseInputs MakePhaseInputs(const api::Job& job, const PodCounts& counts, int32_t retry_count) {
   PhaseInputs in;
-  in.pending = counts.pending;
-  in.running = counts.running;
-  in.succeeded = counts.succeeded;
-  in.failed = counts.failed;
-  in.terminating = counts.terminating;
-  in.unknown = counts.unknown;
+  static_cast<PodPhaseCounts&>(in) = counts;
   in.total_replicas = job.TotalReplicas();
   in.min_available = job.spec.min_available;
   in.status_min_available = job.status.min_available;

@@ -15,13 +15,7 @@
 
 namespace tephra::controllers::job {
 
-struct PodCounts {
-  int32_t pending = 0;
-  int32_t running = 0;
-  int32_t succeeded = 0;
-  int32_t failed = 0;
-  int32_t terminating = 0;
-  int32_t unknown = 0;
+struct PodCounts : PodPhaseCounts {
   // task name → pod phase → count (status.taskStatusCount).
   std::map<std::string, std::map<std::string, int32_t>> per_task;
 

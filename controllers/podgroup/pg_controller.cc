@@ -8,6 +8,7 @@
 #include <rapidjson/document.h>
 
 #include "api/labels.h"
+#include "controllers/framework/informers.h"
 #include "controllers/framework/resources.h"
 #include "kube/json.h"
 
@@ -119,16 +120,10 @@ bool PodGroupController::Ours(const api::Pod& pod) const {
 Status PodGroupController::Initialize(ControllerContext& context) {
   ctx_ = context;
   pods_ = ctx_.informers->For(
-      kube::resources::kPods, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
-        TEPHRA_ASSIGN_OR_RETURN(auto pod, api::DecodePod(v));
-        return kube::ObjectPtr(std::move(pod));
-      },
+      kube::resources::kPods, PodDecoder(),
       NamespacedScope(ctx_.options));
   podgroups_ = ctx_.informers->For(
-      kPodGroups, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
-        TEPHRA_ASSIGN_OR_RETURN(auto pg, api::DecodePodGroup(v));
-        return kube::ObjectPtr(std::move(pg));
-      },
+      kPodGroups, PodGroupDecoder(),
       NamespacedScope(ctx_.options));
   kube::WorkQueueOptions qo;
   qo.name = "pg-controller";
@@ -144,31 +139,11 @@ Status PodGroupController::Initialize(ControllerContext& context) {
 }
 
 void PodGroupController::Start() {
-  int n = std::max(1, ctx_.options.worker_threads_for_podgroup);
-  for (int i = 0; i < n; ++i) workers_.emplace_back([this] { Worker(); });
+  workers_.Start(queue_.get(), ctx_.options.worker_threads_for_podgroup, "pod",
+                 [this](const std::string& key) { return Sync(key); });
 }
 
-void PodGroupController::Stop() {
-  if (!queue_) return;
-  queue_->ShutDown();
-  for (auto& t : workers_) {
-    if (t.joinable()) t.join();
-  }
-  workers_.clear();
-}
-
-void PodGroupController::Worker() {
-  while (auto key = queue_->Get()) {
-    Status s = Sync(*key);
-    if (s.ok()) {
-      queue_->Forget(*key);
-    } else {
-      LOG(WARNING) << "pod " << *key << ": " << s.ToString();
-      queue_->AddRateLimited(*key);
-    }
-    queue_->Done(*key);
-  }
-}
+void PodGroupController::Stop() { workers_.Stop(); }
 
 std::map<std::string, std::string> PodGroupController::OwnerAnnotations(const api::Pod& pod) const {
   const kube::OwnerReference* owner = pod.metadata.ControllerRef();

@@ -13,6 +13,7 @@
 #include "api/core.h"
 #include "api/scheduling.h"
 #include "controllers/framework/controller.h"
+#include "controllers/framework/informers.h"
 #include "kube/workqueue.h"
 
 namespace tephra::controllers::podgroup {
@@ -43,14 +44,13 @@ class PodGroupController : public Controller {
   Status Sync(const std::string& pod_key);
 
  private:
-  void Worker();
   bool Ours(const api::Pod& pod) const;
   std::map<std::string, std::string> OwnerAnnotations(const api::Pod& pod) const;
 
   ControllerContext ctx_;
   std::shared_ptr<kube::Informer> pods_, podgroups_;
   std::unique_ptr<kube::WorkQueue> queue_;
-  std::vector<std::thread> workers_;
+  WorkerPool workers_;
 };
 
 }  // namespace tephra::controllers::podgroup

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include "controllers/framework/informers.h"
 #include "controllers/framework/resources.h"
 #include "kube/json.h"
 #include "kube/metrics.h"
@@ -54,25 +55,16 @@ Status QueueController::Initialize(ControllerContext& context) {
         "that namespace uses (or disable it: --controllers=*,-queue-controller)");
   }
   queues_ = ctx_.informers->For(
-      kQueues, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
-        TEPHRA_ASSIGN_OR_RETURN(auto q, api::DecodeQueue(v));
-        return kube::ObjectPtr(std::move(q));
-      },
+      kQueues, QueueDecoder(),
       QueueScope(ctx_.options), ctx_.options.resync_period);
   podgroups_ = ctx_.informers->For(
-      kPodGroups, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
-        TEPHRA_ASSIGN_OR_RETURN(auto pg, api::DecodePodGroup(v));
-        return kube::ObjectPtr(std::move(pg));
-      },
+      kPodGroups, PodGroupDecoder(),
       NamespacedScope(ctx_.options));
   podgroups_->AddIndex("queue", [](const kube::Object& o) {
     return std::vector<std::string>{QueueOfPodGroup(o)};
   });
   commands_ = ctx_.informers->For(
-      kCommands, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
-        TEPHRA_ASSIGN_OR_RETURN(auto cmd, api::DecodeCommand(v));
-        return kube::ObjectPtr(std::move(cmd));
-      },
+      kCommands, CommandDecoder(),
       NamespacedScope(ctx_.options));
 
   kube::WorkQueueOptions qo;
@@ -146,31 +138,11 @@ void QueueController::Enqueue(const std::string& queue, Pending item) {
 }
 
 void QueueController::Start() {
-  int n = std::max(1, ctx_.options.worker_threads_for_queue);
-  for (int i = 0; i < n; ++i) workers_.emplace_back([this] { Worker(); });
+  workers_.Start(queue_.get(), ctx_.options.worker_threads_for_queue, "queue",
+                 [this](const std::string& key) { return Sync(key); });
 }
 
-void QueueController::Stop() {
-  if (!queue_) return;
-  queue_->ShutDown();
-  for (auto& t : workers_) {
-    if (t.joinable()) t.join();
-  }
-  workers_.clear();
-}
-
-void QueueController::Worker() {
-  while (auto key = queue_->Get()) {
-    Status s = Sync(*key);
-    if (s.ok()) {
-      queue_->Forget(*key);
-    } else {
-      LOG(WARNING) << "queue " << *key << ": " << s.ToString();
-      queue_->AddRateLimited(*key);
-    }
-    queue_->Done(*key);
-  }
-}
+void QueueController::Stop() { workers_.Stop(); }
 
 void QueueController::UpdateMetrics(const std::string& queue,
                                     const std::map<std::string, size_t>& by_phase) {

@@ -18,6 +18,7 @@
 
 #include "api/scheduling.h"
 #include "controllers/framework/controller.h"
+#include "controllers/framework/informers.h"
 #include "kube/metrics.h"
 #include "kube/workqueue.h"
 
@@ -60,7 +61,6 @@ class QueueController : public Controller {
   };
 
   void Enqueue(const std::string& queue, Pending item);
-  void Worker();
   Status ApplyState(const std::string& name, const std::string& state);
   Status SetClosedByParent(const api::Queue& child, bool closed);
   void UpdateMetrics(const std::string& queue, const std::map<std::string, size_t>& by_phase);
@@ -68,7 +68,7 @@ class QueueController : public Controller {
   ControllerContext ctx_;
   std::shared_ptr<kube::Informer> queues_, podgroups_, commands_;
   std::unique_ptr<kube::WorkQueue> queue_;
-  std::vector<std::thread> workers_;
+  WorkerPool workers_;
   std::mutex mu_;
   std::unordered_map<std::string, std::deque<Pending>> inbox_;  // guarded by mu_
   metrics::GaugeVec* podgroups_gauge_ = nullptr;
