@@ -60,7 +60,8 @@ struct Options {
                     "Scheduler names whose pods and jobs are ours (repeatable).");
     f.AddString("default-queue", &controllers.default_queue, "Queue of jobs that name none.");
     f.AddString("namespace", &controllers.namespace_,
-                "Only Jobs, pods, PodGroups and Commands of this namespace (default: all).");
+                "Only Jobs, pods, PodGroups and Commands of this namespace (default: all). The "
+                "queue controller then needs --queue-label-selector.");
     f.AddString("queue-label-selector", &controllers.queue_label_selector,
                 "Only Queues matching this label selector (default: all).");
     f.AddDuration("resync-period", &controllers.resync_period,

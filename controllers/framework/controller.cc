@@ -43,6 +43,14 @@ StatusOr<std::vector<std::string>> SelectControllers(const std::vector<std::stri
   return out;
 }
 
+kube::WorkQueueOptions QueueOptions(const ControllerContext& context, std::string name) {
+  kube::WorkQueueOptions options;
+  options.name = std::move(name);
+  options.clock = context.clock;
+  options.registry = context.metrics;
+  return options;
+}
+
 kube::InformerScope NamespacedScope(const ControllerOptions& options) {
   kube::InformerScope scope;
   scope.namespace_ = options.namespace_;

@@ -14,6 +14,7 @@
 #include "kube/events.h"
 #include "kube/informer.h"
 #include "kube/status.h"
+#include "kube/workqueue.h"
 
 namespace tephra::metrics {
 class Registry;
@@ -67,6 +68,9 @@ inline constexpr std::string_view kControllerNames[] = {"job-controller", "queue
 // Volcano's --controllers syntax: "*" enables every controller, "name" or "+name" enables one,
 // "-name" disables one; later items win. InvalidArgument for unknown names.
 StatusOr<std::vector<std::string>> SelectControllers(const std::vector<std::string>& spec);
+
+// Options of a controller's work queue: metrics under `name`, the context's clock and registry.
+kube::WorkQueueOptions QueueOptions(const ControllerContext& context, std::string name);
 
 // The InformerScope of namespaced objects, and of Queues, under the options.
 kube::InformerScope NamespacedScope(const ControllerOptions& options);

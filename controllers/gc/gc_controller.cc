@@ -31,10 +31,7 @@ Status GarbageCollector::Initialize(ControllerContext& context) {
   jobs_ = ctx_.informers->For(
       kJobs, JobDecoder(),
       NamespacedScope(ctx_.options), ctx_.options.resync_period);
-  kube::WorkQueueOptions qo;
-  qo.name = "gc-controller";
-  qo.clock = ctx_.clock;
-  qo.registry = ctx_.metrics;
+  kube::WorkQueueOptions qo = QueueOptions(ctx_, "gc-controller");
   queue_ = std::make_unique<kube::WorkQueue>(qo);
   auto consider = [this](const kube::ObjectPtr& o) {
     const auto& job = static_cast<const api::Job&>(*o);

@@ -70,6 +70,8 @@ int32_t TaskIndexOf(const api::Pod& pod) {
 bool PodReady(const api::Pod& pod) {
   if (pod.status.phase == api::pod_phase::kSucceeded) return true;
   if (pod.status.phase != api::pod_phase::kRunning) return false;
+  if (const api::PodCondition* ready = pod.Condition("Ready")) return ready->status == "True";
+  if (pod.status.container_statuses.empty()) return false;
   for (const auto& c : pod.status.container_statuses) {
     if (!c.ready) return false;
   }
@@ -117,10 +119,7 @@ Status JobController::Initialize(ControllerContext& context) {
   priority_classes_ = ctx_.informers->For(
       kube::resources::kPriorityClasses, PriorityClassDecoder());
 
-  kube::WorkQueueOptions qo;
-  qo.name = "job-controller";
-  qo.clock = ctx_.clock;
-  qo.registry = ctx_.metrics;
+  kube::WorkQueueOptions qo = QueueOptions(ctx_, "job-controller");
   queue_ = std::make_unique<kube::ShardedWorkQueue>(
       static_cast<size_t>(std::max(1, ctx_.options.worker_threads)), qo);
   delayed_ = std::make_unique<DelayedActions>(*ctx_.clock);

@@ -193,49 +193,44 @@ bool DelayedActions::Add(const std::string& job_key, const Request& request, Act
   return true;
 }
 
-void DelayedActions::OnRequest(const std::string& job_key, const Request& request) {
-  if (request.pod_uid.empty()) return;
+void DelayedActions::EraseIf(const std::string& job_key,
+                             const std::function<bool(const Entry&)>& drop) {
   std::lock_guard<std::mutex> l(mu_);
   auto it = entries_.find(job_key);
   if (it == entries_.end()) return;
   auto& list = it->second;
-  list.erase(std::remove_if(list.begin(), list.end(),
-                            [&](const Entry& e) {
-                              if (e.request.pod_uid != request.pod_uid) return false;
-                              const std::string& waiting = e.request.event;
-                              if (waiting == ev::kPodPending) return request.event != ev::kPodPending;
-                              if (waiting == ev::kPodFailed || waiting == ev::kPodEvicted) {
-                                return request.event == ev::kPodRunning;
-                              }
-                              return false;
-                            }),
-             list.end());
+  list.erase(std::remove_if(list.begin(), list.end(), drop), list.end());
   if (list.empty()) entries_.erase(it);
+}
+
+void DelayedActions::OnRequest(const std::string& job_key, const Request& request) {
+  if (request.pod_uid.empty()) return;
+  EraseIf(job_key, [&](const Entry& e) {
+    if (e.request.pod_uid != request.pod_uid) return false;
+    const std::string& waiting = e.request.event;
+    if (waiting == ev::kPodPending) return request.event != ev::kPodPending;
+    if (waiting == ev::kPodFailed || waiting == ev::kPodEvicted) {
+      return request.event == ev::kPodRunning;
+    }
+    return false;
+  });
 }
 
 void DelayedActions::OnActionExecuted(const std::string& job_key, Action action,
                                       const Request& request) {
   if (action == Action::kSyncJob) return;
-  std::lock_guard<std::mutex> l(mu_);
-  auto it = entries_.find(job_key);
-  if (it == entries_.end()) return;
-  auto& list = it->second;
-  list.erase(std::remove_if(list.begin(), list.end(),
-                            [&](const Entry& e) {
-                              switch (action) {
-                                case Action::kRestartTask:
-                                  return e.request.task == request.task;
-                                case Action::kRestartPod:
-                                  return e.request.pod_uid == request.pod_uid;
-                                case Action::kRestartPartition:
-                                  return e.request.task == request.task &&
-                                         e.request.partition == request.partition;
-                                default:
-                                  return true;
-                              }
-                            }),
-             list.end());
-  if (list.empty()) entries_.erase(it);
+  EraseIf(job_key, [&](const Entry& e) {
+    switch (action) {
+      case Action::kRestartTask:
+        return e.request.task == request.task;
+      case Action::kRestartPod:
+        return e.request.pod_uid == request.pod_uid;
+      case Action::kRestartPartition:
+        return e.request.task == request.task && e.request.partition == request.partition;
+      default:
+        return true;
+    }
+  });
 }
 
 std::vector<DelayedActions::Entry> DelayedActions::TakeDue(const std::string& job_key) {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -100,6 +101,9 @@ class DelayedActions {
   void Forget(const std::string& job_key);
 
  private:
+  // Removes the job's entries matching `drop`.
+  void EraseIf(const std::string& job_key, const std::function<bool(const Entry&)>& drop);
+
   kube::ClockInterface& clock_;
   mutable std::mutex mu_;
   std::map<std::string, std::vector<Entry>> entries_;  // guarded by mu_

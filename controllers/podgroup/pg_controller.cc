@@ -125,10 +125,7 @@ Status PodGroupController::Initialize(ControllerContext& context) {
   podgroups_ = ctx_.informers->For(
       kPodGroups, PodGroupDecoder(),
       NamespacedScope(ctx_.options));
-  kube::WorkQueueOptions qo;
-  qo.name = "pg-controller";
-  qo.clock = ctx_.clock;
-  qo.registry = ctx_.metrics;
+  kube::WorkQueueOptions qo = QueueOptions(ctx_, "pg-controller");
   queue_ = std::make_unique<kube::WorkQueue>(qo);
   kube::EventHandlers h;
   h.on_add = [this](const kube::ObjectPtr& o) {

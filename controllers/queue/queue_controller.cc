@@ -67,10 +67,7 @@ Status QueueController::Initialize(ControllerContext& context) {
       kCommands, CommandDecoder(),
       NamespacedScope(ctx_.options));
 
-  kube::WorkQueueOptions qo;
-  qo.name = "queue-controller";
-  qo.clock = ctx_.clock;
-  qo.registry = ctx_.metrics;
+  kube::WorkQueueOptions qo = QueueOptions(ctx_, "queue-controller");
   queue_ = std::make_unique<kube::WorkQueue>(qo);
   metrics::FamilyOptions bounded;
   bounded.max_label_sets = 5000;

@@ -358,5 +358,32 @@ TEST_CASE("an unknown plugin is reported on the job instead of failing every pas
   CHECK(h.fake->Count(kPodGroupsPath) == 0);
 }
 
+TEST_CASE("a task that depends on another starts once that task is ready") {
+  Harness h;
+  h.fake->Put(kJobsPath,
+              R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"j",)"
+              R"("namespace":"ns"},"spec":{"minAvailable":1,"tasks":[)"
+              R"({"name":"db","replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}},)"
+              R"({"name":"app","replicas":2,"minAvailable":0,"dependsOn":{"name":["db"]},)"
+              R"("template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}]}})");
+  h.Start();
+  REQUIRE(h.Sync().ok());
+  h.AdmitPodGroup();
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Object(kPodsPath, "ns/j-db-0").has_value());
+  CHECK(h.fake->Count(kPodsPath) == 1);
+  // Running but not ready is not enough.
+  h.SetPodPhase("j-db-0", "Running");
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kPodsPath) == 1);
+  auto pod = h.fake->Object(kPodsPath, "ns/j-db-0");
+  std::string ready;
+  REQUIRE(json::ApplyMergePatch(*pod, R"({"status":{"containerStatuses":[{"name":"c","ready":true}]}})",
+                                &ready).ok());
+  h.fake->Put(kPodsPath, ready);
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kPodsPath) == 3);
+}
+
 }  // namespace
 }  // namespace tephra::controllers::job

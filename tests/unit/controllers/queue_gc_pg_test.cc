@@ -113,7 +113,7 @@ TEST_CASE("a bare pod owns its own PodGroup of one") {
   CHECK(pg.metadata.owner_references[0].uid == "pod-uid");
 }
 
-TEST_CASE("--controllers accepts Volcano's * and +/- syntax") {
+TEST_CASE("the controllers flag accepts Volcano's * and +/- syntax") {
   auto all = SelectControllers({"*"});
   REQUIRE(all.ok());
   CHECK(all->size() == 4);
