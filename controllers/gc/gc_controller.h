@@ -33,7 +33,6 @@ class GarbageCollector : public Controller {
   void Stop() override;
 
   Status Sync(const std::string& key);
-  kube::WorkQueue& queue() { return *queue_; }
 
  private:
 

@@ -43,8 +43,6 @@ class JobController : public Controller {
   // One pass over a job key, as a worker runs it. Exposed for tests, which drive the
   // controller without workers. Returns Conflict when the cache was stale.
   Status Sync(const std::string& key);
-  // The work queue (tests inspect delayed re-checks).
-  kube::ShardedWorkQueue& queue() { return *queue_; }
 
  private:
   struct InboxItem {

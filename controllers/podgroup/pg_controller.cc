@@ -53,9 +53,8 @@ api::PodGroup BuildPodGroupForPod(const api::Pod& pod,
   pg.kind = std::string(api::kPodGroupKind);
   pg.metadata.name = PodGroupNameForPod(pod);
   pg.metadata.namespace_ = pod.metadata.namespace_;
-  if (const kube::OwnerReference* owner = pod.metadata.ControllerRef()) {
+  if (pod.metadata.ControllerRef() != nullptr) {
     pg.metadata.owner_references = pod.metadata.owner_references;
-    (void)owner;
   } else {
     kube::OwnerReference self;
     self.api_version = "v1";
