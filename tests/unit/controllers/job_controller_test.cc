@@ -53,13 +53,13 @@ std::string Field(const std::string& text, std::initializer_list<const char*> pa
 class LossyTransport : public kube::Transport {
  public:
   explicit LossyTransport(std::shared_ptr<FakeApiServer> fake) : fake_(std::move(fake)) {}
-  StatusOr<kube::HttpResponse> RoundTrip(const kube::HttpRequest& request) override {
+  StatusOr<kube::ApiResponse> RoundTrip(const kube::ApiRequest& request) override {
     auto r = fake_->RoundTrip(request);
     if (request.method == "POST" && request.target.find("/pods") != std::string::npos &&
         request.target.find("/binding") == std::string::npos && lose_pod_creations > 0 && r.ok() &&
         r->status == 201) {
       --lose_pod_creations;
-      kube::HttpResponse lost;
+      kube::ApiResponse lost;
       lost.status = 409;
       lost.content_type = "application/json";
       lost.body = R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"AlreadyExists",)"
@@ -68,7 +68,7 @@ class LossyTransport : public kube::Transport {
     }
     return r;
   }
-  StatusOr<std::unique_ptr<kube::ResponseStream>> Stream(const kube::HttpRequest& request) override {
+  StatusOr<std::unique_ptr<kube::ResponseStream>> Stream(const kube::ApiRequest& request) override {
     return fake_->Stream(request);
   }
   std::atomic<int> lose_pod_creations{0};
