@@ -1,22 +1,12 @@
 // tephra-scheduler: a Volcano-compatible, session-based gang scheduler.
-#include <unistd.h>
-
 #include <atomic>
-#include <cstdlib>
-#include <random>
 #include <thread>
 
 #include <glog/logging.h>
 
-#include "kube/client.h"
-#include "kube/config.h"
+#include "kube/daemon.h"
 #include "kube/events.h"
-#include "kube/flags.h"
-#include "kube/health.h"
-#include "kube/http_server.h"
-#include "kube/leader_election.h"
 #include "kube/metrics.h"
-#include "kube/process.h"
 #include "scheduler/app/scheduler.h"
 
 namespace {
@@ -27,39 +17,10 @@ struct Flags {
   kube::ClientFlags client{"", "", "", 2000, 2000};
   scheduler::SchedulerOptions scheduler;
   std::string listen_address = "127.0.0.1:8080";
-  bool leader_elect = true;
-  std::string leader_namespace;
-  std::chrono::milliseconds lease{15000}, renew{10000}, retry{2000};
+  kube::LeaderElectionFlags leader;
   std::chrono::milliseconds sync_timeout{120000};
   std::vector<std::string> names;
 };
-
-StatusOr<std::pair<std::string, uint16_t>> SplitAddress(const std::string& address) {
-  size_t colon = address.rfind(':');
-  if (colon == std::string::npos) return InvalidArgument("--listen-address: want host:port, got " + address);
-  std::string host = address.substr(0, colon);
-  if (host.empty()) host = "0.0.0.0";
-  if (host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
-  char* end = nullptr;
-  long port = std::strtol(address.c_str() + colon + 1, &end, 10);
-  if (end == nullptr || *end != '\0' || port < 0 || port > 65535) {
-    return InvalidArgument("--listen-address: bad port in " + address);
-  }
-  return std::make_pair(host, static_cast<uint16_t>(port));
-}
-
-std::string DefaultNamespace() {
-  if (const char* ns = std::getenv("TEPHRA_NAMESPACE"); ns != nullptr && *ns != '\0') return ns;
-  if (const char* ns = std::getenv("POD_NAMESPACE"); ns != nullptr && *ns != '\0') return ns;
-  return "tephra-system";
-}
-
-std::string Identity() {
-  char host[256] = {0};
-  gethostname(host, sizeof host - 1);
-  std::mt19937 rng{std::random_device{}()};
-  return std::string(host) + "_" + std::to_string(rng() % 1000000);
-}
 
 }  // namespace
 
@@ -67,10 +28,7 @@ int main(int argc, char** argv) {
   Flags f;
   kube::FlagSet flags("tephra-scheduler", "Schedules gangs of pods for Volcano-compatible batch jobs.");
   flags.SetGroup("Kubernetes");
-  flags.AddString("kubeconfig", &f.client.kubeconfig, "Path to a kubeconfig; empty: in-cluster or $KUBECONFIG.");
-  flags.AddString("master", &f.client.master, "API server address, overriding the kubeconfig.");
-  flags.AddDouble("kube-api-qps", &f.client.qps, "Requests per second towards the API server.");
-  flags.AddInt("kube-api-burst", &f.client.burst, "Burst of requests towards the API server.");
+  kube::AddClientFlags(flags, &f.client);
   flags.SetGroup("Scheduling");
   flags.AddStringList("scheduler-name", &f.names, "Pods with this schedulerName are ours (repeatable; default volcano).");
   flags.AddString("scheduler-conf", &f.scheduler.conf_file, "volcano-scheduler.conf file; reloaded when it changes.");
@@ -83,35 +41,34 @@ int main(int argc, char** argv) {
   flags.AddString("node-selector", &f.scheduler.node_selector, "Only schedule onto nodes matching this label selector.");
   flags.AddInt("bind-workers", &f.scheduler.binder.workers, "Concurrent pods/binding requests.");
   flags.AddBool("record-scheduled-events", &f.scheduler.binder.record_scheduled_events, "Record a Scheduled event for every bound pod.");
+  flags.SetGroup("Leader election");
+  f.leader.Register(flags);
   flags.SetGroup("Process");
-  flags.AddString("listen-address", &f.listen_address, "Address for /metrics, /healthz and /readyz (port 0: none).");
-  flags.AddBool("leader-elect", &f.leader_elect, "Act only while holding the leader lease.");
-  flags.AddString("leader-elect-namespace", &f.leader_namespace, "Namespace of the leader lease (default: $TEPHRA_NAMESPACE or tephra-system).");
-  flags.AddDuration("leader-elect-lease-duration", &f.lease, "Leader lease duration.");
-  flags.AddDuration("leader-elect-renew-deadline", &f.renew, "Leader renew deadline.");
-  flags.AddDuration("leader-elect-retry-period", &f.retry, "Leader retry period.");
+  flags.AddString("listen-address", &f.listen_address, "Address for /metrics, /healthz and /readyz ('0' or port 0: none).");
   flags.AddDuration("cache-sync-timeout", &f.sync_timeout, "How long to wait for the informers at start.");
   flags.AddGlogFlags();
   kube::ShutdownSignal& shutdown = kube::InitProcess(argc, argv, flags);
   if (!f.names.empty()) f.scheduler.scheduler_names = f.names;
-  if (f.leader_namespace.empty()) f.leader_namespace = DefaultNamespace();
-
-  StatusOr<kube::RestConfig> config = kube::BuildConfig(f.client);
-  if (!config.ok()) {
-    LOG(ERROR) << config.status().ToString();
-    return 1;
+  if (f.leader.resource_name.empty()) {
+    f.leader.resource_name = f.scheduler.scheduler_names.size() == 1 ? f.scheduler.scheduler_names[0] : "volcano";
   }
-  config->user_agent = "tephra-scheduler";
-  StatusOr<std::shared_ptr<kube::Client>> client = kube::Client::FromConfig(*config);
+
+  StatusOr<std::shared_ptr<kube::Client>> client = kube::ConnectFromFlags(f.client, "tephra-scheduler");
   if (!client.ok()) {
     LOG(ERROR) << client.status().ToString();
     return 1;
   }
+  const std::string identity = kube::ProcessIdentity();
+  StatusOr<std::unique_ptr<kube::LeaseRunner>> lease = kube::LeaseRunner::Create(*client, f.leader, identity);
+  if (!lease.ok()) {
+    LOG(ERROR) << lease.status().message();
+    return 2;
+  }
 
   metrics::Registry& registry = metrics::DefaultRegistry();
-  kube::EventRecorder events(*client, {"tephra-scheduler", Identity()});
+  kube::EventRecorder events(*client, {"tephra-scheduler", identity});
   scheduler::Scheduler sched(*client, f.scheduler, &registry, &events);
-  std::atomic<bool> leading{!f.leader_elect};
+  std::atomic<bool> leading{false};
 
   kube::HealthChecks checks;
   (void)checks.AddReadinessCheck("informers-synced", [&] {
@@ -125,25 +82,10 @@ int main(int argc, char** argv) {
     }
     return Status::Ok();
   });
-  std::unique_ptr<kube::HttpServer> server;
-  auto address = SplitAddress(f.listen_address);
-  if (!address.ok()) {
-    LOG(ERROR) << address.status().message();
-    return 2;
-  }
-  if (address->second != 0) {
-    kube::HttpServerOptions so;
-    so.address = address->first;
-    so.port = address->second;
-    so.threads = 1;
-    so.name = "metrics";
-    server = std::make_unique<kube::HttpServer>(so);
-    Status mounted = kube::MountHealthEndpoints(*server, checks, registry);
-    Status started = mounted.ok() ? server->Start() : mounted;
-    if (!started.ok()) {
-      LOG(ERROR) << "serving " << f.listen_address << ": " << started.ToString();
-      return 1;
-    }
+  auto server = kube::ServeHealth({"listen-address", f.listen_address, false}, checks, registry);
+  if (!server.ok()) {
+    LOG(ERROR) << server.status().message();
+    return 1;
   }
 
   Status synced = sched.Start(f.sync_timeout);
@@ -152,41 +94,19 @@ int main(int argc, char** argv) {
     return 1;
   }
 
-  int exit_code = 0;
-  auto run = [&] {
+  std::thread loop;
+  kube::LeaseCallbacks callbacks;
+  callbacks.lead = [&] {
     leading = true;
-    sched.Run([&] { return !shutdown.Requested() && leading; });
+    loop = std::thread([&] { sched.Run([&] { return !shutdown.Requested() && leading; }); });
   };
-  if (!f.leader_elect) {
-    std::thread loop(run);
-    shutdown.Wait();
-    loop.join();
-  } else {
-    kube::LeaderElectionConfig le;
-    le.namespace_ = f.leader_namespace;
-    le.name = f.scheduler.scheduler_names.size() == 1 ? f.scheduler.scheduler_names[0] : "volcano";
-    le.identity = Identity();
-    le.lease_duration = f.lease;
-    le.renew_deadline = f.renew;
-    le.retry_period = f.retry;
-    std::thread loop;
-    kube::LeaderCallbacks cb;
-    cb.on_started_leading = [&] { loop = std::thread(run); };
-    cb.on_stopped_leading = [&] {
-      leading = false;
-      if (loop.joinable()) loop.join();
-    };
-    kube::LeaderElector elector(*client, le, cb);
-    shutdown.OnShutdown([&] { elector.Stop(); });
-    Status lost = elector.Run();
-    if (!lost.ok()) {
-      // A process that lost its lease stops and starts over clean.
-      LOG(ERROR) << lost.message();
-      exit_code = 1;
-    }
-  }
+  callbacks.stop_leading = [&] {
+    leading = false;
+    if (loop.joinable()) loop.join();
+  };
+  int exit_code = (*lease)->Run(shutdown, std::move(callbacks));
   sched.Stop();
   events.Flush(std::chrono::seconds(2));
-  if (server) server->Stop(std::chrono::seconds(2));
+  if (*server) (*server)->Stop(std::chrono::seconds(2));
   return exit_code;
 }
