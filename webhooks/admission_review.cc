@@ -229,7 +229,9 @@ StatusOr<AdmissionResponse> DecodeAdmissionResponse(std::string_view body) {
   std::string patch = resp["patch"].String();
   if (!patch.empty()) {
     std::string type = resp["patchType"].String();
-    if (type != "JSONPatch") errors.Add("response.patchType", "expected JSONPatch, got \"" + type + "\"");
+    if (type != "JSONPatch") {
+      errors.Add("response.patchType", "expected JSONPatch, got \"" + type + "\"");
+    }
     std::optional<std::string> decoded = Base64Decode(patch);
     if (!decoded) {
       errors.Add("response.patch", "invalid base64");

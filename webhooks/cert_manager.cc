@@ -122,9 +122,13 @@ StatusOr<CertificatePlan> PlanCertificates(const std::optional<CertificateMateri
   std::string problem = ServingCertificateProblem(m, cas, policy, now);
 
   if (cas.empty() || ca_expiring || (!problem.empty() && !can_sign)) {
-    reasons.push_back(cas.empty()   ? "no valid CA"
-                      : ca_expiring ? "the CA expires at " + kube::FormatTime(cas.front().info.not_after)
-                                    : "the CA's key is unknown");
+    if (cas.empty()) {
+      reasons.push_back("no valid CA");
+    } else if (ca_expiring) {
+      reasons.push_back("the CA expires at " + kube::FormatTime(cas.front().info.not_after));
+    } else {
+      reasons.push_back("the CA's key is unknown");
+    }
     TEPHRA_ASSIGN_OR_RETURN(CertificateAndKey ca, GenerateCa(CaName(now), policy.ca_validity, now));
     TEPHRA_ASSIGN_OR_RETURN(CertificateInfo info, InspectCertificate(ca.cert_pem));
     cas.insert(cas.begin(), ParsedCa{ca.cert_pem, info});

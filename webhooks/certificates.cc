@@ -113,7 +113,8 @@ std::string CommonName(const X509_NAME* name) {
   if (index < 0) return "";
   const ASN1_STRING* data = X509_NAME_ENTRY_get_data(X509_NAME_get_entry(name, index));
   const unsigned char* bytes = ASN1_STRING_get0_data(data);
-  return std::string(reinterpret_cast<const char*>(bytes), static_cast<size_t>(ASN1_STRING_length(data)));
+  return std::string(reinterpret_cast<const char*>(bytes),
+                     static_cast<size_t>(ASN1_STRING_length(data)));
 }
 
 Status AddExtension(X509* cert, X509* issuer, int nid, const char* value) {
@@ -270,8 +271,9 @@ SubjectAltNames ServiceDnsNames(std::string_view service, std::string_view names
 StatusOr<CertificateAndKey> GenerateCa(std::string_view common_name, std::chrono::seconds validity,
                                        SystemTime now) {
   TEPHRA_ASSIGN_OR_RETURN(KeyPtr key, NewKey());
-  TEPHRA_ASSIGN_OR_RETURN(X509Ptr cert,
-                          NewCertificate(common_name, key.get(), now - kCertificateBackdate, now + validity));
+  TEPHRA_ASSIGN_OR_RETURN(
+      X509Ptr cert,
+      NewCertificate(common_name, key.get(), now - kCertificateBackdate, now + validity));
   if (X509_set_issuer_name(cert.get(), X509_get_subject_name(cert.get())) != 1) {
     return OpenSslError("setting issuer");
   }
@@ -301,8 +303,8 @@ StatusOr<CertificateAndKey> IssueServingCertificate(const CertificateAndKey& ca,
   }
   SystemTime until = std::min(now + validity, FromAsn1(X509_get0_notAfter(ca_cert->get())));
   TEPHRA_ASSIGN_OR_RETURN(KeyPtr key, NewKey());
-  TEPHRA_ASSIGN_OR_RETURN(X509Ptr cert,
-                          NewCertificate(common_name, key.get(), now - kCertificateBackdate, until));
+  TEPHRA_ASSIGN_OR_RETURN(
+      X509Ptr cert, NewCertificate(common_name, key.get(), now - kCertificateBackdate, until));
   if (X509_set_issuer_name(cert.get(), X509_get_subject_name(ca_cert->get())) != 1) {
     return OpenSslError("setting issuer");
   }

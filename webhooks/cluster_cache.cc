@@ -75,9 +75,9 @@ ClusterCache::ClusterCache(kube::InformerFactory& factory, PathNeeds needs,
     queue_informer_ = factory.For(kQueueResource, QueueObjectDecoder());
     InformerQueueLookup::AddParentIndex(*queue_informer_);
     queues_ = std::make_unique<InformerQueueLookup>(queue_informer_);
-    registry.AddGaugeFunc("tephra_admission_queue_cache_synced",
-                          "1 once the Queue informer has synced.",
-                          [informer = queue_informer_] { return informer->HasSynced() ? 1.0 : 0.0; });
+    registry.AddGaugeFunc(
+        "tephra_admission_queue_cache_synced", "1 once the Queue informer has synced.",
+        [informer = queue_informer_] { return informer->HasSynced() ? 1.0 : 0.0; });
   }
   if (needs.namespaces) {
     namespace_informer_ = factory.For(kube::resources::kNamespaces, NamespaceObjectDecoder());

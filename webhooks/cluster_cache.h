@@ -52,7 +52,8 @@ kube::ObjectDecoder NamespaceObjectDecoder();
 // The informers and lookups for a set of paths. Create it, then start the factory.
 class ClusterCache {
  public:
-  // Registers tephra_admission_informer_synced{resource} gauges in `registry`.
+  // Registers tephra_admission_queue_cache_synced and tephra_admission_namespace_cache_synced
+  // (1 once synced) in `registry` for the informers it creates.
   ClusterCache(kube::InformerFactory& factory, PathNeeds needs, metrics::Registry& registry);
 
   ClusterView view() const;

@@ -3,6 +3,7 @@
 // exactly the answer a real request would, and they are safe to call from many threads.
 #pragma once
 
+#include <memory>
 #include <string_view>
 
 #include "api/json_patch.h"
@@ -33,5 +34,23 @@ AdmissionResponse AllowWithPatch(const AdmissionRequest& request, const api::Jso
 // request.object / request.oldObject, or InvalidArgument naming the missing one.
 StatusOr<const json::Value*> RequestObject(const AdmissionRequest& request);
 StatusOr<const json::Value*> RequestOldObject(const AdmissionRequest& request);
+
+enum class Side { kNew, kOld };
+template <typename T>
+using ObjectDecoder = StatusOr<std::shared_ptr<T>> (*)(const json::Value&,
+                                                       const api::DecodeOptions&);
+
+// The review's object (or old object) decoded with an api/ decoder, e.g.
+// DecodeRequestObject<api::Job>(request, api::DecodeJob). InvalidArgument when it is missing or
+// cannot be read; the message names the field.
+template <typename T>
+StatusOr<std::shared_ptr<T>> DecodeRequestObject(const AdmissionRequest& request,
+                                                 ObjectDecoder<T> decode, Side side = Side::kNew,
+                                                 api::DecodeOptions options = {}) {
+  StatusOr<const json::Value*> value =
+      side == Side::kNew ? RequestObject(request) : RequestOldObject(request);
+  if (!value.ok()) return value.status();
+  return decode(**value, options);
+}
 
 }  // namespace tephra::webhooks

@@ -12,9 +12,8 @@ class JobMutator : public AdmissionHandler {
   // Defaults apply on CREATE only, as in Volcano: an update keeps what the user wrote.
   AdmissionResponse Admit(const AdmissionRequest& request) const override {
     if (request.operation != Operation::kCreate) return AdmissionResponse::Allow(request);
-    StatusOr<const json::Value*> object = RequestObject(request);
-    if (!object.ok()) return DenyBadRequest(request, object.status());
-    auto job = api::DecodeJob(**object, {.keep_raw = true});
+    auto job =
+        DecodeRequestObject<api::Job>(request, api::DecodeJob, Side::kNew, {.keep_raw = true});
     if (!job.ok()) return DenyBadRequest(request, job.status());
     return AllowWithPatch(request, api::DefaultJob(job->get(), options_));
   }
@@ -31,20 +30,14 @@ class JobValidator : public AdmissionHandler {
     if (!request.sub_resource.empty()) return AdmissionResponse::Allow(request);
     switch (request.operation) {
       case Operation::kCreate: {
-        StatusOr<const json::Value*> object = RequestObject(request);
-        if (!object.ok()) return DenyBadRequest(request, object.status());
-        auto job = api::DecodeJob(**object);
+        auto job = DecodeRequestObject<api::Job>(request, api::DecodeJob);
         if (!job.ok()) return DenyBadRequest(request, job.status());
         return AllowUnlessInvalid(request, api::ValidateJobCreate(**job, &queues_));
       }
       case Operation::kUpdate: {
-        StatusOr<const json::Value*> object = RequestObject(request);
-        if (!object.ok()) return DenyBadRequest(request, object.status());
-        StatusOr<const json::Value*> old_object = RequestOldObject(request);
-        if (!old_object.ok()) return DenyBadRequest(request, old_object.status());
-        auto job = api::DecodeJob(**object);
+        auto job = DecodeRequestObject<api::Job>(request, api::DecodeJob);
         if (!job.ok()) return DenyBadRequest(request, job.status());
-        auto old_job = api::DecodeJob(**old_object);
+        auto old_job = DecodeRequestObject<api::Job>(request, api::DecodeJob, Side::kOld);
         if (!old_job.ok()) return DenyBadRequest(request, old_job.status());
         return AllowUnlessInvalid(request, api::ValidateJobUpdate(**old_job, **job));
       }

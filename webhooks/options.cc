@@ -15,7 +15,8 @@ std::vector<std::string> SplitComma(std::string_view list) {
   size_t start = 0;
   while (start <= list.size()) {
     size_t comma = list.find(',', start);
-    std::string_view item = list.substr(start, comma == std::string_view::npos ? comma : comma - start);
+    std::string_view item =
+        list.substr(start, comma == std::string_view::npos ? comma : comma - start);
     if (!item.empty()) out.emplace_back(item);
     if (comma == std::string_view::npos) break;
     start = comma + 1;
@@ -121,7 +122,8 @@ Status AdmissionOptions::Finish() {
   if (!healthz_address.empty() && healthz_address != "0") {
     std::string host;
     uint16_t p = 0;
-    TEPHRA_RETURN_IF_ERROR(SplitHostPort(healthz_address, &host, &p).WithContext("--healthz-address"));
+    TEPHRA_RETURN_IF_ERROR(
+        SplitHostPort(healthz_address, &host, &p).WithContext("--healthz-address"));
   }
   if (namespace_.empty()) namespace_ = DefaultNamespace();
   if (generates_certificates() && (secret_name.empty() || service_name.empty())) {

@@ -11,9 +11,8 @@ class PodGroupMutator : public AdmissionHandler {
 
   AdmissionResponse Admit(const AdmissionRequest& request) const override {
     if (request.operation != Operation::kCreate) return AdmissionResponse::Allow(request);
-    StatusOr<const json::Value*> object = RequestObject(request);
-    if (!object.ok()) return DenyBadRequest(request, object.status());
-    auto pg = api::DecodePodGroup(**object, {.keep_raw = true});
+    auto pg = DecodeRequestObject<api::PodGroup>(request, api::DecodePodGroup, Side::kNew,
+                                                 {.keep_raw = true});
     if (!pg.ok()) return DenyBadRequest(request, pg.status());
     // The review always names the namespace; an object without one gets it for the lookup,
     // and the patch base includes it so that the patch only carries the defaults.
@@ -36,9 +35,7 @@ class PodGroupValidator : public AdmissionHandler {
     if (request.operation != Operation::kCreate || !request.sub_resource.empty()) {
       return AdmissionResponse::Allow(request);
     }
-    StatusOr<const json::Value*> object = RequestObject(request);
-    if (!object.ok()) return DenyBadRequest(request, object.status());
-    auto pg = api::DecodePodGroup(**object);
+    auto pg = DecodeRequestObject<api::PodGroup>(request, api::DecodePodGroup);
     if (!pg.ok()) return DenyBadRequest(request, pg.status());
     return AllowUnlessInvalid(request, api::ValidatePodGroupCreate(**pg, &queues_));
   }

@@ -9,9 +9,8 @@ class QueueMutator : public AdmissionHandler {
  public:
   AdmissionResponse Admit(const AdmissionRequest& request) const override {
     if (request.operation != Operation::kCreate) return AdmissionResponse::Allow(request);
-    StatusOr<const json::Value*> object = RequestObject(request);
-    if (!object.ok()) return DenyBadRequest(request, object.status());
-    auto queue = api::DecodeQueue(**object, {.keep_raw = true});
+    auto queue =
+        DecodeRequestObject<api::Queue>(request, api::DecodeQueue, Side::kNew, {.keep_raw = true});
     if (!queue.ok()) return DenyBadRequest(request, queue.status());
     return AllowWithPatch(request, api::DefaultQueue(queue->get()));
   }
@@ -26,20 +25,14 @@ class QueueValidator : public AdmissionHandler {
     if (!request.sub_resource.empty()) return AdmissionResponse::Allow(request);
     switch (request.operation) {
       case Operation::kCreate: {
-        StatusOr<const json::Value*> object = RequestObject(request);
-        if (!object.ok()) return DenyBadRequest(request, object.status());
-        auto queue = api::DecodeQueue(**object);
+        auto queue = DecodeRequestObject<api::Queue>(request, api::DecodeQueue);
         if (!queue.ok()) return DenyBadRequest(request, queue.status());
         return AllowUnlessInvalid(request, api::ValidateQueueCreate(**queue, queues_, options_));
       }
       case Operation::kUpdate: {
-        StatusOr<const json::Value*> object = RequestObject(request);
-        if (!object.ok()) return DenyBadRequest(request, object.status());
-        StatusOr<const json::Value*> old_object = RequestOldObject(request);
-        if (!old_object.ok()) return DenyBadRequest(request, old_object.status());
-        auto queue = api::DecodeQueue(**object);
+        auto queue = DecodeRequestObject<api::Queue>(request, api::DecodeQueue);
         if (!queue.ok()) return DenyBadRequest(request, queue.status());
-        auto old_queue = api::DecodeQueue(**old_object);
+        auto old_queue = DecodeRequestObject<api::Queue>(request, api::DecodeQueue, Side::kOld);
         if (!old_queue.ok()) return DenyBadRequest(request, old_queue.status());
         return AllowUnlessInvalid(
             request, api::ValidateQueueUpdate(**old_queue, **queue, queues_, options_));

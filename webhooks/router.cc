@@ -68,8 +68,8 @@ kube::HttpResponse AdmissionRouter::ServeRoute(std::string_view path, const Rout
     observe();
     LOG(WARNING) << "admission " << path << ": malformed review from " << http.remote_address
                  << ": " << request.status().message();
-    return kube::HttpResponse::Text(400,
-                                    "malformed AdmissionReview: " + request.status().message() + "\n");
+    return kube::HttpResponse::Text(
+        400, "malformed AdmissionReview: " + request.status().message() + "\n");
   }
   Status ready = route.ready ? route.ready() : Status::Ok();
   AdmissionResponse response =

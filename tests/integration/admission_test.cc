@@ -215,6 +215,20 @@ class Suite {
     REQUIRE(called);
   }
 
+  // The usual start of a test: a replica serving `paths`, its hooks registered, and a namespace
+  // they see, once the API server calls them.
+  struct Served {
+    Replica& replica;
+    std::string ns;
+  };
+  Served Serve(const std::string& paths) {
+    Replica& replica = Start(paths);
+    RegisterWebhooks(replica.port, paths);
+    std::string ns = Namespace();
+    WaitUntilCalled(ns);
+    return {replica, ns};
+  }
+
   // The queue `default`, Open, as the controller would leave it.
   void EnsureDefaultQueue() {
     k_.Run({"create", "-f", "-"}, R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",
@@ -257,10 +271,7 @@ CommandResult Apply(const Kubectl& k, const std::string& ns, const std::string& 
 
 TEST_CASE("kubectl apply of bad Jobs, Queues and PodGroups prints every problem") {
   Suite suite;
-  Replica& replica = suite.Start(kDefaultPaths);
-  suite.RegisterWebhooks(replica.port, kDefaultPaths);
-  std::string ns = suite.Namespace();
-  suite.WaitUntilCalled(ns);
+  auto [replica, ns] = suite.Serve(kDefaultPaths);
   suite.EnsureDefaultQueue();
 
   CommandResult job = Apply(suite.k(), ns, R"(
@@ -330,10 +341,7 @@ spec: {minMember: 2, queue: nowhere}
 
 TEST_CASE("A good Job comes back defaulted, and --dry-run=server stores nothing") {
   Suite suite;
-  Replica& replica = suite.Start(kDefaultPaths);
-  suite.RegisterWebhooks(replica.port, kDefaultPaths);
-  std::string ns = suite.Namespace();
-  suite.WaitUntilCalled(ns);
+  auto [replica, ns] = suite.Serve(kDefaultPaths);
   suite.EnsureDefaultQueue();
   const std::string job = R"(
 apiVersion: batch.volcano.sh/v1alpha1
@@ -399,10 +407,7 @@ spec: {minMember: 1, queue: default}
 
 TEST_CASE("Queues: defaults, the hierarchy rules, and default and root cannot be deleted") {
   Suite suite;
-  Replica& replica = suite.Start(kDefaultPaths);
-  suite.RegisterWebhooks(replica.port, kDefaultPaths);
-  std::string ns = suite.Namespace();
-  suite.WaitUntilCalled(ns);
+  auto [replica, ns] = suite.Serve(kDefaultPaths);
   suite.EnsureDefaultQueue();
   suite.Label("queue", "default");
 
@@ -442,10 +447,7 @@ TEST_CASE("Queues: defaults, the hierarchy rules, and default and root cannot be
 
 TEST_CASE("A second replica reuses the Secret, and its certificate chains to the same CA") {
   Suite suite;
-  Replica& first = suite.Start(kDefaultPaths);
-  suite.RegisterWebhooks(first.port, kDefaultPaths);
-  std::string ns = suite.Namespace();
-  suite.WaitUntilCalled(ns);
+  auto [first, ns] = suite.Serve(kDefaultPaths);
   auto secret_field = [&](const std::string& field) {
     return suite.k().MustRun({"get", "secret", "-n", suite.suite_namespace(), suite.secret(),
                               "-o", "jsonpath={" + field + "}"});
@@ -480,10 +482,7 @@ TEST_CASE("A second replica reuses the Secret, and its certificate chains to the
 TEST_CASE("With the daemon gone Job creates fail closed, pods in kube-system are unaffected") {
   Suite suite;
   const std::string paths = kDefaultPaths + ",/pods/validate";
-  Replica& replica = suite.Start(paths);
-  suite.RegisterWebhooks(replica.port, paths);
-  std::string ns = suite.Namespace();
-  suite.WaitUntilCalled(ns);
+  auto [replica, ns] = suite.Serve(paths);
   // kube-system carries the label too: only the hooks' own exclusion keeps its pods out.
   suite.Label("namespace", "kube-system");
   const std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p",
