@@ -471,6 +471,13 @@ TEST_CASE("A second replica reuses the Secret, and its certificate chains to the
   INFO(tls.err);
   CHECK(tls.out == "ok");
 
+  // Damage the Secret: the replicas watch it and repair it at once, keeping the CA.
+  suite.k().MustRun({"patch", "secret", "-n", suite.suite_namespace(), suite.secret(),
+                     "--type=json", "-p", R"([{"op":"remove","path":"/data/tls.crt"}])"});
+  CHECK(Eventually([&] { return !secret_field(".data.tls\\.crt").empty(); },
+                   std::chrono::seconds(10)));
+  CHECK(Base64Decode(secret_field(".data.ca\\.crt")) == ca);
+
   // Point the hooks at the second replica and stop the first: requests keep being answered.
   suite.RegisterWebhooks(second.port, kDefaultPaths);
   first.process->Signal(SIGTERM);
