@@ -75,7 +75,8 @@ describe() {
 
 IFS=, read -r -a path_list <<<"$paths"
 for path in "${path_list[@]}"; do
-  read -r hook group version resource ops scope <<<"$(describe "$path")"
+  desc=$(describe "$path") || exit 2
+  read -r hook group version resource ops scope <<<"$desc"
   [[ "$group" == core ]] && group=""
   if [[ "$path" == */mutate ]]; then kind=MutatingWebhookConfiguration; else kind=ValidatingWebhookConfiguration; fi
   policy=Fail
