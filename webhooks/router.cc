@@ -66,8 +66,10 @@ kube::HttpResponse AdmissionRouter::ServeRoute(std::string_view path, const Rout
   if (!request.ok()) {
     route.error->Inc();
     observe();
-    LOG(WARNING) << "admission " << path << ": malformed review from " << http.remote_address
-                 << ": " << request.status().message();
+    // Anyone who can reach the port can send these; one line per hundred keeps the log usable.
+    LOG_EVERY_N(WARNING, 100) << "admission " << path << ": malformed review from "
+                              << http.remote_address << ": " << request.status().message()
+                              << " (" << google::COUNTER << " so far)";
     return kube::HttpResponse::Text(
         400, "malformed AdmissionReview: " + request.status().message() + "\n");
   }
