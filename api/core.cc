@@ -332,6 +332,19 @@ void DecodePodSpec(const json::Reader& r, PodSpec* out) {
     tol.effect = t["effect"].String();
     tol.toleration_seconds = t["tolerationSeconds"].OptInt();
   });
+  r["topologySpreadConstraints"].ForEach([&](const json::Reader& t) {
+    TopologySpreadConstraint& c = out->topology_spread_constraints.emplace_back();
+    c.max_skew = t["maxSkew"].Int32();
+    c.topology_key = t["topologyKey"].String();
+    c.when_unsatisfiable = t["whenUnsatisfiable"].String();
+    if (json::Reader sel = t["labelSelector"]; sel.present()) {
+      DecodeLabelSelector(sel, &c.label_selector.emplace());
+    }
+    c.min_domains = t["minDomains"].OptInt32();
+    c.match_label_keys = t["matchLabelKeys"].StringList();
+    c.node_affinity_policy = t["nodeAffinityPolicy"].String();
+    c.node_taints_policy = t["nodeTaintsPolicy"].String();
+  });
   out->priority = r["priority"].OptInt32();
   out->priority_class_name = r["priorityClassName"].String();
   out->scheduler_name = r["schedulerName"].String();
@@ -366,6 +379,19 @@ void EncodePodSpecInto(const PodSpec& spec, JsonObject& o) {
     t.SetString("effect", tol.effect);
     t.SetOptInt("tolerationSeconds", tol.toleration_seconds);
   });
+  o.EditList("topologySpreadConstraints", spec.topology_spread_constraints.size(),
+             [&](size_t i, JsonObject& t) {
+               const TopologySpreadConstraint& c = spec.topology_spread_constraints[i];
+               t.SetInt("maxSkew", c.max_skew);
+               t.SetString("topologyKey", c.topology_key);
+               t.SetString("whenUnsatisfiable", c.when_unsatisfiable);
+               t.EditIf("labelSelector", c.label_selector.has_value(),
+                        [&](JsonObject& sel) { EncodeLabelSelectorInto(*c.label_selector, sel); });
+               t.SetOptInt("minDomains", c.min_domains);
+               t.SetStringList("matchLabelKeys", c.match_label_keys);
+               t.SetString("nodeAffinityPolicy", c.node_affinity_policy);
+               t.SetString("nodeTaintsPolicy", c.node_taints_policy);
+             });
   o.SetOptInt("priority", spec.priority);
   o.SetString("priorityClassName", spec.priority_class_name);
   o.SetString("schedulerName", spec.scheduler_name);

@@ -135,6 +135,19 @@ struct Toleration {
   bool operator==(const Toleration&) const = default;
 };
 
+// spec.topologySpreadConstraints[i].
+struct TopologySpreadConstraint {
+  int32_t max_skew = 0;
+  std::string topology_key;
+  std::string when_unsatisfiable;  // DoNotSchedule or ScheduleAnyway
+  std::optional<LabelSelector> label_selector;
+  std::optional<int32_t> min_domains;
+  std::vector<std::string> match_label_keys;
+  std::string node_affinity_policy;  // "" means Honor
+  std::string node_taints_policy;    // "" means Ignore
+  bool operator==(const TopologySpreadConstraint&) const = default;
+};
+
 struct Volume {
   std::string name;
   // persistentVolumeClaim.claimName when the volume is a PVC, else empty.
@@ -152,6 +165,7 @@ struct PodSpec {
   std::map<std::string, std::string> node_selector;
   std::optional<Affinity> affinity;
   std::vector<Toleration> tolerations;
+  std::vector<TopologySpreadConstraint> topology_spread_constraints;
   std::optional<int32_t> priority;
   std::string priority_class_name;
   std::string scheduler_name;

@@ -117,7 +117,7 @@ int Measure(kube::Client& client, const std::string& ns, int rounds, const std::
     kube::ListOptions lo;
     lo.limit = 500;
     while (true) {
-      kube::HttpRequest req;
+      kube::ApiRequest req;
       req.target = kube::resources::kPods.Path(ns) + "?limit=500" +
                    (lo.continue_token.empty() ? "" : "&continue=" + kube::QueryEscape(lo.continue_token));
       auto resp = client.Do(req, true);

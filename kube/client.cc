@@ -9,61 +9,6 @@
 
 namespace tephra::kube {
 
-std::string Resource::GroupVersion() const {
-  return group.empty() ? version : group + "/" + version;
-}
-
-std::string Resource::Path(std::string_view ns, std::string_view name,
-                           std::string_view subresource) const {
-  std::string p = group.empty() ? "/api/" + version : "/apis/" + group + "/" + version;
-  if (namespaced && !ns.empty()) {
-    p += "/namespaces/";
-    p += ns;
-  }
-  p += "/";
-  p += plural;
-  if (!name.empty()) {
-    p += "/";
-    p += name;
-    if (!subresource.empty()) {
-      p += "/";
-      p += subresource;
-    }
-  }
-  return p;
-}
-
-std::string Resource::ToString() const {
-  std::string s = plural + "." + version;
-  if (!group.empty()) s += "." + group;
-  return s;
-}
-
-namespace resources {
-const Resource kPods{"", "v1", "pods", true, "Pod"};
-const Resource kNodes{"", "v1", "nodes", false, "Node"};
-const Resource kNamespaces{"", "v1", "namespaces", false, "Namespace"};
-const Resource kConfigMaps{"", "v1", "configmaps", true, "ConfigMap"};
-const Resource kSecrets{"", "v1", "secrets", true, "Secret"};
-const Resource kServices{"", "v1", "services", true, "Service"};
-const Resource kEvents{"", "v1", "events", true, "Event"};
-const Resource kPersistentVolumeClaims{"", "v1", "persistentvolumeclaims", true,
-                                       "PersistentVolumeClaim"};
-const Resource kLeases{"coordination.k8s.io", "v1", "leases", true, "Lease"};
-const Resource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", false,
-                                "PriorityClass"};
-const Resource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1",
-                                          "customresourcedefinitions", false,
-                                          "CustomResourceDefinition"};
-const Resource kNetworkPolicies{"networking.k8s.io", "v1", "networkpolicies", true,
-                                "NetworkPolicy"};
-const Resource kMutatingWebhookConfigurations{"admissionregistration.k8s.io", "v1",
-                                              "mutatingwebhookconfigurations", false,
-                                              "MutatingWebhookConfiguration"};
-const Resource kValidatingWebhookConfigurations{"admissionregistration.k8s.io", "v1",
-                                                "validatingwebhookconfigurations", false,
-                                                "ValidatingWebhookConfiguration"};
-}  // namespace resources
 
 std::string QueryEscape(std::string_view value) {
   static const char* hex = "0123456789ABCDEF";
@@ -147,7 +92,7 @@ std::string ContentType(PatchType t) {
 
 }  // namespace
 
-Status StatusFromResponse(const HttpResponse& response) {
+Status StatusFromResponse(const ApiResponse& response) {
   if (IsSuccess(response.status)) return Status::Ok();
   json::Document doc;
   if (!response.body.empty() && json::Parse(response.body, &doc).ok() && doc.IsObject() &&
@@ -273,7 +218,7 @@ StatusOr<std::shared_ptr<Client>> Client::FromConfig(const RestConfig& config) {
   return std::make_shared<Client>(std::move(transport), options);
 }
 
-StatusOr<HttpResponse> Client::Do(HttpRequest request, bool idempotent) {
+StatusOr<ApiResponse> Client::Do(ApiRequest request, bool idempotent) {
   static thread_local std::mt19937 rng{std::random_device{}()};
   if (request.timeout.count() == 0) request.timeout = options_.request_timeout;
   Status last;
@@ -290,7 +235,7 @@ StatusOr<HttpResponse> Client::Do(HttpRequest request, bool idempotent) {
       clock_.WaitUntil(lock, cv, clock_.Monotonic() + delay, [] { return false; });
     }
     throttle_.Wait();
-    StatusOr<HttpResponse> response = transport_->RoundTrip(request);
+    StatusOr<ApiResponse> response = transport_->RoundTrip(request);
     if (!response.ok()) {
       last = response.status();
       // Connection failures: the request may have been processed, so only idempotent ones
@@ -326,7 +271,7 @@ StatusOr<HttpResponse> Client::Do(HttpRequest request, bool idempotent) {
 
 namespace {
 
-StatusOr<std::string> BodyOrError(StatusOr<HttpResponse> response) {
+StatusOr<std::string> BodyOrError(StatusOr<ApiResponse> response) {
   if (!response.ok()) return response.status();
   if (!IsSuccess(response->status)) return StatusFromResponse(*response);
   return std::move(response->body);
@@ -341,14 +286,14 @@ void AddWriteQuery(std::string* target, const WriteOptions& o) {
 
 StatusOr<std::string> Client::Get(const Resource& r, std::string_view ns, std::string_view name,
                                   std::string_view subresource) {
-  HttpRequest req;
+  ApiRequest req;
   req.target = r.Path(ns, name, subresource);
   return BodyOrError(Do(std::move(req), true));
 }
 
 StatusOr<ListPage> Client::List(const Resource& r, std::string_view ns,
                                 const ListOptions& options) {
-  HttpRequest req;
+  ApiRequest req;
   req.target = r.Path(ns);
   AddQuery(&req.target, "labelSelector", options.label_selector);
   AddQuery(&req.target, "fieldSelector", options.field_selector);
@@ -390,7 +335,7 @@ StatusOr<std::string> Client::ListAll(const Resource& r, std::string_view ns, Li
 
 StatusOr<std::unique_ptr<Watch>> Client::StartWatch(const Resource& r, std::string_view ns,
                                                     const WatchOptions& options) {
-  HttpRequest req;
+  ApiRequest req;
   req.target = r.Path(ns);
   AddQuery(&req.target, "watch", "1");
   AddQuery(&req.target, "resourceVersion", options.resource_version);
@@ -406,7 +351,7 @@ StatusOr<std::unique_ptr<Watch>> Client::StartWatch(const Resource& r, std::stri
   throttle_.Wait();
   TEPHRA_ASSIGN_OR_RETURN(std::unique_ptr<ResponseStream> stream, transport_->Stream(req));
   if (!IsSuccess(stream->status())) {
-    HttpResponse response;
+    ApiResponse response;
     response.status = stream->status();
     while (true) {
       StatusOr<bool> more = stream->Read(&response.body);
@@ -419,7 +364,7 @@ StatusOr<std::unique_ptr<Watch>> Client::StartWatch(const Resource& r, std::stri
 
 StatusOr<std::string> Client::Create(const Resource& r, std::string_view ns,
                                      std::string_view body, const WriteOptions& options) {
-  HttpRequest req;
+  ApiRequest req;
   req.method = "POST";
   req.target = r.Path(ns);
   AddWriteQuery(&req.target, options);
@@ -433,7 +378,7 @@ StatusOr<std::string> Client::CreateSubresource(const Resource& r, std::string_v
                                                 std::string_view subresource,
                                                 std::string_view body,
                                                 const WriteOptions& options) {
-  HttpRequest req;
+  ApiRequest req;
   req.method = "POST";
   req.target = r.Path(ns, name, subresource);
   AddWriteQuery(&req.target, options);
@@ -445,7 +390,7 @@ StatusOr<std::string> Client::CreateSubresource(const Resource& r, std::string_v
 StatusOr<std::string> Client::Update(const Resource& r, std::string_view ns,
                                      std::string_view name, std::string_view body,
                                      const WriteOptions& options, std::string_view subresource) {
-  HttpRequest req;
+  ApiRequest req;
   req.method = "PUT";
   req.target = r.Path(ns, name, subresource);
   AddWriteQuery(&req.target, options);
@@ -461,7 +406,7 @@ StatusOr<std::string> Client::Patch(const Resource& r, std::string_view ns,
   if (type == PatchType::kApply && options.field_manager.empty()) {
     return InvalidArgument("server-side apply needs a field manager");
   }
-  HttpRequest req;
+  ApiRequest req;
   req.method = "PATCH";
   req.target = r.Path(ns, name, subresource);
   AddQuery(&req.target, "fieldManager", options.field_manager);
@@ -474,7 +419,7 @@ StatusOr<std::string> Client::Patch(const Resource& r, std::string_view ns,
 
 Status Client::Delete(const Resource& r, std::string_view ns, std::string_view name,
                       const DeleteOptions& options) {
-  HttpRequest req;
+  ApiRequest req;
   req.method = "DELETE";
   req.target = r.Path(ns, name);
   json::Writer w;
@@ -496,7 +441,7 @@ Status Client::Delete(const Resource& r, std::string_view ns, std::string_view n
   req.body = w.Take();
   req.content_type = "application/json";
   // Deleting twice is harmless: the repeat answers NotFound.
-  StatusOr<HttpResponse> response = Do(std::move(req), true);
+  StatusOr<ApiResponse> response = Do(std::move(req), true);
   if (!response.ok()) return response.status();
   return StatusFromResponse(*response);
 }

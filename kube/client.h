@@ -15,43 +15,13 @@
 #include "kube/clock.h"
 #include "kube/config.h"
 #include "kube/json.h"
+#include "kube/resource.h"
 #include "kube/status.h"
 #include "kube/token_bucket.h"
 #include "kube/transport.h"
 
 namespace tephra::kube {
 
-// A REST resource: "pods" in "" / "v1", "leases" in "coordination.k8s.io" / "v1", ...
-struct Resource {
-  std::string group;  // "" for the core group
-  std::string version;
-  std::string plural;
-  bool namespaced = true;
-  std::string kind;
-
-  std::string GroupVersion() const;  // "v1", "apps/v1"
-  // "/api/v1/namespaces/ns/pods/name/status" (empty parts are left out).
-  std::string Path(std::string_view ns, std::string_view name = "",
-                   std::string_view subresource = "") const;
-  std::string ToString() const;  // "pods.v1", "jobs.v1alpha1.batch.volcano.sh"
-};
-
-namespace resources {
-extern const Resource kPods;
-extern const Resource kNodes;
-extern const Resource kNamespaces;
-extern const Resource kConfigMaps;
-extern const Resource kSecrets;
-extern const Resource kServices;
-extern const Resource kEvents;
-extern const Resource kPersistentVolumeClaims;
-extern const Resource kLeases;
-extern const Resource kPriorityClasses;
-extern const Resource kCustomResourceDefinitions;
-extern const Resource kNetworkPolicies;
-extern const Resource kMutatingWebhookConfigurations;
-extern const Resource kValidatingWebhookConfigurations;
-}  // namespace resources
 
 struct ListOptions {
   std::string label_selector;
@@ -151,7 +121,7 @@ class Watch {
 };
 
 // Turns a non-2xx response into a Status, using the API `Status` body's reason and message.
-Status StatusFromResponse(const HttpResponse& response);
+Status StatusFromResponse(const ApiResponse& response);
 
 struct ClientOptions {
   double qps = 50;
@@ -196,7 +166,7 @@ class Client {
                 const DeleteOptions& options = {});
 
   // Any request, with throttling, retries and error mapping.
-  StatusOr<HttpResponse> Do(HttpRequest request, bool idempotent);
+  StatusOr<ApiResponse> Do(ApiRequest request, bool idempotent);
 
   const std::shared_ptr<Transport>& transport() const { return transport_; }
   const ClientOptions& options() const { return options_; }

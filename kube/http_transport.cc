@@ -119,7 +119,7 @@ using Request = http::request<http::string_body>;
 
 struct ExchangeResult {
   Status status;
-  HttpResponse response;
+  ApiResponse response;
   bool keep_alive = false;
   bool stale = false;  // failed before any response byte: the connection was dead already
 };
@@ -311,7 +311,7 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
     return Status::Ok();
   }
 
-  StatusOr<HttpResponse> RoundTrip(const HttpRequest& request) override {
+  StatusOr<ApiResponse> RoundTrip(const ApiRequest& request) override {
     TEPHRA_ASSIGN_OR_RETURN(Request req, Build(request));
     auto timeout = request.timeout.count() > 0 ? request.timeout : config_.timeout;
     for (int attempt = 0;; ++attempt) {
@@ -336,7 +336,7 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
     }
   }
 
-  StatusOr<std::unique_ptr<ResponseStream>> Stream(const HttpRequest& request) override {
+  StatusOr<std::unique_ptr<ResponseStream>> Stream(const ApiRequest& request) override {
     TEPHRA_ASSIGN_OR_RETURN(Request req, Build(request));
     auto state = std::make_shared<StreamState>();
     state->idle_timeout = request.timeout.count() > 0 ? request.timeout : config_.timeout;
@@ -371,7 +371,7 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
     return token_;
   }
 
-  StatusOr<Request> Build(const HttpRequest& in) {
+  StatusOr<Request> Build(const ApiRequest& in) {
     http::verb verb = http::string_to_verb(in.method);
     if (verb == http::verb::unknown) return InvalidArgument("unknown HTTP method " + in.method);
     Request req{verb, address_.base_path + in.target, 11};

@@ -248,11 +248,12 @@ Status LeaderElector::Run() {
     std::lock_guard<std::mutex> l(mu_);
     leading_ = false;
   }
+  if (!result.ok()) LOG(ERROR) << result.message();
+  // Stop acting before handing the lease back, so a successor never overlaps with us.
+  if (callbacks_.on_stopped_leading) callbacks_.on_stopped_leading();
   if (result.ok() && config_.release_on_cancel && !Release()) {
     LOG(WARNING) << "leader election: could not release lease " << config_.name;
   }
-  if (!result.ok()) LOG(ERROR) << result.message();
-  if (callbacks_.on_stopped_leading) callbacks_.on_stopped_leading();
   return result;
 }
 

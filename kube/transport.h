@@ -16,7 +16,7 @@
 
 namespace tephra::kube {
 
-struct HttpRequest {
+struct ApiRequest {
   std::string method = "GET";
   std::string target;  // path and query: "/api/v1/namespaces/x/pods?limit=500"
   std::string body;
@@ -26,7 +26,7 @@ struct HttpRequest {
   std::chrono::milliseconds timeout{0};
 };
 
-struct HttpResponse {
+struct ApiResponse {
   int status = 0;
   std::string body;
   std::string content_type;
@@ -49,9 +49,9 @@ class Transport {
  public:
   virtual ~Transport() = default;
   // One request, whole response. Network failures are Unavailable; timeouts DeadlineExceeded.
-  virtual StatusOr<HttpResponse> RoundTrip(const HttpRequest& request) = 0;
+  virtual StatusOr<ApiResponse> RoundTrip(const ApiRequest& request) = 0;
   // Sends the request and returns once the response headers have arrived.
-  virtual StatusOr<std::unique_ptr<ResponseStream>> Stream(const HttpRequest& request) = 0;
+  virtual StatusOr<std::unique_ptr<ResponseStream>> Stream(const ApiRequest& request) = 0;
 };
 
 struct TransportOptions {

@@ -1,11 +1,10 @@
 #include "webhooks/cluster_cache.h"
 
 #include "api/core.h"
+#include "api/kinds.h"
 #include "api/scheduling.h"
 
 namespace tephra::webhooks {
-
-const kube::Resource kQueueResource{"scheduling.volcano.sh", "v1beta1", "queues", false, "Queue"};
 
 namespace {
 
@@ -72,7 +71,7 @@ kube::ObjectDecoder NamespaceObjectDecoder() {
 ClusterCache::ClusterCache(kube::InformerFactory& factory, PathNeeds needs,
                            metrics::Registry& registry) {
   if (needs.queues) {
-    queue_informer_ = factory.For(kQueueResource, QueueObjectDecoder());
+    queue_informer_ = factory.For(api::kQueues, QueueObjectDecoder());
     InformerQueueLookup::AddParentIndex(*queue_informer_);
     queues_ = std::make_unique<InformerQueueLookup>(queue_informer_);
     registry.AddGaugeFunc(

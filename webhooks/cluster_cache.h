@@ -13,9 +13,6 @@
 
 namespace tephra::webhooks {
 
-// scheduling.volcano.sh/v1beta1 queues.
-extern const kube::Resource kQueueResource;
-
 // api::QueueLookup over a Queue informer's store. The informer must decode with
 // QueueObjectDecoder() and carry the parent index (AddParentIndex, before it starts).
 class InformerQueueLookup final : public api::QueueLookup {

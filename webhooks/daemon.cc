@@ -13,6 +13,7 @@
 
 #include <glog/logging.h>
 
+#include "kube/daemon.h"
 #include "kube/informer.h"
 #include "kube/metrics.h"
 #include "webhooks/ca_bundle_patcher.h"
@@ -103,10 +104,9 @@ class Daemon {
 
   int Run() {
     if (Status s = StartHealthServer(); !s.ok()) return Fail(s);
-    StatusOr<kube::RestConfig> config = kube::BuildConfig(options_.client);
-    if (!config.ok()) return Fail(config.status().WithContext("Kubernetes client configuration"));
-    StatusOr<std::shared_ptr<kube::Client>> client = kube::Client::FromConfig(*config);
-    if (!client.ok()) return Fail(client.status().WithContext("Kubernetes client"));
+    StatusOr<std::shared_ptr<kube::Client>> client =
+        kube::ConnectFromFlags(options_.client, "tephra-admission");
+    if (!client.ok()) return Fail(client.status());
     client_ = *client;
     factory_ = std::make_unique<kube::InformerFactory>(client_);
 
@@ -148,10 +148,7 @@ class Daemon {
     server.port = static_cast<uint16_t>(options_.port);
     server.threads = options_.threads;
     server.request_timeout = options_.request_timeout;
-    if (!options_.healthz_address.empty() && options_.healthz_address != "0") {
-      TEPHRA_RETURN_IF_ERROR(
-          SplitHostPort(options_.healthz_address, &server.health_host, &server.health_port));
-    }
+    server.health_address = options_.healthz_address;
     server_ = std::make_unique<AdmissionServer>(server, registry_);
     TEPHRA_RETURN_IF_ERROR(server_->AddReadinessCheck("serving", [this] {
       return serving_.load() ? Status::Ok() : Unavailable("the webhook server has not started");

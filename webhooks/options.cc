@@ -1,9 +1,8 @@
 #include "webhooks/options.h"
 
-#include <cstdlib>
-#include <fstream>
 #include <set>
 
+#include "kube/daemon.h"
 #include "webhooks/certificates.h"
 #include "webhooks/handlers.h"
 
@@ -30,12 +29,7 @@ AdmissionOptions::AdmissionOptions() : enabled_admission(SplitComma(kDefaultEnab
 
 void AdmissionOptions::Register(kube::FlagSet& flags) {
   flags.SetGroup("Kubernetes API");
-  flags.AddString("kubeconfig", &client.kubeconfig,
-                  "Path to a kubeconfig; empty: $KUBECONFIG, in-cluster, then ~/.kube/config.");
-  flags.AddString("context", &client.context, "kubeconfig context to use.");
-  flags.AddString("master", &client.master, "API server address, overriding the kubeconfig's.");
-  flags.AddDouble("kube-api-qps", &client.qps, "Requests per second towards the API server.");
-  flags.AddInt("kube-api-burst", &client.burst, "Burst of requests towards the API server.");
+  kube::AddClientFlags(flags, &client);
 
   flags.SetGroup("Serving");
   flags.AddString("address", &address, "Address the HTTPS webhook server listens on.");
@@ -74,8 +68,8 @@ void AdmissionOptions::Register(kube::FlagSet& flags) {
                   "caBundle (none written when empty).");
   flags.AddString("secret-name", &secret_name, "Secret holding the generated certificates.");
   flags.AddString("namespace", &namespace_,
-                  "Namespace of the Secret; default $TEPHRA_NAMESPACE, the pod's namespace, or "
-                  "tephra-system.");
+                  "Namespace of the Secret; default $TEPHRA_NAMESPACE, $POD_NAMESPACE, the pod's "
+                  "namespace, or tephra-system.");
   flags.AddString("service-name", &service_name,
                   "Service in front of the webhook; its DNS names go into the certificate.");
   flags.AddStringList("extra-san", &extra_sans,
@@ -120,41 +114,12 @@ Status AdmissionOptions::Finish() {
     TEPHRA_RETURN_IF_ERROR(AddSubjectAltName(san, &sans).WithContext("--extra-san"));
   }
   if (!healthz_address.empty() && healthz_address != "0") {
-    std::string host;
-    uint16_t p = 0;
-    TEPHRA_RETURN_IF_ERROR(
-        SplitHostPort(healthz_address, &host, &p).WithContext("--healthz-address"));
+    TEPHRA_RETURN_IF_ERROR(kube::SplitHostPort("healthz-address", healthz_address).status());
   }
-  if (namespace_.empty()) namespace_ = DefaultNamespace();
+  if (namespace_.empty()) namespace_ = kube::DefaultDaemonNamespace();
   if (generates_certificates() && (secret_name.empty() || service_name.empty())) {
     return InvalidArgument("--secret-name and --service-name must not be empty");
   }
-  return Status::Ok();
-}
-
-std::string DefaultNamespace() {
-  if (const char* env = std::getenv("TEPHRA_NAMESPACE"); env != nullptr && *env != '\0') {
-    return env;
-  }
-  std::ifstream in("/var/run/secrets/kubernetes.io/serviceaccount/namespace");
-  std::string ns;
-  if (in && std::getline(in, ns) && !ns.empty()) return ns;
-  return "tephra-system";
-}
-
-Status SplitHostPort(const std::string& address, std::string* host, uint16_t* port) {
-  size_t colon = address.rfind(':');
-  if (colon == std::string::npos) return InvalidArgument("\"" + address + "\" is not host:port");
-  std::string h = address.substr(0, colon);
-  std::string p = address.substr(colon + 1);
-  if (h.size() >= 2 && h.front() == '[' && h.back() == ']') h = h.substr(1, h.size() - 2);
-  char* end = nullptr;
-  long value = std::strtol(p.c_str(), &end, 10);
-  if (p.empty() || end != p.c_str() + p.size() || value < 0 || value > 65535) {
-    return InvalidArgument("\"" + address + "\": the port must be a number from 0 to 65535");
-  }
-  *host = h.empty() ? "0.0.0.0" : h;
-  *port = static_cast<uint16_t>(value);
   return Status::Ok();
 }
 

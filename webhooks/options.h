@@ -45,7 +45,7 @@ struct AdmissionOptions {
   std::string tls_private_key_file;
   std::string ca_cert_file;
   std::string secret_name = "volcano-admission-secret";
-  std::string namespace_;  // default: DefaultNamespace()
+  std::string namespace_;  // default: kube::DefaultDaemonNamespace()
   std::string service_name = "volcano-admission-service";
   std::vector<std::string> extra_sans;
   std::string cert_dir;  // default: a private temporary directory
@@ -59,12 +59,5 @@ struct AdmissionOptions {
 
   bool generates_certificates() const { return tls_cert_file.empty(); }
 };
-
-// The namespace of the Secret when --namespace is not given: $TEPHRA_NAMESPACE, else the
-// service account's namespace when running in a pod, else tephra-system.
-std::string DefaultNamespace();
-
-// "host:port" → host, port. Accepts "[::1]:80" and ":80" (all interfaces).
-Status SplitHostPort(const std::string& address, std::string* host, uint16_t* port);
 
 }  // namespace tephra::webhooks

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include "kube/daemon.h"
 #include "kube/health.h"
 #include "kube/http_server.h"
 #include "webhooks/router.h"
@@ -43,18 +44,13 @@ Status AdmissionServer::AddReadinessCheck(std::string name, std::function<Status
 }
 
 Status AdmissionServer::StartHealth() {
-  if (impl_->options_.health_host.empty() || impl_->health_server_ != nullptr) return Status::Ok();
-  kube::HttpServerOptions server;
-  server.address = impl_->options_.health_host;
-  server.port = impl_->options_.health_port;
-  server.threads = 1;
-  server.name = "health";
-  impl_->health_server_ = std::make_unique<kube::HttpServer>(server);
-  TEPHRA_RETURN_IF_ERROR(
-      kube::MountHealthEndpoints(*impl_->health_server_, impl_->health_, impl_->registry_));
-  TEPHRA_RETURN_IF_ERROR(impl_->health_server_->Start().WithContext("health server"));
-  LOG(INFO) << "serving /healthz, /readyz and /metrics on http://" << server.address << ":"
-            << impl_->health_server_->port();
+  const std::string& address = impl_->options_.health_address;
+  if (address.empty() || impl_->health_server_ != nullptr) return Status::Ok();
+  kube::HealthServing serving;
+  serving.flag = "healthz-address";
+  serving.address = address;
+  TEPHRA_ASSIGN_OR_RETURN(impl_->health_server_,
+                          kube::ServeHealth(serving, impl_->health_, impl_->registry_));
   return Status::Ok();
 }
 

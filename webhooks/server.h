@@ -1,9 +1,6 @@
 // The serving side of tephra-admission: the HTTPS webhook server with the admission router,
 // /healthz, /readyz and /metrics on it and, optionally, on a plain-HTTP health port.
-//
-// This header keeps kube/http_server.h out of the daemon's wiring, which also includes the
-// Kubernetes client (kube/transport.h declares client-side HttpRequest/HttpResponse types of
-// the same names).
+// Beast and the HTTP server's types stay behind this header.
 #pragma once
 
 #include <chrono>
@@ -26,9 +23,8 @@ struct AdmissionServerOptions {
   std::chrono::milliseconds request_timeout = std::chrono::seconds(10);
   std::string cert_file;  // PEM, re-read when it changes
   std::string key_file;
-  // Plain-HTTP /healthz, /readyz, /metrics; empty: none.
-  std::string health_host;
-  uint16_t health_port = 0;
+  // host:port of the plain-HTTP /healthz, /readyz, /metrics; "" or "0": none.
+  std::string health_address;
 };
 
 class AdmissionServer {

@@ -73,7 +73,7 @@ std::string Key(const std::string& ns, const std::string& name) {
   return ns.empty() ? name : ns + "/" + name;
 }
 
-kube::HttpResponse ErrorResponse(int code, const std::string& reason, const std::string& msg) {
+kube::ApiResponse ErrorResponse(int code, const std::string& reason, const std::string& msg) {
   json::Writer w;
   w.StartObject()
       .Field("kind", "Status")
@@ -83,15 +83,15 @@ kube::HttpResponse ErrorResponse(int code, const std::string& reason, const std:
       .Field("reason", reason)
       .Field("code", int64_t{code})
       .EndObject();
-  kube::HttpResponse r;
+  kube::ApiResponse r;
   r.status = code;
   r.body = w.Take();
   r.content_type = "application/json";
   return r;
 }
 
-kube::HttpResponse Ok(int code, std::string body) {
-  kube::HttpResponse r;
+kube::ApiResponse Ok(int code, std::string body) {
+  kube::ApiResponse r;
   r.status = code;
   r.body = std::move(body);
   r.content_type = "application/json";
@@ -319,7 +319,7 @@ size_t FakeApiServer::Count(const std::string& collection) {
   return objects_[t.collection].size();
 }
 
-StatusOr<kube::HttpResponse> FakeApiServer::RoundTrip(const kube::HttpRequest& request) {
+StatusOr<kube::ApiResponse> FakeApiServer::RoundTrip(const kube::ApiRequest& request) {
   {
     std::lock_guard<std::mutex> l(mu_);
     requests_.push_back(request.method + " " + request.target);
@@ -330,7 +330,7 @@ StatusOr<kube::HttpResponse> FakeApiServer::RoundTrip(const kube::HttpRequest& r
     }
     for (auto it = faults_.begin(); it != faults_.end(); ++it) {
       if (!it->method.empty() && it->method != request.method) continue;
-      kube::HttpResponse r = ErrorResponse(it->status, it->status == 429 ? "TooManyRequests" : "",
+      kube::ApiResponse r = ErrorResponse(it->status, it->status == 429 ? "TooManyRequests" : "",
                                            "injected failure");
       if (it->retry_after) r.retry_after = std::chrono::seconds(*it->retry_after);
       if (--it->count <= 0) faults_.erase(it);
@@ -340,7 +340,7 @@ StatusOr<kube::HttpResponse> FakeApiServer::RoundTrip(const kube::HttpRequest& r
   return Handle(request);
 }
 
-StatusOr<kube::HttpResponse> FakeApiServer::Handle(const kube::HttpRequest& request) {
+StatusOr<kube::ApiResponse> FakeApiServer::Handle(const kube::ApiRequest& request) {
   Target t = Parse(request.target);
   std::lock_guard<std::mutex> l(mu_);
   auto& objs = objects_[t.collection];
@@ -458,7 +458,7 @@ StatusOr<kube::HttpResponse> FakeApiServer::Handle(const kube::HttpRequest& requ
 }
 
 StatusOr<std::unique_ptr<kube::ResponseStream>> FakeApiServer::Stream(
-    const kube::HttpRequest& request) {
+    const kube::ApiRequest& request) {
   Target t = Parse(request.target);
   std::lock_guard<std::mutex> l(mu_);
   requests_.push_back(request.method + " " + request.target);

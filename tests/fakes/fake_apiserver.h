@@ -26,8 +26,8 @@ class FakeApiServer : public kube::Transport {
   FakeApiServer();
   ~FakeApiServer() override;
 
-  StatusOr<kube::HttpResponse> RoundTrip(const kube::HttpRequest& request) override;
-  StatusOr<std::unique_ptr<kube::ResponseStream>> Stream(const kube::HttpRequest& request) override;
+  StatusOr<kube::ApiResponse> RoundTrip(const kube::ApiRequest& request) override;
+  StatusOr<std::unique_ptr<kube::ResponseStream>> Stream(const kube::ApiRequest& request) override;
 
   // ---- fault injection ----
   // The next `count` requests (matching `method`, or any when empty) get HTTP `status`.
@@ -70,7 +70,7 @@ class FakeApiServer : public kube::Transport {
     std::optional<int> retry_after;
   };
 
-  StatusOr<kube::HttpResponse> Handle(const kube::HttpRequest& request);
+  StatusOr<kube::ApiResponse> Handle(const kube::ApiRequest& request);
   std::string Store(const std::string& collection, const std::string& ns, const std::string& json,
                     const std::string& type);  // requires mu_
   void Notify(const Event& e);                 // requires mu_

@@ -41,11 +41,11 @@ class Partition : public Transport {
  public:
   explicit Partition(std::shared_ptr<Transport> inner) : inner_(std::move(inner)) {}
 
-  StatusOr<HttpResponse> RoundTrip(const HttpRequest& r) override {
+  StatusOr<ApiResponse> RoundTrip(const ApiRequest& r) override {
     if (cut_) return Unavailable("partitioned by test");
     return inner_->RoundTrip(r);
   }
-  StatusOr<std::unique_ptr<ResponseStream>> Stream(const HttpRequest& r) override {
+  StatusOr<std::unique_ptr<ResponseStream>> Stream(const ApiRequest& r) override {
     if (cut_) return Unavailable("partitioned by test");
     TEPHRA_ASSIGN_OR_RETURN(std::unique_ptr<ResponseStream> s, inner_->Stream(r));
     std::shared_ptr<ResponseStream> shared(std::move(s));

@@ -358,3 +358,34 @@ TEST_CASE("Pod templates keep their text and overlay the decoded view") {
 
 }  // namespace
 }  // namespace tephra::api
+
+namespace tephra::api {
+namespace {
+
+TEST_CASE("topology spread constraints decode and encode") {
+  const char* text = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{
+    "containers":[{"name":"c","image":"i"}],
+    "topologySpreadConstraints":[{"maxSkew":2,"topologyKey":"zone","whenUnsatisfiable":"DoNotSchedule",
+      "labelSelector":{"matchLabels":{"app":"x"}},"minDomains":3,"matchLabelKeys":["pod-template-hash"],
+      "nodeTaintsPolicy":"Honor"}]}})";
+  auto pod = DecodePod(text);
+  REQUIRE(pod.ok());
+  REQUIRE((*pod)->spec.topology_spread_constraints.size() == 1);
+  const auto& c = (*pod)->spec.topology_spread_constraints[0];
+  CHECK(c.max_skew == 2);
+  CHECK(c.topology_key == "zone");
+  CHECK(c.when_unsatisfiable == "DoNotSchedule");
+  REQUIRE(c.label_selector);
+  CHECK(c.label_selector->match_labels.at("app") == "x");
+  CHECK(c.min_domains == 3);
+  CHECK(c.match_label_keys == std::vector<std::string>{"pod-template-hash"});
+  CHECK(c.node_taints_policy == "Honor");
+  Pod copy = **pod;
+  copy.raw.reset();
+  auto again = DecodePod(EncodePod(copy));
+  REQUIRE(again.ok());
+  CHECK((*again)->spec.topology_spread_constraints == (*pod)->spec.topology_spread_constraints);
+}
+
+}  // namespace
+}  // namespace tephra::api

@@ -78,7 +78,7 @@ TEST_CASE("broken connections are retried only for idempotent requests") {
 }
 
 TEST_CASE("API Status bodies become typed errors with the server's message") {
-  HttpResponse r;
+  ApiResponse r;
   r.status = 422;
   r.body = R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"Invalid",
       "message":"Job.batch.volcano.sh \"j\" is invalid: spec.minAvailable: Invalid value: -1",

@@ -103,11 +103,11 @@ TEST_CASE("one of two candidates leads and a clean stop hands over at once") {
 class Partition : public Transport {
  public:
   explicit Partition(std::shared_ptr<FakeApiServer> fake) : fake_(std::move(fake)) {}
-  StatusOr<HttpResponse> RoundTrip(const HttpRequest& r) override {
+  StatusOr<ApiResponse> RoundTrip(const ApiRequest& r) override {
     if (cut) return Unavailable("partitioned");
     return fake_->RoundTrip(r);
   }
-  StatusOr<std::unique_ptr<ResponseStream>> Stream(const HttpRequest& r) override {
+  StatusOr<std::unique_ptr<ResponseStream>> Stream(const ApiRequest& r) override {
     if (cut) return Unavailable("partitioned");
     return fake_->Stream(r);
   }

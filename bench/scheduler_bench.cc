@@ -1,0 +1,209 @@
+// In-process scheduler benchmark: no API server, the cache fed directly.
+//
+//   bench_scheduler [--nodes 5000] [--gangs 5000] [--gang-size 10] [--running 100000]
+//                   [--conf default|binpack] [--json FILE]
+//
+// Measures (1) pods placed per second when `gangs` × `gang-size` pending pods arrive at once
+// on `nodes` empty nodes, cycle by cycle until nothing more can be placed; (2) the time to open
+// a session (snapshot + plugin setup) over `running` running pods when nothing changed; (3)
+// peak resident memory.
+#include <sys/resource.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "scheduler/builtins.h"
+#include "scheduler/cache/cache.h"
+#include "scheduler/framework/cycle.h"
+
+namespace {
+
+using namespace tephra;
+using namespace tephra::scheduler;
+using Clock = std::chrono::steady_clock;
+
+std::string Arg(int argc, char** argv, const std::string& name, const std::string& def) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (argv[i] == name) return argv[i + 1];
+  }
+  return def;
+}
+
+double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+long PeakRssKb() {
+  struct rusage ru {};
+  getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_maxrss;
+}
+
+// Binds by assuming in the cache, as the real binder does before its API call.
+class AssumingBinder : public Binder {
+ public:
+  explicit AssumingBinder(SchedulerCache& cache) : cache_(cache) {}
+  void Bind(const TaskInfo& task, const std::string& node) override {
+    if (cache_.AssumeBinding(task.job, task.uid(), node).ok()) ++bound;
+  }
+  size_t bound = 0;
+
+ private:
+  SchedulerCache& cache_;
+};
+
+void AddNodes(SchedulerCache& cache, int n) {
+  api::Resources r = *api::Resources::FromString("cpu=32,memory=256Gi,pods=110");
+  for (int i = 0; i < n; ++i) {
+    auto node = std::make_shared<api::Node>();
+    node->metadata.name = "node-" + std::to_string(i);
+    node->metadata.labels = {{"kubernetes.io/hostname", node->metadata.name},
+                             {"topology.kubernetes.io/zone", "zone-" + std::to_string(i % 10)}};
+    node->status.allocatable = r.ToList();
+    node->status.capacity = node->status.allocatable;
+    node->status.conditions.push_back({"Ready", "True", "", ""});
+    cache.UpsertNode(node);
+  }
+}
+
+std::shared_ptr<PodInfo> NewPod(SpecInterner& interner, const std::string& ns, const std::string& name,
+                                const std::string& group, const api::PodSpec& spec) {
+  auto pod = std::make_shared<PodInfo>();
+  pod->metadata.namespace_ = ns;
+  pod->metadata.name = name;
+  pod->metadata.uid = ns + "-" + name;
+  pod->metadata.labels = {{"volcano.sh/job-name", group}, {"volcano.sh/task-spec", "worker"}};
+  pod->group_name = group;
+  pod->task_role = "worker";
+  pod->phase = "Pending";
+  pod->spec = interner.Intern(MakeSchedulingSpec(spec));
+  return pod;
+}
+
+api::PodSpec WorkerSpec(const char* request) {
+  api::PodSpec spec;
+  spec.scheduler_name = "volcano";
+  api::Container c;
+  c.name = "worker";
+  c.resources.requests = api::Resources::FromString(request)->ToList();
+  spec.containers.push_back(c);
+  return spec;
+}
+
+void AddGangs(SchedulerCache& cache, SpecInterner& interner, const std::string& prefix, int gangs,
+              int size, const char* request, const std::string& phase, int running_nodes) {
+  api::PodSpec spec = WorkerSpec(request);
+  for (int g = 0; g < gangs; ++g) {
+    std::string group = prefix + std::to_string(g);
+    auto pg = std::make_shared<api::PodGroup>();
+    pg->metadata.namespace_ = "bench";
+    pg->metadata.name = group;
+    pg->metadata.uid = "pg-" + group;
+    pg->spec.queue = "default";
+    pg->spec.min_member = size;
+    pg->status.phase = phase;
+    cache.UpsertPodGroup(pg);
+    for (int i = 0; i < size; ++i) {
+      auto pod = NewPod(interner, "bench", group + "-worker-" + std::to_string(i), group, spec);
+      if (running_nodes > 0) {
+        pod->phase = "Running";
+        pod->node_name = "node-" + std::to_string((g * size + i) % running_nodes);
+      }
+      cache.UpsertPod(pod);
+    }
+  }
+}
+
+const char* kBinpackConf = R"(actions: "enqueue, allocate, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: overcommit}, {name: drf}, {name: predicates}, {name: proportion}, {name: binpack}]
+)";
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int nodes = std::stoi(Arg(argc, argv, "--nodes", "5000"));
+  const int gangs = std::stoi(Arg(argc, argv, "--gangs", "5000"));
+  const int gang_size = std::stoi(Arg(argc, argv, "--gang-size", "10"));
+  const int running = std::stoi(Arg(argc, argv, "--running", "100000"));
+  const std::string conf_name = Arg(argc, argv, "--conf", "default");
+  const std::string json_path = Arg(argc, argv, "--json", "");
+
+  Registry registry;
+  if (!RegisterBuiltins(registry).ok()) return 1;
+  auto conf = ParseSchedulerConf(conf_name == "binpack" ? kBinpackConf : DefaultSchedulerConfYaml(),
+                                 registry.ActionNames(), registry.PluginNames());
+  if (!conf.ok()) return 1;
+  auto default_queue = std::make_shared<api::Queue>();
+  default_queue->metadata.name = "default";
+  default_queue->spec.weight = 1;
+
+  // ---- 1. placement throughput ----
+  SchedulerCache cache(CacheOptions{});
+  auto interner = std::make_shared<SpecInterner>();
+  cache.UpsertQueue(default_queue);
+  AddNodes(cache, nodes);
+  AddGangs(cache, *interner, "gang-", gangs, gang_size, "cpu=1,memory=2Gi", "Inqueue", 0);
+  AssumingBinder binder(cache);
+  const size_t pending = static_cast<size_t>(gangs) * static_cast<size_t>(gang_size);
+  auto t0 = Clock::now();
+  int cycles = 0;
+  double first_open = 0, first_allocate = 0;
+  while (binder.bound < pending && cycles < 50) {
+    SessionOptions options;
+    options.uid = "bench-" + std::to_string(cycles);
+    options.binder = &binder;
+    size_t before = binder.bound;
+    CycleResult r = RunCycle(cache.TakeSnapshot(), *conf, registry, options);
+    if (cycles == 0) {
+      first_open = Seconds(r.open);
+      for (const auto& [name, d] : r.actions) {
+        if (name == "allocate") first_allocate = Seconds(d);
+      }
+    }
+    ++cycles;
+    if (binder.bound == before) break;
+  }
+  double place_s = Seconds(Clock::now() - t0);
+  double pods_per_s = static_cast<double>(binder.bound) / place_s;
+  std::printf("placement: %d nodes, %d gangs x %d pods (conf %s)\n", nodes, gangs, gang_size,
+              conf_name.c_str());
+  std::printf("  placed %zu/%zu pods in %.3f s over %d cycles: %.0f pods/s\n", binder.bound, pending,
+              place_s, cycles, pods_per_s);
+  std::printf("  first cycle: open %.1f ms, allocate %.3f s\n", first_open * 1e3, first_allocate);
+
+  // ---- 2. session open over many running pods, nothing changed ----
+  SchedulerCache big(CacheOptions{});
+  SpecInterner big_interner;
+  big.UpsertQueue(default_queue);
+  AddNodes(big, nodes);
+  AddGangs(big, big_interner, "run-", running / gang_size, gang_size, "cpu=1,memory=2Gi", "Running", nodes);
+  double snapshot_ms = 1e9, open_ms = 1e9, cycle_ms = 1e9;
+  for (int i = 0; i < 5; ++i) {
+    auto ts = Clock::now();
+    auto snap = big.TakeSnapshot();
+    snapshot_ms = std::min(snapshot_ms, Seconds(Clock::now() - ts) * 1e3);
+    SessionOptions options;
+    options.uid = "open-" + std::to_string(i);
+    auto tc = Clock::now();
+    CycleResult r = RunCycle(std::move(snap), *conf, registry, options);
+    cycle_ms = std::min(cycle_ms, Seconds(Clock::now() - tc) * 1e3);
+    open_ms = std::min(open_ms, Seconds(r.open) * 1e3 + Seconds(Clock::now() - ts) * 0);
+  }
+  std::printf("steady state: %d running pods on %d nodes, nothing changed\n", running, nodes);
+  std::printf("  snapshot %.2f ms, session open %.2f ms, whole cycle %.2f ms\n", snapshot_ms, open_ms,
+              cycle_ms);
+  long rss_kb = PeakRssKb();
+  std::printf("peak RSS %.0f MiB (both scenarios in one process)\n", static_cast<double>(rss_kb) / 1024);
+  if (!json_path.empty()) {
+    std::ofstream out(json_path);
+    out << "{\"nodes\":" << nodes << ",\"pending_pods\":" << pending << ",\"bound\":" << binder.bound
+        << ",\"place_seconds\":" << place_s << ",\"pods_per_second\":" << pods_per_s
+        << ",\"cycles\":" << cycles << ",\"running_pods\":" << running
+        << ",\"snapshot_ms\":" << snapshot_ms << ",\"session_open_ms\":" << open_ms
+        << ",\"idle_cycle_ms\":" << cycle_ms << ",\"peak_rss_mib\":" << static_cast<double>(rss_kb) / 1024
+        << ",\"conf\":\"" << conf_name << "\"}\n";
+  }
+  return binder.bound == pending ? 0 : 1;
+}

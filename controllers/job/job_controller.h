@@ -1,0 +1,111 @@
+// The job controller: turns a Volcano Job into a PodGroup and pods, derives the Job's status
+// from its pods and applies lifecycle policies through the state machine (state_machine.h).
+//
+// Reconciliation is level-based: informer handlers never write; they record what happened to
+// a job (a Request: a pod failed, a Command arrived) in the job's inbox and queue the job's key.
+// A worker takes the key, reads the caches, drains the inbox (policies react to events such as
+// "pod failed with exit code 3", which a level cannot show), runs at most one action through
+// the state machine and converges the job's pods, PodGroup and status. Keys are sharded over
+// the workers by FNV-32, so one job is only ever handled by one thread.
+#pragma once
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "api/batch.h"
+#include "api/core.h"
+#include "api/scheduling.h"
+#include "controllers/framework/controller.h"
+#include "controllers/job/policy.h"
+#include "controllers/job/state_machine.h"
+#include "kube/metrics.h"
+#include "kube/workqueue.h"
+
+namespace tephra::controllers::job {
+
+class JobController : public Controller {
+ public:
+  JobController();
+  ~JobController() override;
+
+  std::string_view Name() const override { return "job-controller"; }
+  Status Initialize(ControllerContext& context) override;
+  void Start() override;
+  void Stop() override;
+
+  // One pass over a job key, as a worker runs it. Exposed for tests, which drive the
+  // controller without workers. Returns Conflict when the cache was stale.
+  Status Sync(const std::string& key);
+
+ private:
+  struct InboxItem {
+    Request request;
+    std::string command_name;  // set for Commands: deleted before the action runs
+    std::string command_uid;
+    bool command_consumed = false;
+  };
+  // What this process did that the caches may not show yet.
+  struct Expectations {
+    std::map<std::string, kube::Time> created;  // pod name → when
+    std::set<std::string> deleted_pod_uids;
+    std::string deleted_podgroup_uid;
+    int64_t plugins_updated_generation = -1;
+  };
+
+  static InboxItem Item(Request request);
+  void Enqueue(const std::string& key, InboxItem item);
+  void OnPod(const api::Pod& pod, Request request);
+  void Worker(size_t shard);
+  void HandleResult(const std::string& key, const Status& status);
+
+  std::vector<std::shared_ptr<const api::Pod>> OwnedPods(const api::Job& job) const;
+  Status Execute(api::Job& job, const std::vector<std::shared_ptr<const api::Pod>>& pods,
+                 Action action, const Request& request, const std::string& reason);
+  // Kills pods per `kill`; returns the names deleted.
+  StatusOr<std::set<std::string>> KillPods(const api::Job& job,
+                                           const std::vector<std::shared_ptr<const api::Pod>>& pods,
+                                           Kill kill, Action action, const Request& request,
+                                           Expectations& exp);
+  Status DeletePod(const api::Pod& pod);
+  Status DeletePodGroup(const api::Job& job, Expectations& exp);
+  // Creates or updates the PodGroup; returns its phase ("" while it cannot be seen yet).
+  StatusOr<std::string> EnsurePodGroup(const api::Job& job, Expectations& exp);
+  Status EnsureVolumes(api::Job& job, api::JobStatus& status);
+  Status RunPluginsOnJob(const api::Job& job, api::JobStatus& status, Expectations& exp,
+                         bool initiating);
+  // Creates missing pods and deletes surplus ones; fills created/deleted.
+  Status SyncPods(const api::Job& job, const std::vector<std::shared_ptr<const api::Pod>>& pods,
+                  Expectations& exp, std::vector<std::pair<std::string, std::string>>* created,
+                  std::set<std::string>* deleted);
+  Status WriteStatus(const api::Job& job, const api::JobStatus& status);
+  void RecordEvent(const api::Job& job, bool warning, const std::string& reason,
+                   const std::string& message);
+  void TrackPhase(const std::string& key, const std::string& queue, const std::string& phase);
+  Expectations& ExpectationsFor(const std::string& key);
+  void Forget(const std::string& key);
+
+  ControllerContext ctx_;
+  std::shared_ptr<kube::Informer> jobs_, pods_, podgroups_, commands_, priority_classes_;
+  std::unique_ptr<kube::ShardedWorkQueue> queue_;
+  std::unique_ptr<DelayedActions> delayed_;
+  std::vector<std::thread> workers_;
+
+  std::mutex mu_;
+  std::unordered_map<std::string, std::deque<InboxItem>> inbox_;       // guarded by mu_
+  std::unordered_map<std::string, Expectations> expectations_;         // guarded by mu_
+  std::unordered_map<std::string, std::pair<std::string, std::string>> phases_;  // key → queue, phase
+
+  metrics::Histogram* reconcile_seconds_ = nullptr;
+  metrics::Histogram* pod_creation_seconds_ = nullptr;
+  metrics::GaugeVec* phase_count_ = nullptr;
+  metrics::CounterVec* finished_total_ = nullptr;
+};
+
+}  // namespace tephra::controllers::job

@@ -1,0 +1,55 @@
+// Job status derivation: pod counts per phase and per task, the Running-phase completion
+// rules, and the bookkeeping of a phase change. Pure functions of (job, pods, time).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "api/batch.h"
+#include "api/core.h"
+#include "controllers/job/state_machine.h"
+#include "kube/time.h"
+
+namespace tephra::controllers::job {
+
+struct PodCounts : PodPhaseCounts {
+  // task name → pod phase → count (status.taskStatusCount).
+  std::map<std::string, std::map<std::string, int32_t>> per_task;
+
+  bool operator==(const PodCounts&) const = default;
+};
+
+// Counts the job's pods. A pod being deleted (deletionTimestamp set, or named in
+// `deleted_now` because this pass just deleted it) is terminating; every other pod counts
+// under its phase (an empty phase is Pending). `created_now` names pods this pass created that
+// the cache does not show yet: they count as pending. per_task counts every pod by phase.
+PodCounts CountPods(const std::vector<std::shared_ptr<const api::Pod>>& pods,
+                    const std::set<std::string>& deleted_now,
+                    const std::vector<std::pair<std::string, std::string>>& created_now = {});
+
+// The Running-phase completion rules (§2.2), in order:
+//   1. no replicas at all (scaled to zero): no verdict, the phase stays;
+//   2. minSuccess set and reached: Completed;
+//   3. every pod finished: Failed when the job's minAvailable covers the tasks' and a task has
+//      fewer Succeeded pods than its minAvailable, or when minSuccess is not reached; else
+//      Completed when succeeded ≥ minAvailable, else Failed;
+//   4. more pods pending than the gang can spare (pending > replicas − minAvailable): Pending.
+// nullopt: stay Running.
+std::optional<Phase> DecideRunning(const api::Job& job, const PodCounts& counts);
+
+// Inputs of the state machine's rules from a job and its counts (retry count as given).
+PhaseInputs MakePhaseInputs(const api::Job& job, const PodCounts& counts, int32_t retry_count);
+
+// Writes the counters into status.
+void SetCounts(const PodCounts& counts, api::JobStatus* status);
+
+// Moves status to `phase` if it differs: state.phase, reason and message, lastTransitionTime,
+// a new conditions[] entry and runningDuration (lastTransitionTime − creation). Returns whether
+// the phase changed.
+bool SetPhase(Phase phase, std::string_view reason, std::string_view message, kube::Time now,
+              std::optional<kube::Time> creation, api::JobStatus* status);
+
+}  // namespace tephra::controllers::job

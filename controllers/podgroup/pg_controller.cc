@@ -1,0 +1,183 @@
+#include "controllers/podgroup/pg_controller.h"
+
+#include <algorithm>
+#include <cctype>
+#include <charconv>
+
+#include <glog/logging.h>
+#include <rapidjson/document.h>
+
+#include "api/labels.h"
+#include "controllers/framework/informers.h"
+#include "controllers/framework/resources.h"
+#include "kube/json.h"
+
+namespace tephra::controllers::podgroup {
+namespace {
+
+constexpr std::string_view kCopiedKeys[] = {api::kPreemptableKey, api::kCooldownTimeKey,
+                                            api::kRevocableZoneKey, api::kJdbMinAvailableKey,
+                                            api::kJdbMaxUnavailableKey};
+
+// The REST resource of an owner reference ("apps/v1" ReplicaSet → replicasets.v1.apps).
+kube::Resource ResourceOf(const kube::OwnerReference& owner) {
+  kube::Resource r;
+  size_t slash = owner.api_version.find('/');
+  if (slash == std::string::npos) {
+    r.version = owner.api_version;
+  } else {
+    r.group = owner.api_version.substr(0, slash);
+    r.version = owner.api_version.substr(slash + 1);
+  }
+  std::string plural = owner.kind;
+  for (char& c : plural) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  r.plural = plural + "s";
+  r.kind = owner.kind;
+  return r;
+}
+
+}  // namespace
+
+std::string PodGroupNameForPod(const api::Pod& pod) {
+  if (const kube::OwnerReference* owner = pod.metadata.ControllerRef()) {
+    return "podgroup-" + owner->uid;
+  }
+  return "podgroup-" + pod.metadata.uid;
+}
+
+api::PodGroup BuildPodGroupForPod(const api::Pod& pod,
+                                  const std::map<std::string, std::string>& owner_annotations,
+                                  const std::string& default_queue) {
+  api::PodGroup pg;
+  pg.api_version = std::string(api::kSchedulingApiVersion);
+  pg.kind = std::string(api::kPodGroupKind);
+  pg.metadata.name = PodGroupNameForPod(pod);
+  pg.metadata.namespace_ = pod.metadata.namespace_;
+  if (pod.metadata.ControllerRef() != nullptr) {
+    pg.metadata.owner_references = pod.metadata.owner_references;
+  } else {
+    kube::OwnerReference self;
+    self.api_version = "v1";
+    self.kind = "Pod";
+    self.name = pod.metadata.name;
+    self.uid = pod.metadata.uid;
+    self.controller = true;
+    pg.metadata.owner_references.push_back(self);
+  }
+  int32_t min_member = 1;
+  auto it = owner_annotations.find(std::string(api::kGroupMinMemberAnnotation));
+  if (it != owner_annotations.end()) {
+    int32_t v = 0;
+    auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+    if (ec == std::errc() && end == it->second.data() + it->second.size() && v > 0) min_member = v;
+  }
+  for (const auto& [key, value] : owner_annotations) {
+    if (key.rfind("volcano.sh/", 0) == 0) pg.metadata.annotations[key] = value;
+  }
+  for (std::string_view key : kCopiedKeys) {
+    std::string a = pod.metadata.Annotation(key);
+    if (!a.empty()) pg.metadata.annotations[std::string(key)] = a;
+    std::string l = pod.metadata.Label(key);
+    if (!l.empty()) pg.metadata.labels[std::string(key)] = l;
+  }
+  for (std::string_view key : {api::kNetworkTopologyModeAnnotation,
+                               api::kNetworkTopologyHighestTierAnnotation}) {
+    std::string a = pod.metadata.Annotation(key);
+    if (!a.empty()) pg.metadata.annotations[std::string(key)] = a;
+  }
+  std::string mode = pod.metadata.Annotation(api::kNetworkTopologyModeAnnotation);
+  if (!mode.empty()) {
+    api::NetworkTopologySpec nt;
+    nt.mode = mode;
+    std::string tier = pod.metadata.Annotation(api::kNetworkTopologyHighestTierAnnotation);
+    int32_t t = 0;
+    auto [end, ec] = std::from_chars(tier.data(), tier.data() + tier.size(), t);
+    if (!tier.empty() && ec == std::errc() && end == tier.data() + tier.size()) {
+      nt.highest_tier_allowed = t;
+    }
+    pg.spec.network_topology = nt;
+  }
+  pg.spec.min_member = min_member;
+  std::string queue = pod.metadata.Annotation(api::kSchedulingQueueNameAnnotation);
+  pg.spec.queue = queue.empty() ? default_queue : queue;
+  pg.spec.priority_class_name = pod.spec.priority_class_name;
+  api::Resources request = api::PodRequest(pod.spec);
+  pg.spec.min_resources = request.Multiply(min_member).ToList();
+  pg.status.phase = std::string(api::podgroup_phase::kPending);
+  return pg;
+}
+
+PodGroupController::PodGroupController() = default;
+PodGroupController::~PodGroupController() { Stop(); }
+
+bool PodGroupController::Ours(const api::Pod& pod) const {
+  const auto& names = ctx_.options.scheduler_names;
+  if (std::find(names.begin(), names.end(), pod.spec.scheduler_name) == names.end()) return false;
+  return pod.metadata.Annotation(api::kGroupNameAnnotation).empty();
+}
+
+Status PodGroupController::Initialize(ControllerContext& context) {
+  ctx_ = context;
+  pods_ = ctx_.informers->For(
+      kube::resources::kPods, PodDecoder(),
+      NamespacedScope(ctx_.options));
+  podgroups_ = ctx_.informers->For(
+      kPodGroups, PodGroupDecoder(),
+      NamespacedScope(ctx_.options));
+  kube::WorkQueueOptions qo = QueueOptions(ctx_, "pg-controller");
+  queue_ = std::make_unique<kube::WorkQueue>(qo);
+  kube::EventHandlers h;
+  h.on_add = [this](const kube::ObjectPtr& o) {
+    if (Ours(static_cast<const api::Pod&>(*o))) queue_->Add(o->metadata.Key());
+  };
+  pods_->AddEventHandler(h);
+  return Status::Ok();
+}
+
+void PodGroupController::Start() {
+  workers_.Start(queue_.get(), ctx_.options.worker_threads_for_podgroup, "pod",
+                 [this](const std::string& key) { return Sync(key); });
+}
+
+void PodGroupController::Stop() { workers_.Stop(); }
+
+std::map<std::string, std::string> PodGroupController::OwnerAnnotations(const api::Pod& pod) const {
+  const kube::OwnerReference* owner = pod.metadata.ControllerRef();
+  if (owner == nullptr) return {};
+  StatusOr<std::string> text =
+      ctx_.client->Get(ResourceOf(*owner), pod.metadata.namespace_, owner->name);
+  if (!text.ok()) {
+    VLOG(2) << "pod " << pod.metadata.Key() << ": owner " << owner->kind << "/" << owner->name
+            << " unreadable (" << text.status().ToString() << "); minMember 1";
+    return {};
+  }
+  json::Document doc;
+  if (!json::Parse(*text, &doc).ok()) return {};
+  json::Errors errors;
+  return json::Reader(&doc, &errors)["metadata"]["annotations"].StringMap();
+}
+
+Status PodGroupController::Sync(const std::string& pod_key) {
+  kube::ObjectPtr obj = pods_->store().Get(pod_key);
+  if (!obj) return Status::Ok();
+  const auto& pod = static_cast<const api::Pod&>(*obj);
+  if (!Ours(pod) || pod.metadata.deletion_timestamp) return Status::Ok();
+  const std::string name = PodGroupNameForPod(pod);
+  if (!podgroups_->store().Get(kube::ObjectKey(pod.metadata.namespace_, name))) {
+    api::PodGroup pg = BuildPodGroupForPod(pod, OwnerAnnotations(pod), ctx_.options.default_queue);
+    auto created = ctx_.client->Create(kPodGroups, pod.metadata.namespace_, api::EncodePodGroup(pg));
+    if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
+      return created.status().WithContext("creating PodGroup " + name);
+    }
+  }
+  auto patched = ctx_.client->Patch(
+      kube::resources::kPods, pod.metadata.namespace_, pod.metadata.name, kube::PatchType::kMerge,
+      R"({"metadata":{"annotations":{")" + std::string(api::kGroupNameAnnotation) + R"(":")" + name +
+          R"("}}})");
+  if (!patched.ok() && patched.status().code() != StatusCode::kNotFound) {
+    return patched.status().WithContext("annotating pod " + pod.metadata.name);
+  }
+  return Status::Ok();
+}
+
+}  // namespace tephra::controllers::podgroup

@@ -1,0 +1,56 @@
+// The PodGroup controller for plain pods (reference/volcano-behaviour.md §2.8): a pod created
+// for one of our schedulers without a scheduling.k8s.io/group-name annotation (a Deployment's,
+// a StatefulSet's, a bare pod) gets a PodGroup "podgroup-<controller owner UID or pod UID>"
+// and the annotation naming it, so the gang scheduler sees every pod as a member of a group.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "api/core.h"
+#include "api/scheduling.h"
+#include "controllers/framework/controller.h"
+#include "controllers/framework/informers.h"
+#include "kube/workqueue.h"
+
+namespace tephra::controllers::podgroup {
+
+// "podgroup-<uid>" of the pod's controller owner, or of the pod itself.
+std::string PodGroupNameForPod(const api::Pod& pod);
+
+// The PodGroup for a plain pod. `owner_annotations` are the controller owner's annotations
+// (empty for a bare pod): scheduling.volcano.sh/group-min-member gives minMember (default 1)
+// and every volcano.sh/ annotation is inherited. minResources = pod requests × minMember,
+// queue from the pod's scheduling.volcano.sh/queue-name (else `default_queue`),
+// priorityClassName from the pod, the pod's preemption/cooldown/revocable-zone/budget keys
+// copied, owner = the pod's controller owner, else the pod. Status phase Pending.
+api::PodGroup BuildPodGroupForPod(const api::Pod& pod,
+                                  const std::map<std::string, std::string>& owner_annotations,
+                                  const std::string& default_queue);
+
+class PodGroupController : public Controller {
+ public:
+  PodGroupController();
+  ~PodGroupController() override;
+
+  std::string_view Name() const override { return "pg-controller"; }
+  Status Initialize(ControllerContext& context) override;
+  void Start() override;
+  void Stop() override;
+
+  Status Sync(const std::string& pod_key);
+
+ private:
+  bool Ours(const api::Pod& pod) const;
+  std::map<std::string, std::string> OwnerAnnotations(const api::Pod& pod) const;
+
+  ControllerContext ctx_;
+  std::shared_ptr<kube::Informer> pods_, podgroups_;
+  std::unique_ptr<kube::WorkQueue> queue_;
+  WorkerPool workers_;
+};
+
+}  // namespace tephra::controllers::podgroup

@@ -1,0 +1,175 @@
+// allocate: place whole gangs.
+//
+// Queues are visited by QueueOrder (an Overused queue sits out the rest of the action), jobs
+// within a queue by JobOrder, tasks within a job by TaskOrder. A job's placements collect in
+// one Statement: committed (bound) once the job is ready, kept in the session if it is only
+// pipelined (its resources stay earmarked), discarded otherwise — a gang that does not fit
+// gets nothing. A ready job with tasks left goes back in line, so big jobs do not starve
+// small ones. Pending (not yet admitted) jobs are skipped when enqueue is configured.
+// Arguments: predicateErrorCacheEnable (true): once a task fails everywhere, identical tasks
+// of the same job are not tried again this session.
+#include <unordered_map>
+
+#include "scheduler/actions/actions.h"
+
+namespace tephra::scheduler {
+namespace {
+
+class AllocateAction : public Action {
+ public:
+  explicit AllocateAction(const Arguments& args)
+      : error_cache_(args.GetBool("predicateErrorCacheEnable", true)) {}
+  std::string_view name() const override { return "allocate"; }
+
+  void Execute(Session& ssn) override {
+    NodePicker picker(ssn);
+    const bool enqueue_configured = ssn.conf().HasAction("enqueue");
+    std::vector<std::string> queue_names;
+    std::unordered_map<std::string, size_t> queue_slot;
+    std::vector<IndexHeap> job_heaps;
+    auto job_first = [&ssn](size_t a, size_t b) { return ssn.JobOrder(ssn.job(a), ssn.job(b)); };
+
+    for (size_t j = 0; j < ssn.job_count(); ++j) {
+      const JobInfo& job = ssn.job(j);
+      if (job.IsPending()) {
+        if (enqueue_configured) continue;
+        ssn.SetJobPhase(j, "Inqueue");  // without enqueue, every job is admitted
+      }
+      if (ssn.queue(job.queue) == nullptr) continue;
+      if (!HasPendingWork(job)) continue;
+      ValidateResult valid = ssn.JobValid(job);
+      if (!valid.pass) {
+        RecordJobProblem(ssn, j, valid.message);
+        continue;
+      }
+      auto [it, inserted] = queue_slot.try_emplace(job.queue, job_heaps.size());
+      if (inserted) {
+        queue_names.push_back(job.queue);
+        job_heaps.emplace_back(job_first);
+      }
+      job_heaps[it->second].Push(j);
+    }
+
+    IndexHeap queues([&](size_t a, size_t b) {
+      return ssn.QueueOrder(*ssn.queue(queue_names[a]), *ssn.queue(queue_names[b]));
+    });
+    for (size_t q = 0; q < queue_names.size(); ++q) queues.Push(q);
+
+    while (!queues.empty()) {
+      size_t q = queues.Pop();
+      const QueueInfo& queue = *ssn.queue(queue_names[q]);
+      if (ssn.Overused(queue)) continue;
+      IndexHeap& jobs = job_heaps[q];
+      if (jobs.empty()) continue;
+      size_t j = jobs.Pop();
+      if (AllocateJob(ssn, picker, queue, j)) jobs.Push(j);  // ready, with tasks left
+      if (!jobs.empty()) queues.Push(q);
+    }
+  }
+
+ private:
+  static bool Schedulable(const TaskInfo& t) {
+    return t.status == TaskStatus::kPending && !t.best_effort() && t.pod->spec->scheduling_gates.empty();
+  }
+
+  static bool HasPendingWork(const JobInfo& job) {
+    if (job.Count(TaskStatus::kPending) == 0) return false;
+    for (const auto& [uid, t] : job.tasks) {
+      if (Schedulable(t)) return true;
+    }
+    return false;
+  }
+
+  static void RecordJobProblem(Session& ssn, size_t j, const std::string& message) {
+    for (const auto& [uid, t] : ssn.job(j).tasks) {
+      if (t.status != TaskStatus::kPending) continue;
+      FitErrors e;
+      e.other = message;
+      ssn.RecordFitErrors(j, uid, std::move(e));
+    }
+  }
+
+  // Places as many of job j's pending tasks as belong together. Returns true when the job is
+  // ready and still has tasks to place (it should queue again).
+  bool AllocateJob(Session& ssn, NodePicker& picker, const QueueInfo& queue, size_t j) {
+    std::vector<const TaskInfo*> pending;
+    for (const auto& [uid, t] : ssn.job(j).tasks) {
+      if (Schedulable(t)) pending.push_back(&t);
+    }
+    std::sort(pending.begin(), pending.end(),
+              [&ssn](const TaskInfo* a, const TaskInfo* b) { return ssn.TaskOrder(*a, *b); });
+    // Copy what is needed: placing tasks copies the job (copy-on-write) and moves its tasks.
+    std::vector<std::pair<std::string, const SchedulingSpec*>> order;
+    order.reserve(pending.size());
+    for (const TaskInfo* t : pending) order.emplace_back(t->uid(), t->pod->spec.get());
+
+    Statement stmt(ssn);
+    picker.BeginJob();
+    std::unordered_map<const SchedulingSpec*, FitErrors> failed;
+    size_t k = 0;
+    for (; k < order.size(); ++k) {
+      const auto& [uid, spec] = order[k];
+      const JobInfo& job = ssn.job(j);
+      const TaskInfo& task = job.tasks.at(uid);
+      if (error_cache_) {
+        auto cached = failed.find(spec);
+        if (cached != failed.end()) {
+          ssn.RecordFitErrors(j, uid, cached->second);
+          if (!CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;
+          continue;
+        }
+      }
+      if (!ssn.Allocatable(queue, task)) {
+        // Say what actually stops the task: a full cluster is news to nobody's queue, a queue
+        // at its share while nodes have room is.
+        picker.BeginJob();
+        Placement probe = picker.Pick(task, /*allow_pipeline=*/false);
+        FitErrors e = probe.node ? FitErrors{} : std::move(probe.errors);
+        if (probe.node) e.other = "queue " + queue.name + " is at its deserved share";
+        if (error_cache_) failed[spec] = e;
+        ssn.RecordFitErrors(j, uid, std::move(e));
+        if (!CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;
+        continue;
+      }
+      Placement p = picker.Pick(task, /*allow_pipeline=*/true);
+      if (!p.node) {
+        if (error_cache_) failed[spec] = p.errors;
+        ssn.RecordFitErrors(j, uid, std::move(p.errors));
+        if (!CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;
+        continue;
+      }
+      Status st = p.pipelined ? stmt.Pipeline(j, uid, *p.node) : stmt.Allocate(j, uid, *p.node);
+      if (!st.ok()) continue;
+      if (!p.pipelined) picker.Placed(ssn.job(j).tasks.at(uid), *p.node);
+      if (ssn.JobReady(ssn.job(j))) {
+        // Bind what is ready now and let other jobs have a turn before placing more.
+        stmt.Commit();
+        return k + 1 < order.size();
+      }
+    }
+    const JobInfo& job = ssn.job(j);
+    if (ssn.JobReady(job)) {
+      stmt.Commit();
+    } else if (ssn.JobPipelined(job)) {
+      stmt.Keep();  // earmarked for this session; placed for real in a later one
+    } else {
+      stmt.Discard();
+    }
+    return false;
+  }
+
+  // Whether the job could still reach its gang with `remaining` more tasks placed.
+  static bool CanStillBeReady(const JobInfo& job, size_t remaining) {
+    return job.ReadyCount() + job.WaitingCount() + static_cast<int32_t>(remaining) >= job.min_available;
+  }
+
+  const bool error_cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<Action> NewAllocateAction(const Arguments& arguments) {
+  return std::make_unique<AllocateAction>(arguments);
+}
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,155 @@
+// reclaim: a queue below its deserved share takes back what other queues borrowed. For each
+// queue that is not overused, its starving jobs' pending tasks evict running tasks of other,
+// reclaimable queues, as the Reclaimable tier rules allow (proportion: only from queues above
+// their deserved share; capacity: never below a queue's guarantee). A task reclaims only if
+// its queue may grow by it (Preemptive). Committed per job once the job is pipelined.
+//
+// Jobs not admitted yet count too: a Pending PodGroup whose queue is under its share but whose
+// minResources do not fit the cluster reclaims on its own behalf (it has no pods yet), so it
+// can be admitted next cycle — the deadlock where admission waits for room and reclaim waits
+// for admission cannot happen.
+#include <algorithm>
+#include <map>
+
+#include "scheduler/actions/actions.h"
+#include "scheduler/actions/victims.h"
+
+namespace tephra::scheduler {
+namespace {
+
+class ReclaimAction : public Action {
+ public:
+  std::string_view name() const override { return "reclaim"; }
+
+  void Execute(Session& ssn) override {
+    VictimPlanner planner(ssn, {VictimScope::Kind::kOtherQueues, true});
+    std::vector<size_t> jobs;
+    for (size_t j = 0; j < ssn.job_count(); ++j) {
+      const JobInfo& job = ssn.job(j);
+      const QueueInfo* q = ssn.queue(job.queue);
+      if (q == nullptr || ssn.Overused(*q)) continue;
+      if (job.IsPending()) continue;
+      if (job.Count(TaskStatus::kPending) == 0 || !ssn.JobValid(job).pass || !ssn.JobStarving(job)) continue;
+      jobs.push_back(j);
+    }
+    std::sort(jobs.begin(), jobs.end(), [&ssn](size_t a, size_t b) {
+      const QueueInfo& qa = *ssn.queue(ssn.job(a).queue);
+      const QueueInfo& qb = *ssn.queue(ssn.job(b).queue);
+      if (qa.name != qb.name) return ssn.QueueOrder(qa, qb);
+      return ssn.JobOrder(ssn.job(a), ssn.job(b));
+    });
+    for (size_t j : jobs) ReclaimFor(ssn, planner, j);
+    for (size_t j = 0; j < ssn.job_count(); ++j) {
+      if (ssn.job(j).IsPending() && ssn.job(j).min_resources) ReclaimForAdmission(ssn, j);
+    }
+  }
+
+ private:
+  void ReclaimFor(Session& ssn, VictimPlanner& planner, size_t j) {
+    const QueueInfo& queue = *ssn.queue(ssn.job(j).queue);
+    const std::string reason = "reclaimed for queue " + queue.name + " (below its deserved share) by job " +
+                               ssn.job(j).id;
+    std::vector<std::string> pending;
+    for (const auto& [uid, t] : ssn.job(j).tasks) {
+      if (t.status == TaskStatus::kPending && t.pod->spec->scheduling_gates.empty()) pending.push_back(uid);
+    }
+    std::sort(pending.begin(), pending.end(), [&](const std::string& a, const std::string& b) {
+      return ssn.TaskOrder(ssn.job(j).tasks.at(a), ssn.job(j).tasks.at(b));
+    });
+    Statement stmt(ssn);
+    for (const auto& uid : pending) {
+      if (!ssn.JobStarving(ssn.job(j))) break;
+      const TaskInfo& t = ssn.job(j).tasks.at(uid);
+      if (t.pod->spec->preempt_never) continue;
+      if (!ssn.Preemptive(queue, t)) continue;
+      FitErrors why;
+      if (!planner.MakeRoom(stmt, j, uid, reason, &why)) ssn.RecordFitErrors(j, uid, std::move(why));
+    }
+    if (ssn.JobPipelined(ssn.job(j)) && !stmt.empty()) {
+      stmt.Commit();
+    } else {
+      stmt.Discard();
+    }
+  }
+
+  // A Pending PodGroup has no pods: it reclaims for its minResources as a whole, across nodes,
+  // as long as its queue may grow by that much and the cluster lacks the room.
+  void ReclaimForAdmission(Session& ssn, size_t j) {
+    const JobInfo& job = ssn.job(j);
+    const QueueInfo* queue = ssn.queue(job.queue);
+    if (queue == nullptr || !queue->IsOpen() || ssn.Overused(*queue)) return;
+    api::Resources need = *job.min_resources;
+    auto pod = std::make_shared<PodInfo>();
+    pod->metadata.namespace_ = job.namespace_;
+    pod->metadata.name = job.name + "-admission";
+    pod->metadata.uid = "admission-" + job.id;
+    SchedulingSpec spec;
+    spec.request = need;
+    pod->spec = std::make_shared<const SchedulingSpec>(std::move(spec));
+    TaskInfo pseudo;
+    pseudo.pod = pod;
+    pseudo.job = job.id;
+    pseudo.priority = job.priority;
+    if (!ssn.Preemptive(*queue, pseudo)) return;
+    api::Resources room;
+    for (size_t n = 0; n < ssn.node_count(); ++n) room.Add(ssn.node(n).FutureIdle());
+    if (need.LessEqual(room, api::Resources::Missing::kZero)) return;  // enqueue can admit it
+
+    std::vector<const TaskInfo*> candidates;
+    for (size_t v = 0; v < ssn.job_count(); ++v) {
+      const JobInfo& victim = ssn.job(v);
+      if (v == j || victim.queue == job.queue) continue;
+      const QueueInfo* vq = ssn.queue(victim.queue);
+      if (vq == nullptr || !vq->reclaimable) continue;
+      for (const auto& [uid, t] : victim.tasks) {
+        if ((t.status == TaskStatus::kRunning || t.status == TaskStatus::kBound) && t.pod->preemptable) {
+          candidates.push_back(&t);
+        }
+      }
+    }
+    std::vector<const TaskInfo*> allowed = ssn.Reclaimable(pseudo, candidates);
+    std::sort(allowed.begin(), allowed.end(), [&ssn](const TaskInfo* a, const TaskInfo* b) {
+      int32_t pa = ssn.job(*ssn.JobIndex(a->job)).priority, pb = ssn.job(*ssn.JobIndex(b->job)).priority;
+      if (pa != pb) return pa < pb;
+      return a->request().milli_cpu() > b->request().milli_cpu();
+    });
+    std::vector<std::pair<size_t, std::string>> plan;
+    for (const TaskInfo* t : allowed) {
+      if (need.LessEqual(room, api::Resources::Missing::kZero)) break;
+      room.Add(t->request());
+      plan.emplace_back(*ssn.JobIndex(t->job), t->uid());
+    }
+    if (!need.LessEqual(room, api::Resources::Missing::kZero) || plan.empty()) return;
+    // A gang that would drop below its minimum goes whole, never half.
+    std::map<size_t, size_t> taken;
+    for (const auto& [v, uid] : plan) ++taken[v];
+    for (const auto& [v, n] : taken) {
+      const JobInfo& victim = ssn.job(v);
+      if (victim.ReadyCount() - static_cast<int32_t>(n) >= victim.min_available) continue;
+      for (const auto& [uid, t] : victim.tasks) {
+        bool running = t.status == TaskStatus::kRunning || t.status == TaskStatus::kBound;
+        bool planned = std::any_of(plan.begin(), plan.end(),
+                                   [&](const auto& p) { return p.first == v && p.second == uid; });
+        if (running && !planned) plan.emplace_back(v, uid);
+      }
+    }
+    const std::string reason = "reclaimed for queue " + queue->name + " (below its deserved share) so job " +
+                               job.id + " can be admitted";
+    Statement stmt(ssn);
+    for (const auto& [v, uid] : plan) {
+      if (!stmt.Evict(v, uid, reason).ok()) return;  // discards itself
+    }
+    stmt.Commit();
+    ssn.SetJobCondition(j, {"Unschedulable", "True", "NotEnoughResources",
+                            "waiting for " + std::to_string(plan.size()) +
+                                " reclaimed pod(s) to terminate before admission"});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Action> NewReclaimAction(const Arguments&) {
+  return std::make_unique<ReclaimAction>();
+}
+
+}  // namespace tephra::scheduler

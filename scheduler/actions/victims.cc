@@ -1,0 +1,219 @@
+#include "scheduler/actions/victims.h"
+
+#include <algorithm>
+#include <limits>
+#include <map>
+
+namespace tephra::scheduler {
+namespace {
+
+// request <= available in every dimension the request uses.
+bool Covers(const api::Resources& available, const api::Resources& request) {
+  return request.LessEqual(available, api::Resources::Missing::kZero);
+}
+
+int64_t Size(const api::Resources& r) { return r.milli_cpu() + r.memory() / (1024 * 1024); }
+
+}  // namespace
+
+bool VictimPlanner::Eligible(const TaskInfo& preemptor, size_t preemptor_job, const TaskInfo& victim,
+                             size_t victim_job) const {
+  if (victim.status != TaskStatus::kRunning && victim.status != TaskStatus::kBound) return false;
+  if (!victim.pod->preemptable) return false;
+  // Best-effort pods free nothing a requesting pod could use.
+  if (preemptor.best_effort() != victim.best_effort() && victim.best_effort()) return false;
+  const JobInfo& pj = session_.job(preemptor_job);
+  const JobInfo& vj = session_.job(victim_job);
+  switch (scope_.kind) {
+    case VictimScope::Kind::kSameJob:
+      return victim_job == preemptor_job;
+    case VictimScope::Kind::kSameQueue:
+      return victim_job != preemptor_job && vj.queue == pj.queue;
+    case VictimScope::Kind::kOtherQueues: {
+      if (victim_job == preemptor_job || vj.queue == pj.queue) return false;
+      const QueueInfo* q = session_.queue(vj.queue);
+      return q != nullptr && q->reclaimable;
+    }
+  }
+  return false;
+}
+
+std::vector<VictimPlanner::Victim> VictimPlanner::Candidates(const TaskInfo& preemptor,
+                                                             size_t preemptor_job, size_t node) {
+  std::vector<const TaskInfo*> offered;
+  std::vector<size_t> offered_jobs;
+  for (const auto& [uid, nt] : session_.node(node).tasks) {
+    if (nt.pod->group_name.empty()) continue;  // not one of our jobs' pods: never ours to evict
+    auto j = session_.JobIndex(nt.pod->metadata.namespace_ + "/" + nt.pod->group_name);
+    if (!j) continue;
+    const auto& tasks = session_.job(*j).tasks;
+    auto it = tasks.find(uid);
+    if (it == tasks.end() || !Eligible(preemptor, preemptor_job, it->second, *j)) continue;
+    offered.push_back(&it->second);
+    offered_jobs.push_back(*j);
+  }
+  std::vector<Victim> out;
+  if (offered.empty()) return out;
+  std::vector<const TaskInfo*> allowed =
+      scope_.reclaim ? session_.Reclaimable(preemptor, offered) : session_.Preemptable(preemptor, offered);
+  for (const TaskInfo* t : allowed) {
+    size_t k = static_cast<size_t>(std::find(offered.begin(), offered.end(), t) - offered.begin());
+    if (k >= offered.size()) continue;
+    size_t j = offered_jobs[k];
+    out.push_back({j, t->uid(), session_.job(j).priority, t->priority, Size(t->request())});
+  }
+  std::sort(out.begin(), out.end(), [](const Victim& a, const Victim& b) {
+    if (a.job_priority != b.job_priority) return a.job_priority < b.job_priority;
+    if (a.priority != b.priority) return a.priority < b.priority;
+    return a.size > b.size;
+  });
+  return out;
+}
+
+bool VictimPlanner::MakeRoom(Statement& stmt, size_t job, const std::string& uid,
+                             const std::string& reason, FitErrors* why) {
+  const TaskInfo task = session_.job(job).tasks.at(uid);  // a copy: evictions copy jobs
+  const api::Resources& request = task.request();
+
+  // Nodes worth a look, with a lower bound on the victims each needs (plugins only remove
+  // candidates, so the count over eligible tasks can only grow once they have spoken).
+  struct NodeBound {
+    size_t node;
+    size_t lower_bound;
+  };
+  std::vector<NodeBound> bounds;
+  std::vector<size_t> resolvable;
+  for (size_t i = 0; i < session_.node_count(); ++i) {
+    Fit fit = session_.PredicateAt(task, i);
+    if (fit.code == Fit::Code::kUnschedulableUnresolvable) {
+      if (why != nullptr) why->Add(fit.reason);
+      continue;
+    }
+    const NodeInfo& node = session_.node(i);
+    if (fit.ok() && node.FitsFutureIdle(request, nullptr)) {
+      // Room already (being released): no victim needed.
+      return stmt.Pipeline(job, uid, i).ok();
+    }
+    resolvable.push_back(i);
+    std::vector<int64_t> sizes;
+    api::Resources available = node.FutureIdle();
+    std::vector<const TaskInfo*> eligible;
+    for (const auto& [vuid, nt] : node.tasks) {
+      if (nt.pod->group_name.empty()) continue;
+      auto vj = session_.JobIndex(nt.pod->metadata.namespace_ + "/" + nt.pod->group_name);
+      if (!vj) continue;
+      auto it = session_.job(*vj).tasks.find(vuid);
+      if (it == session_.job(*vj).tasks.end() || !Eligible(task, job, it->second, *vj)) continue;
+      eligible.push_back(&it->second);
+    }
+    std::sort(eligible.begin(), eligible.end(), [](const TaskInfo* a, const TaskInfo* b) {
+      return Size(a->request()) > Size(b->request());
+    });
+    size_t need = 0;
+    while (need < eligible.size() && !Covers(available, request)) available.Add(eligible[need++]->request());
+    if (!Covers(available, request)) {
+      if (why != nullptr) why->Add("node(s) could not free enough resources by preemption");
+      continue;
+    }
+    bounds.push_back({i, need});
+  }
+  std::sort(bounds.begin(), bounds.end(),
+            [](const NodeBound& a, const NodeBound& b) { return a.lower_bound < b.lower_bound; });
+
+  // Branch and bound: evaluate nodes in order of their bound; stop once no later node can
+  // beat the best plan found.
+  size_t best_node = 0, best_count = std::numeric_limits<size_t>::max();
+  int32_t best_priority = std::numeric_limits<int32_t>::max();
+  std::vector<Victim> best_plan;
+  for (const NodeBound& b : bounds) {
+    if (b.lower_bound > best_count) break;
+    std::vector<Victim> victims = Candidates(task, job, b.node);
+    api::Resources available = session_.node(b.node).FutureIdle();
+    size_t n = 0;
+    int32_t top = std::numeric_limits<int32_t>::min();
+    while (n < victims.size() && !Covers(available, request)) {
+      const TaskInfo& v = session_.job(victims[n].job).tasks.at(victims[n].uid);
+      available.Add(v.request());
+      top = std::max(top, victims[n].job_priority);
+      ++n;
+    }
+    if (!Covers(available, request)) continue;
+    if (n < best_count || (n == best_count && top < best_priority)) {
+      best_node = b.node;
+      best_count = n;
+      best_priority = top;
+      best_plan.assign(victims.begin(), victims.begin() + static_cast<std::ptrdiff_t>(n));
+    }
+  }
+  if (best_count != std::numeric_limits<size_t>::max()) {
+    Statement sub(session_);
+    bool ok = true;
+    for (const Victim& v : best_plan) ok = ok && sub.Evict(v.job, v.uid, reason).ok();
+    if (ok && session_.PredicateAt(task, best_node).ok() &&
+        session_.node(best_node).FitsFutureIdle(request, nullptr) && sub.Pipeline(job, uid, best_node).ok()) {
+      stmt.Merge(sub);
+      return true;
+    }
+    sub.Discard();
+  }
+  if (WholeGang(stmt, job, uid, reason, resolvable)) return true;
+  if (why != nullptr && why->other.empty()) {
+    why->other = "no lower-priority work to preempt could make room";
+  }
+  return false;
+}
+
+bool VictimPlanner::WholeGang(Statement& stmt, size_t job, const std::string& uid,
+                              const std::string& reason, const std::vector<size_t>& nodes) {
+  const TaskInfo task = session_.job(job).tasks.at(uid);
+  const api::Resources& request = task.request();
+  // Per victim job: does evicting all of it free enough on one of `nodes`?
+  struct Option {
+    size_t job;
+    size_t node;
+    int32_t size;
+    int32_t priority;
+  };
+  std::optional<Option> best;
+  std::map<size_t, std::map<size_t, api::Resources>> freed;  // victim job → node → resources
+  for (size_t i : nodes) {
+    for (const auto& [vuid, nt] : session_.node(i).tasks) {
+      if (nt.pod->group_name.empty()) continue;
+      auto vj = session_.JobIndex(nt.pod->metadata.namespace_ + "/" + nt.pod->group_name);
+      if (!vj || *vj == job) continue;
+      auto it = session_.job(*vj).tasks.find(vuid);
+      if (it == session_.job(*vj).tasks.end() || !Eligible(task, job, it->second, *vj)) continue;
+      freed[*vj][i].Add(it->second.request());
+    }
+  }
+  for (const auto& [vj, per_node] : freed) {
+    const JobInfo& victim = session_.job(vj);
+    for (const auto& [i, r] : per_node) {
+      api::Resources available = session_.node(i).FutureIdle();
+      available.Add(r);
+      if (!Covers(available, request)) continue;
+      Option o{vj, i, victim.ReadyCount(), victim.priority};
+      if (!best || o.size < best->size || (o.size == best->size && o.priority < best->priority)) best = o;
+    }
+  }
+  if (!best) return false;
+  // Every running task of the gang must be allowed to go, or none does.
+  std::vector<const TaskInfo*> all;
+  for (const auto& [vuid, t] : session_.job(best->job).tasks) {
+    if (t.status == TaskStatus::kRunning || t.status == TaskStatus::kBound) all.push_back(&t);
+  }
+  std::vector<const TaskInfo*> allowed =
+      scope_.reclaim ? session_.Reclaimable(task, all) : session_.Preemptable(task, all);
+  if (allowed.size() != all.size()) return false;
+  std::vector<std::string> uids;
+  for (const TaskInfo* t : all) uids.push_back(t->uid());
+  Statement sub(session_);
+  for (const auto& vuid : uids) {
+    if (!sub.Evict(best->job, vuid, reason).ok()) return false;  // sub discards itself
+  }
+  if (!session_.PredicateAt(task, best->node).ok() || !sub.Pipeline(job, uid, best->node).ok()) return false;
+  stmt.Merge(sub);
+  return true;
+}
+
+}  // namespace tephra::scheduler

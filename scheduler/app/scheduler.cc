@@ -1,0 +1,334 @@
+#include "scheduler/app/scheduler.h"
+
+#include <sys/stat.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <glog/logging.h>
+
+#include "api/core.h"
+#include "api/kinds.h"
+#include "api/labels.h"
+#include "api/scheduling.h"
+#include "scheduler/builtins.h"
+
+namespace tephra::scheduler {
+namespace {
+
+// Marks PodGroups converted from scheduling.x-k8s.io so their status goes back there.
+constexpr char kSourceAnnotation[] = "tephra.dev/podgroup-source";
+
+template <typename T, typename Fn>
+kube::ObjectDecoder Decoder(Fn decode) {
+  return [decode](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
+    StatusOr<std::shared_ptr<T>> obj = decode(v, api::DecodeOptions{});
+    if (!obj.ok()) return obj.status();
+    return kube::ObjectPtr(std::move(*obj));
+  };
+}
+
+int64_t MtimeOf(const std::string& path) {
+  struct stat st {};
+  if (stat(path.c_str(), &st) != 0) return -2;
+  return static_cast<int64_t>(st.st_mtim.tv_sec) * 1'000'000'000 + st.st_mtim.tv_nsec;
+}
+
+}  // namespace
+
+Scheduler::Scheduler(std::shared_ptr<kube::Client> client, SchedulerOptions options,
+                     metrics::Registry* registry, kube::EventRecorder* events)
+    : client_(client),
+      options_(std::move(options)),
+      registry_(registry),
+      events_(events),
+      cache_(CacheOptions{options_.scheduler_names, options_.default_queue}),
+      interner_(std::make_shared<SpecInterner>()),
+      informers_(client) {
+  Status registered = RegisterBuiltins(plugins_);
+  CHECK(registered.ok()) << registered.ToString();  // a duplicate builtin is a programming error
+  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), plugins_.ActionNames(), plugins_.PluginNames());
+  CHECK(conf.ok()) << conf.status().ToString();
+  conf_ = std::move(*conf);
+  binder_ = std::make_unique<KubeBinder>(client_, cache_, events_, registry_, options_.binder);
+  writer_ = std::make_unique<StatusWriter>(client_, events_, registry_, options_.status_workers);
+  if (registry_ != nullptr) {
+    auto ms = metrics::ExponentialBuckets(1, 2, 16);
+    e2e_ = &registry_->AddHistogram("volcano_e2e_scheduling_latency_milliseconds",
+                                    "Duration of a whole scheduling cycle.", ms);
+    open_ = &registry_->AddHistogram("volcano_open_session_duration_milliseconds",
+                                     "Time to open a session.", ms);
+    action_latency_ = &registry_->AddHistogramVec("volcano_action_scheduling_latency_milliseconds",
+                                                  "Time spent in each action.", {"action"}, ms);
+    attempts_ = &registry_->AddCounterVec("volcano_schedule_attempts_total",
+                                          "Scheduling attempts by result.", {"result"});
+    unschedulable_tasks_ = &registry_->AddGauge("volcano_unschedule_task_count",
+                                                "Pending tasks left unplaced by the last cycle.");
+    unschedulable_jobs_ = &registry_->AddGauge("volcano_unschedule_job_count",
+                                               "Jobs with unplaced tasks after the last cycle.");
+    registry_->AddGaugeFunc("tephra_scheduler_cache_pods", "Pods in the scheduler cache.",
+                            [this] { return static_cast<double>(cache_.PodCount()); });
+    registry_->AddGaugeFunc("tephra_scheduler_cache_nodes", "Nodes in the scheduler cache.",
+                            [this] { return static_cast<double>(cache_.NodeCount()); });
+    registry_->AddGaugeFunc("tephra_scheduler_interned_specs", "Distinct pod scheduling specs.",
+                            [this] { return static_cast<double>(interner_->size()); });
+  }
+}
+
+Scheduler::~Scheduler() { Stop(); }
+
+void Scheduler::Stop() {
+  if (stopped_.exchange(true)) return;
+  informers_.Stop();
+  binder_->Stop();
+  writer_->Stop();
+}
+
+std::chrono::steady_clock::time_point Scheduler::last_cycle() const {
+  return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(last_cycle_ns_.load()));
+}
+
+void Scheduler::ReloadConfIfChanged() {
+  if (options_.conf_file.empty()) return;
+  int64_t mtime = MtimeOf(options_.conf_file);
+  std::lock_guard<std::mutex> l(conf_mu_);
+  if (mtime == conf_mtime_) return;
+  conf_mtime_ = mtime;
+  std::ifstream in(options_.conf_file);
+  if (!in) {
+    LOG(ERROR) << "scheduler: cannot read " << options_.conf_file << "; keeping the current configuration";
+    return;
+  }
+  std::stringstream ss;
+  ss << in.rdbuf();
+  auto conf = ParseSchedulerConf(ss.str(), plugins_.ActionNames(), plugins_.PluginNames());
+  if (!conf.ok()) {
+    LOG(ERROR) << "scheduler: " << options_.conf_file << " is invalid (" << conf.status().message()
+               << "); keeping the current configuration";
+    return;
+  }
+  conf_ = std::move(*conf);
+  std::string actions;
+  for (const auto& a : conf_.actions) actions += (actions.empty() ? "" : ", ") + a;
+  LOG(INFO) << "scheduler: loaded " << options_.conf_file << " (actions: " << actions << ")";
+}
+
+Status Scheduler::EnsureQueue(const std::string& name, bool reclaimable) {
+  StatusOr<std::string> got = client_->Get(api::kQueues, "", name);
+  if (got.ok()) return Status::Ok();
+  if (got.status().code() != StatusCode::kNotFound) return got.status();
+  json::Writer w;
+  w.StartObject()
+      .Field("apiVersion", "scheduling.volcano.sh/v1beta1")
+      .Field("kind", "Queue")
+      .Key("metadata")
+      .StartObject()
+      .Field("name", name)
+      .EndObject()
+      .Key("spec")
+      .StartObject()
+      .Field("weight", int64_t{1})
+      .Field("reclaimable", reclaimable)
+      .EndObject()
+      .EndObject();
+  StatusOr<std::string> created = client_->Create(api::kQueues, "", w.str());
+  if (created.ok() || created.status().code() == StatusCode::kAlreadyExists) {
+    LOG(INFO) << "scheduler: created queue " << name;
+    return Status::Ok();
+  }
+  return created.status();
+}
+
+void Scheduler::RegisterInformers() {
+  SchedulerCache* cache = &cache_;
+  kube::InformerScope node_scope;
+  node_scope.label_selector = options_.node_selector;
+  auto nodes = informers_.For(kube::resources::kNodes, Decoder<api::Node>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeNode(v, o); }), node_scope);
+  kube::EventHandlers nh;
+  nh.on_add = [cache](const kube::ObjectPtr& o) { cache->UpsertNode(kube::As<api::Node>(o)); };
+  nh.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
+    cache->UpsertNode(kube::As<api::Node>(o));
+  };
+  nh.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeleteNode(o->metadata.name); };
+  nodes->AddEventHandler(nh);
+
+  auto pods = informers_.For(kube::resources::kPods, PodInfoDecoder(interner_));
+  kube::EventHandlers ph;
+  ph.on_add = [cache](const kube::ObjectPtr& o) { cache->UpsertPod(kube::As<PodInfo>(o)); };
+  ph.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
+    cache->UpsertPod(kube::As<PodInfo>(o));
+  };
+  ph.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeletePod(*kube::As<PodInfo>(o)); };
+  pods->AddEventHandler(ph);
+
+  auto pgs = informers_.For(api::kPodGroups, Decoder<api::PodGroup>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodePodGroup(v, o); }));
+  kube::EventHandlers gh;
+  gh.on_add = [cache](const kube::ObjectPtr& o) { cache->UpsertPodGroup(kube::As<api::PodGroup>(o)); };
+  gh.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
+    cache->UpsertPodGroup(kube::As<api::PodGroup>(o));
+  };
+  gh.on_delete = [cache](const kube::ObjectPtr& o, bool) {
+    cache->DeletePodGroup(o->metadata.namespace_, o->metadata.name);
+  };
+  pgs->AddEventHandler(gh);
+
+  auto queues = informers_.For(api::kQueues, Decoder<api::Queue>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeQueue(v, o); }));
+  kube::EventHandlers qh;
+  qh.on_add = [cache](const kube::ObjectPtr& o) { cache->UpsertQueue(kube::As<api::Queue>(o)); };
+  qh.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
+    cache->UpsertQueue(kube::As<api::Queue>(o));
+  };
+  qh.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeleteQueue(o->metadata.name); };
+  queues->AddEventHandler(qh);
+
+  auto pcs = informers_.For(kube::resources::kPriorityClasses, Decoder<api::PriorityClass>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodePriorityClass(v, o); }));
+  kube::EventHandlers pch;
+  pch.on_add = [cache](const kube::ObjectPtr& o) {
+    cache->UpsertPriorityClass(kube::As<api::PriorityClass>(o));
+  };
+  pch.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
+    cache->UpsertPriorityClass(kube::As<api::PriorityClass>(o));
+  };
+  pch.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeletePriorityClass(o->metadata.name); };
+  pcs->AddEventHandler(pch);
+
+  auto namespaces = informers_.For(kube::resources::kNamespaces, Decoder<api::Namespace>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeNamespace(v, o); }));
+  kube::EventHandlers nsh;
+  nsh.on_add = [cache](const kube::ObjectPtr& o) { cache->UpsertNamespace(kube::As<api::Namespace>(o)); };
+  nsh.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
+    cache->UpsertNamespace(kube::As<api::Namespace>(o));
+  };
+  nsh.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeleteNamespace(o->metadata.name); };
+  namespaces->AddEventHandler(nsh);
+
+  const kube::Resource pdbs_resource{"policy", "v1", "poddisruptionbudgets", true, "PodDisruptionBudget"};
+  auto pdbs = informers_.For(pdbs_resource, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
+    TEPHRA_ASSIGN_OR_RETURN(std::shared_ptr<PdbInfo> pdb, DecodePdb(v));
+    return kube::ObjectPtr(std::move(pdb));
+  });
+  kube::EventHandlers dh;
+  dh.on_add = [cache](const kube::ObjectPtr& o) { cache->UpsertPdb(kube::As<PdbInfo>(o)); };
+  dh.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) { cache->UpsertPdb(kube::As<PdbInfo>(o)); };
+  dh.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeletePdb(o->metadata.Key()); };
+  pdbs->AddEventHandler(dh);
+
+  // scheduler-plugins PodGroups, only when their CRD is installed.
+  kube::ListOptions one;
+  one.limit = 1;
+  StatusOr<kube::ListPage> probe = client_->List(api::kSchedPluginsPodGroups, "", one);
+  if (probe.ok()) {
+    std::string default_queue = options_.default_queue;
+    auto sp = informers_.For(api::kSchedPluginsPodGroups, Decoder<api::SchedPluginsPodGroup>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeSchedPluginsPodGroup(v, o); }));
+    auto convert = [default_queue](const kube::ObjectPtr& o) {
+      auto pg = kube::As<api::SchedPluginsPodGroup>(o);
+      std::string queue = pg->metadata.Annotation(api::kSchedulingQueueNameAnnotation);
+      auto converted = std::make_shared<api::PodGroup>(
+          api::ToVolcanoPodGroup(*pg, queue.empty() ? default_queue : queue));
+      converted->metadata.annotations[kSourceAnnotation] = "scheduling.x-k8s.io";
+      return converted;
+    };
+    kube::EventHandlers sh;
+    sh.on_add = [cache, convert](const kube::ObjectPtr& o) { cache->UpsertPodGroup(convert(o)); };
+    sh.on_update = [cache, convert](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
+      cache->UpsertPodGroup(convert(o));
+    };
+    sh.on_delete = [cache](const kube::ObjectPtr& o, bool) {
+      cache->DeletePodGroup(o->metadata.namespace_, o->metadata.name);
+    };
+    sp->AddEventHandler(sh);
+    LOG(INFO) << "scheduler: scheduling.x-k8s.io PodGroups are served too";
+  }
+}
+
+Status Scheduler::Start(std::chrono::milliseconds timeout) {
+  ReloadConfIfChanged();
+  RegisterInformers();
+  informers_.Start();
+  if (!informers_.WaitForCacheSync(timeout)) {
+    return DeadlineExceeded("informers did not sync within " + std::to_string(timeout.count()) + " ms");
+  }
+  synced_ = true;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (const auto& [name, reclaimable] :
+       std::vector<std::pair<std::string, bool>>{{"root", false}, {options_.default_queue, true}}) {
+    Status s;
+    while (!(s = EnsureQueue(name, reclaimable)).ok()) {
+      if (std::chrono::steady_clock::now() > deadline) return s.WithContext("creating queue " + name);
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+  }
+  LOG(INFO) << "scheduler: caches synced (" << cache_.NodeCount() << " nodes, " << cache_.PodCount()
+            << " pods, " << cache_.JobCount() << " jobs)";
+  return Status::Ok();
+}
+
+CycleResult Scheduler::RunOnce() {
+  ReloadConfIfChanged();
+  SchedulerConf conf;
+  {
+    std::lock_guard<std::mutex> l(conf_mu_);
+    conf = conf_;
+  }
+  SessionOptions so;
+  so.uid = "tephra-" + std::to_string(++cycles_);
+  so.binder = binder_.get();
+  so.evictor = binder_.get();
+  so.minimum_feasible_nodes = options_.minimum_feasible_nodes;
+  so.minimum_percentage_nodes_to_find = options_.minimum_percentage_nodes_to_find;
+  so.percentage_nodes_to_find = options_.percentage_nodes_to_find;
+  auto start = std::chrono::steady_clock::now();
+  size_t unplaced_tasks = 0, unplaced_jobs = 0;
+  CycleResult r = RunCycle(cache_.TakeSnapshot(), conf, plugins_, so, [&](const Session& ssn) {
+    for (size_t j = 0; j < ssn.job_count(); ++j) {
+      const auto* errors = ssn.JobFitErrors(j);
+      if (errors == nullptr) continue;
+      ++unplaced_jobs;
+      unplaced_tasks += errors->size();
+    }
+  });
+  // Tag PodGroups that came from scheduling.x-k8s.io so their status is written there.
+  for (auto& u : r.outcome.pod_groups) {
+    auto job = cache_.Job(u.job);
+    if (job && job->pod_group && !job->pod_group->metadata.Annotation(kSourceAnnotation).empty()) {
+      u.sched_plugins = true;
+    }
+  }
+  writer_->Apply(r.outcome);
+  auto elapsed = std::chrono::steady_clock::now() - start;
+  last_cycle_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                       std::chrono::steady_clock::now().time_since_epoch())
+                       .count();
+  if (registry_ != nullptr) {
+    auto ms = [](auto d) { return std::chrono::duration<double, std::milli>(d).count(); };
+    e2e_->Observe(ms(elapsed));
+    open_->Observe(ms(r.open));
+    for (const auto& [name, d] : r.actions) action_latency_->WithLabels({name}).Observe(ms(d));
+    unschedulable_tasks_->Set(static_cast<double>(unplaced_tasks));
+    unschedulable_jobs_->Set(static_cast<double>(unplaced_jobs));
+    attempts_->WithLabels({unplaced_jobs == 0 ? "scheduled" : "unschedulable"}).Inc();
+  }
+  VLOG(2) << "scheduler: cycle " << cycles_ << " over " << r.nodes << " nodes and " << r.jobs
+          << " jobs took " << std::chrono::duration<double, std::milli>(elapsed).count() << " ms";
+  return r;
+}
+
+void Scheduler::Run(const std::function<bool()>& keep_running) {
+  uint64_t seen_work = 0;
+  auto last_start = std::chrono::steady_clock::now() - options_.period;
+  while (keep_running() && !stopped_) {
+    auto now = std::chrono::steady_clock::now();
+    auto periodic = last_start + options_.period;
+    if (now < periodic) {
+      // Wake early for new work, but not before the minimum gap.
+      auto earliest = last_start + options_.min_gap;
+      if (now < earliest) std::this_thread::sleep_until(earliest);
+      uint64_t work = cache_.WaitForWork(seen_work, std::min(periodic, now + std::chrono::milliseconds(200)));
+      if (work == seen_work && std::chrono::steady_clock::now() < periodic) continue;
+      seen_work = work;
+    }
+    last_start = std::chrono::steady_clock::now();
+    RunOnce();
+  }
+}
+
+}  // namespace tephra::scheduler

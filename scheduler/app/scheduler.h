@@ -1,0 +1,94 @@
+// The scheduler process's engine: informers feed the cache, and a loop runs a cycle every
+// schedule period — sooner when new pending work arrives — and hands its outcome to the
+// binder and the status writer.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kube/client.h"
+#include "kube/events.h"
+#include "kube/informer.h"
+#include "kube/metrics.h"
+#include "scheduler/binder/binder.h"
+#include "scheduler/cache/cache.h"
+#include "scheduler/framework/conf.h"
+#include "scheduler/framework/cycle.h"
+#include "scheduler/framework/registry.h"
+
+namespace tephra::scheduler {
+
+struct SchedulerOptions {
+  std::vector<std::string> scheduler_names{"volcano"};
+  std::string conf_file;  // empty: the built-in default configuration
+  std::chrono::milliseconds period{1000};
+  // Work arriving between periods starts a cycle early, but never closer than this to the
+  // previous one, so bursts of pod creations are scheduled in batches.
+  std::chrono::milliseconds min_gap{100};
+  std::string default_queue = "default";
+  int minimum_feasible_nodes = 100;
+  int minimum_percentage_nodes_to_find = 5;
+  int percentage_nodes_to_find = 0;
+  std::string node_selector;  // label selector restricting the nodes this scheduler uses
+  BinderOptions binder;
+  int status_workers = 4;
+};
+
+class Scheduler {
+ public:
+  Scheduler(std::shared_ptr<kube::Client> client, SchedulerOptions options,
+            metrics::Registry* registry, kube::EventRecorder* events);
+  ~Scheduler();
+
+  // Loads the configuration, starts the informers, waits for them to sync (up to `timeout`)
+  // and makes sure the `root` and default queues exist.
+  Status Start(std::chrono::milliseconds timeout);
+  // Runs cycles until `keep_running` returns false (checked between cycles).
+  void Run(const std::function<bool()>& keep_running);
+  void Stop();
+
+  bool Synced() const { return synced_.load(); }
+  // When the last cycle finished (for liveness).
+  std::chrono::steady_clock::time_point last_cycle() const;
+  SchedulerCache& cache() { return cache_; }
+  // Runs one cycle now (tests).
+  CycleResult RunOnce();
+
+ private:
+  void ReloadConfIfChanged();
+  Status EnsureQueue(const std::string& name, bool reclaimable);
+  void RegisterInformers();
+
+  std::shared_ptr<kube::Client> client_;
+  SchedulerOptions options_;
+  metrics::Registry* registry_;
+  kube::EventRecorder* events_;
+  SchedulerCache cache_;
+  std::shared_ptr<SpecInterner> interner_;
+  Registry plugins_;
+  kube::InformerFactory informers_;
+  std::unique_ptr<KubeBinder> binder_;
+  std::unique_ptr<StatusWriter> writer_;
+
+  std::mutex conf_mu_;
+  SchedulerConf conf_;                  // guarded by conf_mu_
+  int64_t conf_mtime_ = -1;             // guarded by conf_mu_
+  std::atomic<bool> synced_{false};
+  std::atomic<bool> stopped_{false};
+  std::atomic<int64_t> last_cycle_ns_{0};
+  uint64_t cycles_ = 0;
+
+  metrics::Histogram* e2e_ = nullptr;
+  metrics::Histogram* open_ = nullptr;
+  metrics::HistogramVec* action_latency_ = nullptr;
+  metrics::CounterVec* attempts_ = nullptr;
+  metrics::Gauge* unschedulable_tasks_ = nullptr;
+  metrics::Gauge* unschedulable_jobs_ = nullptr;
+};
+
+}  // namespace tephra::scheduler

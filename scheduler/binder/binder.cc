@@ -1,0 +1,402 @@
+#include "scheduler/binder/binder.h"
+
+#include <glog/logging.h>
+
+#include "api/kinds.h"
+#include "api/scheduling.h"
+
+namespace tephra::scheduler {
+
+// ---- KubeBinder ----
+
+KubeBinder::KubeBinder(std::shared_ptr<kube::Client> client, SchedulerCache& cache,
+                       kube::EventRecorder* events, metrics::Registry* registry,
+                       BinderOptions options)
+    : client_(std::move(client)), cache_(cache), events_(events), options_(options) {
+  if (registry != nullptr) {
+    bound_total_ = &registry->AddCounter("tephra_pods_bound_total", "Pods bound to nodes.");
+    bind_errors_ = &registry->AddCounter("tephra_bind_errors_total", "Bind requests that failed.");
+    evictions_ = &registry->AddCounter("volcano_pod_preemption_victims", "Pods evicted by the scheduler.");
+    create_to_bind_ = &registry->AddHistogram(
+        "tephra_pod_creation_to_bind_seconds", "Time from pod creation to a successful bind.",
+        metrics::ExponentialBuckets(0.01, 2, 16));
+    bind_latency_ = &registry->AddHistogram("tephra_bind_request_seconds",
+                                            "Latency of pods/binding requests.",
+                                            metrics::ExponentialBuckets(0.001, 2, 14));
+  }
+  for (int i = 0; i < std::max(1, options_.workers); ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+KubeBinder::~KubeBinder() { Stop(); }
+
+void KubeBinder::Bind(const TaskInfo& task, const std::string& node) {
+  // Assume first: from now on the cache counts the pod on the node.
+  Status assumed = cache_.AssumeBinding(task.job, task.uid(), node);
+  if (!assumed.ok()) {
+    VLOG(1) << "binder: not binding " << task.pod->metadata.Key() << ": " << assumed.message();
+    return;
+  }
+  Work w;
+  w.job = task.job;
+  w.namespace_ = task.namespace_();
+  w.name = task.name();
+  w.uid = task.uid();
+  w.node = node;
+  w.created = task.pod->metadata.creation_timestamp;
+  w.pod = task.pod;
+  std::lock_guard<std::mutex> l(mu_);
+  queue_.push_back(std::move(w));
+  cv_.notify_one();
+}
+
+void KubeBinder::Evict(const TaskInfo& task, const std::string& reason) {
+  Status marked = cache_.MarkReleasing(task.job, task.uid());
+  if (!marked.ok()) VLOG(1) << "binder: evicting " << task.pod->metadata.Key() << ": " << marked.message();
+  Work w;
+  w.evict = true;
+  w.job = task.job;
+  w.namespace_ = task.namespace_();
+  w.name = task.name();
+  w.uid = task.uid();
+  w.node = task.node;
+  w.reason = reason;
+  w.pod = task.pod;
+  std::lock_guard<std::mutex> l(mu_);
+  queue_.push_back(std::move(w));
+  cv_.notify_one();
+}
+
+bool KubeBinder::Drain(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [this] { return queue_.empty() && in_flight_ == 0; });
+}
+
+void KubeBinder::Stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopped_ && threads_.empty()) return;
+    stopped_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+int64_t KubeBinder::bound() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return bound_;
+}
+
+int64_t KubeBinder::failed() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return failed_;
+}
+
+void KubeBinder::Loop() {
+  while (true) {
+    Work w;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopped_ || !queue_.empty(); });
+      if (queue_.empty()) return;  // stopped and drained
+      w = std::move(queue_.front());
+      queue_.pop_front();
+      ++in_flight_;
+    }
+    if (w.evict) {
+      DoEvict(w);
+    } else {
+      DoBind(w);
+    }
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      --in_flight_;
+    }
+    cv_.notify_all();
+  }
+}
+
+void KubeBinder::DoBind(const Work& w) {
+  json::Writer body;
+  body.StartObject()
+      .Field("apiVersion", "v1")
+      .Field("kind", "Binding")
+      .Key("metadata")
+      .StartObject()
+      .Field("name", w.name)
+      .Field("namespace", w.namespace_)
+      .Field("uid", w.uid)  // never bind a pod recreated under the same name
+      .EndObject()
+      .Key("target")
+      .StartObject()
+      .Field("apiVersion", "v1")
+      .Field("kind", "Node")
+      .Field("name", w.node)
+      .EndObject()
+      .EndObject();
+  auto start = std::chrono::steady_clock::now();
+  StatusOr<std::string> r =
+      client_->CreateSubresource(kube::resources::kPods, w.namespace_, w.name, "binding", body.str());
+  double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (bind_latency_ != nullptr) bind_latency_->Observe(seconds);
+  if (!r.ok()) {
+    LOG(WARNING) << "binder: binding " << w.namespace_ << "/" << w.name << " to " << w.node
+                 << " failed: " << r.status().ToString();
+    // Roll back: the pod is Pending again (or whatever the API server last said).
+    cache_.ForgetBinding(w.job, w.uid);
+    if (bind_errors_ != nullptr) bind_errors_->Inc();
+    if (events_ != nullptr && r.status().code() != StatusCode::kNotFound) {
+      events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kWarning, "FailedScheduling",
+                      "binding to " + w.node + " failed: " + r.status().message());
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    ++failed_;
+    return;
+  }
+  if (bound_total_ != nullptr) bound_total_->Inc();
+  if (create_to_bind_ != nullptr && w.created) {
+    create_to_bind_->Observe(std::chrono::duration<double>(kube::Clock::now() - *w.created).count());
+  }
+  if (events_ != nullptr && options_.record_scheduled_events) {
+    events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kNormal, "Scheduled",
+                    "Successfully assigned " + w.namespace_ + "/" + w.name + " to " + w.node);
+  }
+  std::lock_guard<std::mutex> l(mu_);
+  ++bound_;
+}
+
+void KubeBinder::DoEvict(const Work& w) {
+  // Tell the pod's owners why before it goes (kube-scheduler's DisruptionTarget condition).
+  json::Writer patch;
+  patch.StartObject()
+      .Key("status")
+      .StartObject()
+      .Key("conditions")
+      .StartArray()
+      .StartObject()
+      .Field("type", "DisruptionTarget")
+      .Field("status", "True")
+      .Field("reason", "PreemptionByScheduler")
+      .Field("message", w.reason)
+      .Field("lastTransitionTime", kube::FormatTime(kube::Clock::now()))
+      .EndObject()
+      .EndArray()
+      .EndObject()
+      .EndObject();
+  StatusOr<std::string> patched = client_->Patch(kube::resources::kPods, w.namespace_, w.name,
+                                                 kube::PatchType::kStrategicMerge, patch.str(), {},
+                                                 "status");
+  if (!patched.ok() && patched.status().code() != StatusCode::kNotFound) {
+    LOG(WARNING) << "binder: marking " << w.namespace_ << "/" << w.name
+                 << " for eviction: " << patched.status().ToString();
+  }
+  kube::DeleteOptions del;
+  del.precondition_uid = w.uid;
+  Status deleted = client_->Delete(kube::resources::kPods, w.namespace_, w.name, del);
+  if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) {
+    LOG(WARNING) << "binder: evicting " << w.namespace_ << "/" << w.name << ": " << deleted.ToString();
+    return;
+  }
+  if (evictions_ != nullptr) evictions_->Inc();
+  if (events_ != nullptr) {
+    events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kWarning, "Evicted", w.reason);
+    if (!w.pod->group_name.empty()) {
+      kube::ObjectReference pg;
+      pg.api_version = "scheduling.volcano.sh/v1beta1";
+      pg.kind = "PodGroup";
+      pg.namespace_ = w.namespace_;
+      pg.name = w.pod->group_name;
+      events_->Record(pg, kube::EventType::kWarning, "Evicted", "pod " + w.name + " " + w.reason);
+    }
+  }
+}
+
+// ---- StatusWriter ----
+
+StatusWriter::StatusWriter(std::shared_ptr<kube::Client> client, kube::EventRecorder* events,
+                           metrics::Registry* registry, int workers)
+    : client_(std::move(client)), events_(events) {
+  if (registry != nullptr) {
+    writes_ = &registry->AddCounter("tephra_status_writes_total",
+                                    "PodGroup, Queue and pod status writes.");
+    write_errors_ = &registry->AddCounter("tephra_status_write_errors_total",
+                                          "Status writes that failed.");
+  }
+  for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+StatusWriter::~StatusWriter() { Stop(); }
+
+namespace {
+
+void WriteConditions(json::Writer& w, const std::vector<api::PodGroupCondition>& conditions) {
+  w.Key("conditions").StartArray();
+  for (const auto& c : conditions) {
+    w.StartObject().Field("type", c.type).Field("status", c.status);
+    if (!c.transition_id.empty()) w.Field("transitionID", c.transition_id);
+    if (c.last_transition_time) w.Field("lastTransitionTime", kube::FormatTime(*c.last_transition_time));
+    if (!c.reason.empty()) w.Field("reason", c.reason);
+    if (!c.message.empty()) w.Field("message", c.message);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+}  // namespace
+
+void StatusWriter::Apply(const SessionOutcome& outcome) {
+  for (const auto& u : outcome.pod_groups) {
+    Item item;
+    item.kind = Item::Kind::kPodGroup;
+    item.key = "pg/" + u.namespace_ + "/" + u.name;
+    item.namespace_ = u.namespace_;
+    item.name = u.name;
+    item.sched_plugins = u.sched_plugins;
+    json::Writer w;
+    w.StartObject().Key("status").StartObject();
+    if (u.sched_plugins) {
+      w.Field("phase", api::SchedPluginsPhaseFor(u.status.phase));
+      w.Field("running", int64_t{u.status.running});
+      w.Field("succeeded", int64_t{u.status.succeeded});
+      w.Field("failed", int64_t{u.status.failed});
+    } else {
+      w.Field("phase", u.status.phase);
+      w.Field("running", int64_t{u.status.running});
+      w.Field("succeeded", int64_t{u.status.succeeded});
+      w.Field("failed", int64_t{u.status.failed});
+      WriteConditions(w, u.status.conditions);
+    }
+    w.EndObject().EndObject();
+    item.body = w.Take();
+    if (!u.event_reason.empty()) {
+      item.event_object.api_version = u.sched_plugins ? "scheduling.x-k8s.io/v1alpha1" : "scheduling.volcano.sh/v1beta1";
+      item.event_object.kind = "PodGroup";
+      item.event_object.namespace_ = u.namespace_;
+      item.event_object.name = u.name;
+      item.event_type = u.event_type;
+      item.event_reason = u.event_reason;
+      item.event_message = u.event_message;
+    }
+    Enqueue(std::move(item));
+  }
+  for (const auto& q : outcome.queues) {
+    Item item;
+    item.kind = Item::Kind::kQueue;
+    item.key = "queue/" + q.name;
+    item.name = q.name;
+    json::Writer w;
+    w.StartObject().Key("status").StartObject().Key("allocated").StartObject();
+    for (const auto& [name, quantity] : q.allocated) w.Field(name, quantity.String());
+    w.EndObject().EndObject().EndObject();
+    item.body = w.Take();
+    Enqueue(std::move(item));
+  }
+  for (const auto& p : outcome.pods) {
+    Item item;
+    item.kind = Item::Kind::kPod;
+    item.key = "pod/" + p.namespace_ + "/" + p.name;
+    item.namespace_ = p.namespace_;
+    item.name = p.name;
+    json::Writer w;
+    w.StartObject().Key("status").StartObject().Key("conditions").StartArray().StartObject();
+    w.Field("type", "PodScheduled")
+        .Field("status", p.condition.status)
+        .Field("reason", p.condition.reason)
+        .Field("message", p.condition.message)
+        .Field("lastTransitionTime", kube::FormatTime(kube::Clock::now()));
+    w.EndObject().EndArray().EndObject().EndObject();
+    item.body = w.Take();
+    item.event_object.api_version = "v1";
+    item.event_object.kind = "Pod";
+    item.event_object.namespace_ = p.namespace_;
+    item.event_object.name = p.name;
+    item.event_object.uid = p.uid;
+    item.event_type = "Warning";
+    item.event_reason = "FailedScheduling";
+    item.event_message = p.condition.message;
+    Enqueue(std::move(item));
+  }
+}
+
+void StatusWriter::Enqueue(Item item) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto [it, inserted] = pending_.insert_or_assign(item.key, std::move(item));
+  if (inserted) order_.push_back(it->first);
+  cv_.notify_one();
+}
+
+bool StatusWriter::Drain(std::chrono::milliseconds timeout) {
+  std::unique_lock<std::mutex> lock(mu_);
+  return cv_.wait_for(lock, timeout, [this] { return pending_.empty() && in_flight_ == 0; });
+}
+
+void StatusWriter::Stop() {
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (stopped_ && threads_.empty()) return;
+    stopped_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
+}
+
+void StatusWriter::Loop() {
+  while (true) {
+    Item item;
+    {
+      std::unique_lock<std::mutex> lock(mu_);
+      cv_.wait(lock, [this] { return stopped_ || !order_.empty(); });
+      if (order_.empty()) return;
+      std::string key = std::move(order_.front());
+      order_.pop_front();
+      auto it = pending_.find(key);
+      if (it == pending_.end()) continue;
+      item = std::move(it->second);
+      pending_.erase(it);
+      ++in_flight_;
+    }
+    Write(item);
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      --in_flight_;
+    }
+    cv_.notify_all();
+  }
+}
+
+void StatusWriter::Write(const Item& item) {
+  StatusOr<std::string> r = InvalidArgument("unknown item");
+  switch (item.kind) {
+    case Item::Kind::kPodGroup:
+      if (item.sched_plugins) {
+        r = client_->Patch(api::kSchedPluginsPodGroups, item.namespace_, item.name, kube::PatchType::kMerge,
+                           item.body, {}, "status");
+      } else {
+        r = client_->Patch(api::kPodGroups, item.namespace_, item.name, kube::PatchType::kMerge, item.body);
+      }
+      break;
+    case Item::Kind::kQueue:
+      r = client_->Patch(api::kQueues, "", item.name, kube::PatchType::kMerge, item.body, {}, "status");
+      break;
+    case Item::Kind::kPod:
+      r = client_->Patch(kube::resources::kPods, item.namespace_, item.name,
+                         kube::PatchType::kStrategicMerge, item.body, {}, "status");
+      break;
+  }
+  if (writes_ != nullptr) writes_->Inc();
+  if (!r.ok()) {
+    if (write_errors_ != nullptr) write_errors_->Inc();
+    if (r.status().code() != StatusCode::kNotFound) {
+      LOG(WARNING) << "status writer: " << item.key << ": " << r.status().ToString();
+    }
+    return;
+  }
+  if (events_ != nullptr && !item.event_reason.empty()) {
+    events_->Record(item.event_object,
+                    item.event_type == "Warning" ? kube::EventType::kWarning : kube::EventType::kNormal,
+                    item.event_reason, item.event_message);
+  }
+}
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,124 @@
+// The scheduler's writers: binding and eviction (KubeBinder) and status write-back
+// (StatusWriter). Both are asynchronous: a session hands work over and moves on; worker
+// threads talk to the API server. The cache is updated first (assume-then-bind), so the next
+// session already sees a bound pod as using its node, and a failed bind is rolled back.
+#pragma once
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kube/client.h"
+#include "kube/events.h"
+#include "kube/metrics.h"
+#include "scheduler/cache/cache.h"
+#include "scheduler/framework/interfaces.h"
+#include "scheduler/framework/outcome.h"
+
+namespace tephra::scheduler {
+
+struct BinderOptions {
+  int workers = 16;
+  bool record_scheduled_events = true;  // a Normal "Scheduled" event per bound pod
+};
+
+class KubeBinder : public Binder, public Evictor {
+ public:
+  KubeBinder(std::shared_ptr<kube::Client> client, SchedulerCache& cache,
+             kube::EventRecorder* events, metrics::Registry* registry, BinderOptions options);
+  ~KubeBinder() override;
+
+  void Bind(const TaskInfo& task, const std::string& node) override;
+  void Evict(const TaskInfo& task, const std::string& reason) override;
+  // Waits until every queued bind and eviction finished (tests, shutdown).
+  bool Drain(std::chrono::milliseconds timeout);
+  void Stop();
+
+  int64_t bound() const;
+  int64_t failed() const;
+
+ private:
+  struct Work {
+    bool evict = false;
+    JobId job;
+    std::string namespace_;
+    std::string name;
+    std::string uid;
+    std::string node;
+    std::string reason;
+    std::optional<kube::Time> created;
+    PodInfoPtr pod;
+  };
+  void Loop();
+  void DoBind(const Work& w);
+  void DoEvict(const Work& w);
+
+  std::shared_ptr<kube::Client> client_;
+  SchedulerCache& cache_;
+  kube::EventRecorder* events_;
+  BinderOptions options_;
+  metrics::Counter* bound_total_ = nullptr;
+  metrics::Counter* bind_errors_ = nullptr;
+  metrics::Counter* evictions_ = nullptr;
+  metrics::Histogram* create_to_bind_ = nullptr;
+  metrics::Histogram* bind_latency_ = nullptr;
+
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Work> queue_;  // guarded by mu_
+  int in_flight_ = 0;       // guarded by mu_
+  bool stopped_ = false;    // guarded by mu_
+  int64_t bound_ = 0;       // guarded by mu_
+  int64_t failed_ = 0;      // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
+// Writes a session's outcome: PodGroup status (merge patch; Volcano's PodGroup has no status
+// subresource), Queue status.allocated (status subresource), pod PodScheduled conditions with
+// FailedScheduling events, and PodGroup events. Per object only the latest pending update is
+// kept, so a slow API server gets fewer, newer writes rather than a growing backlog.
+class StatusWriter {
+ public:
+  StatusWriter(std::shared_ptr<kube::Client> client, kube::EventRecorder* events,
+               metrics::Registry* registry, int workers = 4);
+  ~StatusWriter();
+
+  void Apply(const SessionOutcome& outcome);
+  bool Drain(std::chrono::milliseconds timeout);
+  void Stop();
+
+ private:
+  struct Item {
+    enum class Kind { kPodGroup, kQueue, kPod } kind;
+    std::string key;
+    std::string namespace_;
+    std::string name;
+    std::string body;  // the patch
+    bool sched_plugins = false;
+    kube::ObjectReference event_object;
+    std::string event_type, event_reason, event_message;
+  };
+  void Enqueue(Item item);
+  void Loop();
+  void Write(const Item& item);
+
+  std::shared_ptr<kube::Client> client_;
+  kube::EventRecorder* events_;
+  metrics::Counter* writes_ = nullptr;
+  metrics::Counter* write_errors_ = nullptr;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::string> order_;       // guarded by mu_
+  std::map<std::string, Item> pending_;  // guarded by mu_; latest per key
+  int in_flight_ = 0;                    // guarded by mu_
+  bool stopped_ = false;                 // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,12 @@
+// Registers every builtin plugin and action. Called by main and by tests; adding a plugin
+// means adding one line here.
+#pragma once
+
+#include "kube/status.h"
+#include "scheduler/framework/registry.h"
+
+namespace tephra::scheduler {
+
+Status RegisterBuiltins(Registry& registry);
+
+}  // namespace tephra::scheduler

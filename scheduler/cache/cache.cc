@@ -1,0 +1,450 @@
+#include "scheduler/cache/cache.h"
+
+#include <algorithm>
+
+#include <glog/logging.h>
+
+#include "api/labels.h"
+
+namespace tephra::scheduler {
+
+QueueInfo MakeQueueInfo(const api::Queue& q) {
+  QueueInfo info;
+  info.name = q.metadata.name;
+  info.weight = q.spec.weight > 0 ? q.spec.weight : 1;
+  info.capability = api::Resources::FromList(q.spec.capability);
+  info.deserved = api::Resources::FromList(q.spec.deserved);
+  if (q.spec.guarantee) info.guarantee = api::Resources::FromList(*q.spec.guarantee);
+  info.parent = q.ParentName();
+  info.state = q.status.state;
+  info.reclaimable = q.spec.reclaimable.value_or(true);
+  info.priority = q.spec.priority;
+  return info;
+}
+
+SchedulerCache::SchedulerCache(CacheOptions options, kube::ClockInterface& clock)
+    : options_(std::move(options)), clock_(clock) {}
+
+bool SchedulerCache::Ours(const PodInfo& pod) const {
+  const auto& names = options_.scheduler_names;
+  return std::find(names.begin(), names.end(), pod.spec->scheduler_name) != names.end();
+}
+
+// A shared_ptr held only by the cache can be changed in place; one a snapshot also holds is
+// copied first, so the snapshot keeps seeing the old version. Snapshots take their references
+// under mu_, which every caller of these holds, so use_count() cannot grow meanwhile.
+NodeInfo* SchedulerCache::MutableNode(const std::string& name, bool create) {
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) {
+    if (!create) return nullptr;
+    auto fresh = std::make_shared<NodeInfo>();
+    fresh->name = name;
+    it = nodes_.emplace(name, std::move(fresh)).first;
+  } else if (it->second.use_count() > 1) {
+    it->second = std::make_shared<NodeInfo>(*it->second);
+  }
+  return it->second.get();
+}
+
+JobInfo* SchedulerCache::MutableJob(const JobId& id, bool create) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) {
+    if (!create) return nullptr;
+    auto fresh = std::make_shared<JobInfo>();
+    fresh->id = id;
+    auto slash = id.find('/');
+    fresh->namespace_ = id.substr(0, slash);
+    fresh->name = id.substr(slash + 1);
+    fresh->queue = options_.default_queue;
+    it = jobs_.emplace(id, std::move(fresh)).first;
+  } else if (it->second.use_count() > 1) {
+    it->second = std::make_shared<JobInfo>(*it->second);
+  }
+  return it->second.get();
+}
+
+void SchedulerCache::ChangedLocked(bool may_unblock_pending) {
+  ++generation_;
+  if (may_unblock_pending) {
+    ++work_generation_;
+    work_cv_.notify_all();
+  }
+}
+
+int32_t SchedulerCache::ClassValueLocked(const std::string& class_name) const {
+  if (!class_name.empty()) {
+    auto it = priority_classes_.find(class_name);
+    if (it != priority_classes_.end()) return it->second->value;
+  }
+  for (const auto& [name, pc] : priority_classes_) {
+    if (pc->global_default) return pc->value;
+  }
+  return 0;
+}
+
+int32_t SchedulerCache::TaskPriorityLocked(const PodInfo& pod) const {
+  if (pod.task_priority) return *pod.task_priority;
+  // The API server's Priority admission resolves spec.priority at creation.
+  if (pod.spec->priority) return *pod.spec->priority;
+  return ClassValueLocked(pod.spec->priority_class_name);
+}
+
+void SchedulerCache::RefreshJobFromPodGroupLocked(JobInfo& job) const {
+  if (!job.pod_group) return;
+  const api::PodGroup& pg = *job.pod_group;
+  job.uid = pg.metadata.uid;
+  job.queue = pg.spec.queue.empty() ? options_.default_queue : pg.spec.queue;
+  job.min_available = pg.spec.min_member;
+  job.min_task_member = pg.spec.min_task_member;
+  job.min_resources.reset();
+  if (pg.spec.min_resources) job.min_resources = api::Resources::FromList(*pg.spec.min_resources);
+  job.phase = pg.status.phase;
+  job.priority = ClassValueLocked(pg.spec.priority_class_name);
+  job.creation = pg.metadata.creation_timestamp;
+  std::string preemptable = pg.metadata.Annotation(api::kPreemptableKey);
+  if (preemptable.empty()) preemptable = pg.metadata.Label(api::kPreemptableKey);
+  job.preemptable = preemptable == "true";
+}
+
+// ---- nodes ----
+
+void SchedulerCache::UpsertNode(std::shared_ptr<const api::Node> node) {
+  std::lock_guard<std::mutex> l(mu_);
+  NodeInfo* n = MutableNode(node->metadata.name, true);
+  n->allocatable = api::Resources::FromList(node->status.allocatable);
+  n->ready = node->Ready();
+  n->unschedulable = node->spec.unschedulable;
+  n->node = std::move(node);
+  ChangedLocked(true);
+}
+
+void SchedulerCache::DeleteNode(const std::string& name) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = nodes_.find(name);
+  if (it == nodes_.end()) return;
+  // Pods still bound to a vanished node keep it as a placeholder until they go.
+  if (it->second->tasks.empty()) {
+    nodes_.erase(it);
+  } else {
+    NodeInfo* n = MutableNode(name, false);
+    n->node.reset();
+    n->ready = false;
+  }
+  ChangedLocked(false);
+}
+
+// ---- pods ----
+
+void SchedulerCache::RemovePodLocked(const std::string& uid) {
+  auto loc = locations_.find(uid);
+  if (loc == locations_.end()) return;
+  if (!loc->second.node.empty()) {
+    if (NodeInfo* n = MutableNode(loc->second.node, false)) {
+      n->RemoveTask(uid);
+      if (!n->node && n->tasks.empty()) nodes_.erase(loc->second.node);
+    }
+  }
+  if (!loc->second.job.empty()) {
+    if (JobInfo* j = MutableJob(loc->second.job, false)) {
+      j->RemoveTask(uid);
+      if (!j->pod_group && j->tasks.empty()) jobs_.erase(loc->second.job);
+    }
+  }
+  locations_.erase(loc);
+}
+
+void SchedulerCache::PlacePodLocked(const PodInfoPtr& pod) {
+  const std::string& uid = pod->metadata.uid;
+  TaskInfo task;
+  task.pod = pod;
+  task.status = StatusFromPod(*pod);
+  task.node = pod->node_name;
+  task.priority = TaskPriorityLocked(*pod);
+
+  auto assumed = assumed_.find(uid);
+  if (assumed != assumed_.end()) {
+    if (!pod->node_name.empty() || task.status != TaskStatus::kPending) {
+      assumed_.erase(assumed);  // the API server caught up with our bind
+    } else {
+      task.status = TaskStatus::kBinding;
+      task.node = assumed->second.node;
+    }
+  }
+
+  PodLocation loc;
+  bool ours = Ours(*pod) && !pod->group_name.empty();
+  if (ours) loc.job = pod->metadata.namespace_ + "/" + pod->group_name;
+  bool on_node = !task.node.empty() && task.status != TaskStatus::kSucceeded &&
+                 task.status != TaskStatus::kFailed;
+  if (on_node) loc.node = task.node;
+  if (loc.job.empty() && loc.node.empty()) return;  // neither ours nor using a node
+  task.job = loc.job;
+  if (on_node) MutableNode(loc.node, true)->AddTask(task);
+  if (!loc.job.empty()) MutableJob(loc.job, true)->AddTask(task);
+  locations_[uid] = std::move(loc);
+}
+
+void SchedulerCache::UpsertPod(PodInfoPtr pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  const std::string uid = pod->metadata.uid;
+  auto old = pods_.find(uid);
+  bool was_pending = old != pods_.end() && StatusFromPod(*old->second) == TaskStatus::kPending;
+  RemovePodLocked(uid);
+  pods_[uid] = pod;
+  PlacePodLocked(pod);
+  TaskStatus now = StatusFromPod(*pod);
+  // New pending work, or resources freed: worth an early session.
+  bool unblocks = (now == TaskStatus::kPending && Ours(*pod) && !was_pending) ||
+                  now == TaskStatus::kSucceeded || now == TaskStatus::kFailed ||
+                  now == TaskStatus::kReleasing;
+  ChangedLocked(unblocks);
+}
+
+void SchedulerCache::DeletePod(const PodInfo& pod) {
+  std::lock_guard<std::mutex> l(mu_);
+  const std::string& uid = pod.metadata.uid;
+  RemovePodLocked(uid);
+  pods_.erase(uid);
+  assumed_.erase(uid);
+  ChangedLocked(true);
+}
+
+// ---- pod groups, queues, priority classes, namespaces ----
+
+void SchedulerCache::UpsertPodGroup(std::shared_ptr<const api::PodGroup> pg) {
+  std::lock_guard<std::mutex> l(mu_);
+  JobId id = pg->metadata.namespace_ + "/" + pg->metadata.name;
+  JobInfo* job = MutableJob(id, true);
+  bool was_new = job->pod_group == nullptr;
+  job->pod_group = std::move(pg);
+  RefreshJobFromPodGroupLocked(*job);
+  ChangedLocked(was_new);
+}
+
+void SchedulerCache::DeletePodGroup(const std::string& namespace_, const std::string& name) {
+  std::lock_guard<std::mutex> l(mu_);
+  JobId id = namespace_ + "/" + name;
+  JobInfo* job = MutableJob(id, false);
+  if (job == nullptr) return;
+  if (job->tasks.empty()) {
+    jobs_.erase(id);
+  } else {
+    job->pod_group.reset();  // its pods remain; they are ignored until a group appears
+  }
+  ChangedLocked(false);
+}
+
+void SchedulerCache::UpsertQueue(std::shared_ptr<const api::Queue> queue) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto info = std::make_shared<QueueInfo>(MakeQueueInfo(*queue));
+  info->queue = std::move(queue);
+  queues_[info->name] = std::move(info);
+  ChangedLocked(true);
+}
+
+void SchedulerCache::DeleteQueue(const std::string& name) {
+  std::lock_guard<std::mutex> l(mu_);
+  queues_.erase(name);
+  ChangedLocked(false);
+}
+
+void SchedulerCache::UpsertPriorityClass(std::shared_ptr<const api::PriorityClass> pc) {
+  std::lock_guard<std::mutex> l(mu_);
+  priority_classes_[pc->metadata.name] = std::move(pc);
+  for (auto& [id, job] : jobs_) {
+    int32_t p = job->pod_group ? ClassValueLocked(job->pod_group->spec.priority_class_name) : 0;
+    if (p != job->priority) MutableJob(id, false)->priority = p;
+  }
+  ChangedLocked(true);
+}
+
+void SchedulerCache::DeletePriorityClass(const std::string& name) {
+  std::lock_guard<std::mutex> l(mu_);
+  priority_classes_.erase(name);
+  ChangedLocked(false);
+}
+
+void SchedulerCache::UpsertNamespace(std::shared_ptr<const api::Namespace> ns) {
+  std::lock_guard<std::mutex> l(mu_);
+  namespace_labels_[ns->metadata.name] = ns->metadata.labels;
+  ChangedLocked(false);
+}
+
+void SchedulerCache::DeleteNamespace(const std::string& name) {
+  std::lock_guard<std::mutex> l(mu_);
+  namespace_labels_.erase(name);
+  ChangedLocked(false);
+}
+
+void SchedulerCache::UpsertPdb(std::shared_ptr<const PdbInfo> pdb) {
+  std::lock_guard<std::mutex> l(mu_);
+  pdbs_[pdb->metadata.Key()] = std::move(pdb);
+  ChangedLocked(false);
+}
+
+void SchedulerCache::DeletePdb(const std::string& key) {
+  std::lock_guard<std::mutex> l(mu_);
+  pdbs_.erase(key);
+  ChangedLocked(false);
+}
+
+// ---- binding and eviction ----
+
+Status SchedulerCache::AssumeBinding(const JobId& job_id, const std::string& uid,
+                                     const std::string& node) {
+  std::lock_guard<std::mutex> l(mu_);
+  JobInfo* job = MutableJob(job_id, false);
+  if (job == nullptr) return NotFound("job " + job_id + " is gone");
+  auto it = job->tasks.find(uid);
+  if (it == job->tasks.end()) return NotFound("pod " + uid + " of job " + job_id + " is gone");
+  if (it->second.status != TaskStatus::kPending) {
+    return FailedPrecondition("pod " + it->second.pod->metadata.Key() + " is " +
+                              std::string(TaskStatusName(it->second.status)) + ", not Pending");
+  }
+  NodeInfo* n = MutableNode(node, false);
+  if (n == nullptr) return NotFound("node " + node + " is gone");
+  job->SetStatus(uid, TaskStatus::kBinding, node);
+  n->AddTask(job->tasks.at(uid));
+  locations_[uid].node = node;
+  assumed_[uid] = Assumed{job_id, node, clock_.Monotonic() + options_.assume_ttl};
+  ChangedLocked(false);
+  return Status::Ok();
+}
+
+void SchedulerCache::ForgetBinding(const JobId& job_id, const std::string& uid) {
+  std::lock_guard<std::mutex> l(mu_);
+  assumed_.erase(uid);
+  auto pod = pods_.find(uid);
+  if (pod == pods_.end()) return;
+  // Back to whatever the API server last said about the pod.
+  PodInfoPtr p = pod->second;
+  RemovePodLocked(uid);
+  PlacePodLocked(p);
+  (void)job_id;
+  ChangedLocked(true);
+}
+
+Status SchedulerCache::MarkReleasing(const JobId& job_id, const std::string& uid) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto loc = locations_.find(uid);
+  if (loc == locations_.end() || loc->second.node.empty()) {
+    return NotFound("pod " + uid + " is not on a node");
+  }
+  std::string node = loc->second.node;
+  if (!job_id.empty()) {
+    JobInfo* job = MutableJob(job_id, false);
+    if (job != nullptr && job->tasks.count(uid) != 0) {
+      job->SetStatus(uid, TaskStatus::kReleasing, node);
+      if (NodeInfo* n = MutableNode(node, false)) n->AddTask(job->tasks.at(uid));
+      ChangedLocked(false);
+      return Status::Ok();
+    }
+  }
+  NodeInfo* n = MutableNode(node, false);
+  if (n == nullptr) return NotFound("node " + node + " is gone");
+  auto t = n->tasks.find(uid);
+  if (t == n->tasks.end()) return NotFound("pod " + uid + " is not on node " + node);
+  TaskInfo task;
+  task.pod = t->second.pod;
+  task.status = TaskStatus::kReleasing;
+  task.node = node;
+  n->AddTask(task);
+  ChangedLocked(false);
+  return Status::Ok();
+}
+
+void SchedulerCache::ExpireAssumedLocked() {
+  auto now = clock_.Monotonic();
+  for (auto it = assumed_.begin(); it != assumed_.end();) {
+    if (it->second.expires > now) {
+      ++it;
+      continue;
+    }
+    LOG(WARNING) << "cache: bind of pod " << it->first << " to " << it->second.node
+                 << " was never confirmed; trusting the API server's view";
+    std::string uid = it->first;
+    it = assumed_.erase(it);
+    auto pod = pods_.find(uid);
+    if (pod != pods_.end()) {
+      PodInfoPtr p = pod->second;
+      RemovePodLocked(uid);
+      PlacePodLocked(p);
+    }
+  }
+}
+
+// ---- snapshots ----
+
+std::shared_ptr<const Snapshot> SchedulerCache::TakeSnapshot() {
+  auto snap = std::make_shared<Snapshot>();
+  std::lock_guard<std::mutex> l(mu_);
+  ExpireAssumedLocked();
+  snap->generation = generation_;
+  snap->nodes.reserve(nodes_.size());
+  for (const auto& [name, node] : nodes_) {
+    if (!node->node || !node->ready) continue;
+    snap->nodes.push_back(node);
+    snap->total.Add(node->allocatable);
+  }
+  // Stable order (by name) so sessions and tests are deterministic.
+  std::sort(snap->nodes.begin(), snap->nodes.end(),
+            [](const auto& a, const auto& b) { return a->name < b->name; });
+  snap->jobs.reserve(jobs_.size());
+  for (const auto& [id, job] : jobs_) {
+    if (!job->pod_group) continue;
+    if (queues_.count(job->queue) == 0) continue;
+    bool live = job->tasks.size() > static_cast<size_t>(job->Count(TaskStatus::kSucceeded) +
+                                                        job->Count(TaskStatus::kFailed));
+    if (job->phase == "Completed" && !live) continue;
+    snap->jobs.push_back(job);
+  }
+  for (const auto& [name, q] : queues_) snap->queues.emplace(name, q);
+  snap->namespace_labels = namespace_labels_;
+  for (const auto& [key, pdb] : pdbs_) snap->pdbs.push_back(pdb);
+  return snap;
+}
+
+uint64_t SchedulerCache::generation() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return generation_;
+}
+
+uint64_t SchedulerCache::WaitForWork(uint64_t since, std::chrono::steady_clock::time_point deadline) {
+  std::unique_lock<std::mutex> lock(mu_);
+  clock_.WaitUntil(lock, work_cv_, deadline, [&] { return work_generation_ > since; });
+  return work_generation_;
+}
+
+size_t SchedulerCache::NodeCount() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return nodes_.size();
+}
+
+size_t SchedulerCache::JobCount() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return jobs_.size();
+}
+
+size_t SchedulerCache::PodCount() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return pods_.size();
+}
+
+size_t SchedulerCache::AssumedCount() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return assumed_.size();
+}
+
+std::shared_ptr<const JobInfo> SchedulerCache::Job(const JobId& id) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const NodeInfo> SchedulerCache::Node(const std::string& name) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = nodes_.find(name);
+  return it == nodes_.end() ? nullptr : it->second;
+}
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,122 @@
+// The scheduler cache: the cluster as informers report it, plus the scheduler's own promises
+// (pods it is binding, pods it is evicting). Sessions read it through snapshots that share its
+// NodeInfo/JobInfo objects; a change copies only the object it touches, and only while a
+// snapshot still holds the old version.
+//
+// Thread-safety: every method may be called from any thread (informer handlers, the session
+// loop, binder callbacks).
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api/core.h"
+#include "api/scheduling.h"
+#include "kube/clock.h"
+#include "scheduler/model/model.h"
+
+namespace tephra::scheduler {
+
+struct CacheOptions {
+  std::vector<std::string> scheduler_names{"volcano"};
+  std::string default_queue = "default";
+  // How long a successful bind may go unconfirmed by the informer before the cache stops
+  // trusting its own assumption and waits for the API server's view.
+  std::chrono::seconds assume_ttl{60};
+};
+
+class SchedulerCache {
+ public:
+  explicit SchedulerCache(CacheOptions options, kube::ClockInterface& clock = kube::RealClock());
+
+  // ---- informer input ----
+  void UpsertNode(std::shared_ptr<const api::Node> node);
+  void DeleteNode(const std::string& name);
+  void UpsertPod(PodInfoPtr pod);
+  void DeletePod(const PodInfo& pod);
+  void UpsertPodGroup(std::shared_ptr<const api::PodGroup> pg);
+  void DeletePodGroup(const std::string& namespace_, const std::string& name);
+  void UpsertQueue(std::shared_ptr<const api::Queue> queue);
+  void DeleteQueue(const std::string& name);
+  void UpsertPriorityClass(std::shared_ptr<const api::PriorityClass> pc);
+  void DeletePriorityClass(const std::string& name);
+  void UpsertNamespace(std::shared_ptr<const api::Namespace> ns);
+  void DeleteNamespace(const std::string& name);
+  void UpsertPdb(std::shared_ptr<const PdbInfo> pdb);
+  void DeletePdb(const std::string& key);
+
+  // ---- the scheduler's own changes ----
+  // A bind request is about to be sent: the task occupies `node` from now on.
+  Status AssumeBinding(const JobId& job, const std::string& uid, const std::string& node);
+  // The bind failed: the task is Pending again and the node is freed.
+  void ForgetBinding(const JobId& job, const std::string& uid);
+  // An eviction was requested: the task releases its resources.
+  Status MarkReleasing(const JobId& job, const std::string& uid);
+
+  std::shared_ptr<const Snapshot> TakeSnapshot();
+  uint64_t generation() const;
+  // Blocks until something that might let a pending pod be placed changed after
+  // `since_generation`, or until `deadline`. Returns the generation it woke at.
+  uint64_t WaitForWork(uint64_t since_generation, std::chrono::steady_clock::time_point deadline);
+
+  // For metrics and tests.
+  size_t NodeCount() const;
+  size_t JobCount() const;
+  size_t PodCount() const;
+  size_t AssumedCount() const;
+  std::shared_ptr<const JobInfo> Job(const JobId& id) const;
+  std::shared_ptr<const NodeInfo> Node(const std::string& name) const;
+
+ private:
+  struct PodLocation {
+    JobId job;         // "" when the pod is not one of our jobs' tasks
+    std::string node;  // "" when not on a node
+  };
+  struct Assumed {
+    JobId job;
+    std::string node;
+    std::chrono::steady_clock::time_point expires;
+  };
+
+  bool Ours(const PodInfo& pod) const;
+  // Copy-on-write accessors (require mu_).
+  NodeInfo* MutableNode(const std::string& name, bool create);
+  JobInfo* MutableJob(const JobId& id, bool create);
+  void RemovePodLocked(const std::string& uid);
+  void PlacePodLocked(const PodInfoPtr& pod);
+  int32_t TaskPriorityLocked(const PodInfo& pod) const;
+  int32_t ClassValueLocked(const std::string& class_name) const;
+  void RefreshJobFromPodGroupLocked(JobInfo& job) const;
+  void ExpireAssumedLocked();
+  void ChangedLocked(bool may_unblock_pending);
+
+  CacheOptions options_;
+  kube::ClockInterface& clock_;
+
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;
+  uint64_t generation_ = 0;       // guarded by mu_; bumped by every change
+  uint64_t work_generation_ = 0;  // guarded by mu_; bumped by changes that may unblock pods
+  std::unordered_map<std::string, std::shared_ptr<NodeInfo>> nodes_;    // guarded by mu_
+  std::unordered_map<JobId, std::shared_ptr<JobInfo>> jobs_;            // guarded by mu_
+  std::unordered_map<std::string, PodInfoPtr> pods_;                    // by uid; guarded by mu_
+  std::unordered_map<std::string, PodLocation> locations_;              // by uid; guarded by mu_
+  std::unordered_map<std::string, Assumed> assumed_;                    // by uid; guarded by mu_
+  std::map<std::string, std::shared_ptr<QueueInfo>> queues_;            // guarded by mu_
+  std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_;  // mu_
+  std::map<std::string, std::map<std::string, std::string>> namespace_labels_;         // mu_
+  std::map<std::string, std::shared_ptr<const PdbInfo>> pdbs_;                          // mu_
+};
+
+// Builds a QueueInfo from a Queue object (weight, capability, deserved, guarantee, state).
+QueueInfo MakeQueueInfo(const api::Queue& queue);
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,290 @@
+#include "scheduler/framework/conf.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <sstream>
+
+#include <yaml-cpp/yaml.h>
+
+namespace tephra::scheduler {
+
+std::string Arguments::GetString(const std::string& key, const std::string& fallback) const {
+  auto it = values_.find(key);
+  return it == values_.end() ? fallback : it->second;
+}
+
+int64_t Arguments::GetInt(const std::string& key, int64_t fallback) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  char* end = nullptr;
+  long long v = std::strtoll(it->second.c_str(), &end, 10);
+  if (end == it->second.c_str() || *end != '\0') {
+    problems_.push_back(key + ": expected an integer, got \"" + it->second + "\"");
+    return fallback;
+  }
+  return v;
+}
+
+double Arguments::GetDouble(const std::string& key, double fallback) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  char* end = nullptr;
+  double v = std::strtod(it->second.c_str(), &end);
+  if (end == it->second.c_str() || *end != '\0') {
+    problems_.push_back(key + ": expected a number, got \"" + it->second + "\"");
+    return fallback;
+  }
+  return v;
+}
+
+bool Arguments::GetBool(const std::string& key, bool fallback) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  const std::string& v = it->second;
+  if (v == "true" || v == "True" || v == "TRUE") return true;
+  if (v == "false" || v == "False" || v == "FALSE") return false;
+  problems_.push_back(key + ": expected true or false, got \"" + v + "\"");
+  return fallback;
+}
+
+std::map<std::string, std::string> Arguments::WithPrefix(const std::string& prefix) const {
+  std::map<std::string, std::string> out;
+  for (auto it = values_.lower_bound(prefix); it != values_.end(); ++it) {
+    if (it->first.compare(0, prefix.size(), prefix) != 0) break;
+    out.emplace(it->first.substr(prefix.size()), it->second);
+  }
+  return out;
+}
+
+std::vector<std::string> Arguments::Problems() const { return problems_; }
+
+const char* EnableFlagName(ExtensionPoint p) {
+  switch (p) {
+    case ExtensionPoint::kJobOrder: return "enableJobOrder";
+    case ExtensionPoint::kJobReady: return "enableJobReady";
+    case ExtensionPoint::kJobPipelined: return "enableJobPipelined";
+    case ExtensionPoint::kTaskOrder: return "enableTaskOrder";
+    case ExtensionPoint::kPreemptable: return "enablePreemptable";
+    case ExtensionPoint::kReclaimable: return "enableReclaimable";
+    case ExtensionPoint::kPreemptive: return "enablePreemptive";
+    case ExtensionPoint::kQueueOrder: return "enableQueueOrder";
+    case ExtensionPoint::kClusterOrder: return "enabledClusterOrder";
+    case ExtensionPoint::kPredicate: return "enablePredicate";
+    case ExtensionPoint::kBestNode: return "enableBestNode";
+    case ExtensionPoint::kNodeOrder: return "enableNodeOrder";
+    case ExtensionPoint::kTargetJob: return "enableTargetJob";
+    case ExtensionPoint::kReservedNodes: return "enableReservedNodes";
+    case ExtensionPoint::kJobEnqueued: return "enableJobEnqueued";
+    case ExtensionPoint::kVictim: return "enabledVictim";
+    case ExtensionPoint::kJobStarving: return "enableJobStarving";
+    case ExtensionPoint::kOverused: return "enabledOverused";
+    case ExtensionPoint::kAllocatable: return "enabledAllocatable";
+    case ExtensionPoint::kHyperNodeOrder: return "enabledHyperNodeOrder";
+    case ExtensionPoint::kSubJobReady: return "enabledSubJobReady";
+    case ExtensionPoint::kSubJobPipelined: return "enabledSubJobPipelined";
+    case ExtensionPoint::kSubJobOrder: return "enabledSubJobOrder";
+    case ExtensionPoint::kHyperNodeGradient: return "enabledHyperNodeGradient";
+  }
+  return "";
+}
+
+bool PluginOption::Enabled(ExtensionPoint point) const {
+  auto it = enabled.find(point);
+  return it == enabled.end() || it->second;
+}
+
+const Arguments& SchedulerConf::ActionArguments(const std::string& action) const {
+  static const Arguments kNone;
+  auto it = configurations.find(action);
+  return it == configurations.end() ? kNone : it->second;
+}
+
+bool SchedulerConf::HasAction(const std::string& action) const {
+  return std::find(actions.begin(), actions.end(), action) != actions.end();
+}
+
+bool SchedulerConf::HasPlugin(const std::string& plugin) const {
+  for (const auto& t : tiers) {
+    for (const auto& p : t.plugins) {
+      if (p.name == plugin) return true;
+    }
+  }
+  return false;
+}
+
+namespace {
+
+std::string Trim(std::string s) {
+  auto not_space = [](unsigned char c) { return !std::isspace(c); };
+  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
+  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
+  return s;
+}
+
+// Flattens an arguments mapping: scalars as text, nested maps as "a.b", lists joined by ",".
+void Flatten(const YAML::Node& node, const std::string& prefix, std::map<std::string, std::string>* out) {
+  if (node.IsScalar()) {
+    (*out)[prefix] = node.Scalar();
+  } else if (node.IsSequence()) {
+    std::string joined;
+    for (size_t i = 0; i < node.size(); ++i) {
+      if (!node[i].IsScalar()) continue;
+      if (!joined.empty()) joined += ",";
+      joined += node[i].Scalar();
+    }
+    (*out)[prefix] = joined;
+  } else if (node.IsMap()) {
+    for (const auto& kv : node) {
+      std::string key = kv.first.Scalar();
+      Flatten(kv.second, prefix.empty() ? key : prefix + "." + key, out);
+    }
+  }
+}
+
+StatusOr<Arguments> ParseArguments(const YAML::Node& node, const std::string& where) {
+  if (!node || node.IsNull()) return Arguments();
+  if (!node.IsMap()) return InvalidArgument(where + ".arguments: must be a mapping");
+  std::map<std::string, std::string> values;
+  Flatten(node, "", &values);
+  return Arguments(std::move(values));
+}
+
+StatusOr<bool> ParseBool(const YAML::Node& v, const std::string& where) {
+  if (!v.IsScalar()) return InvalidArgument(where + ": must be true or false");
+  const std::string& s = v.Scalar();
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  return InvalidArgument(where + ": must be true or false, got \"" + s + "\"");
+}
+
+StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc, const std::vector<std::string>& known_actions,
+                                      const std::vector<std::string>& known_plugins) {
+  if (!doc.IsMap()) return InvalidArgument("scheduler configuration: must be a mapping");
+  SchedulerConf conf;
+  const YAML::Node actions = doc["actions"];
+  if (!actions || !actions.IsScalar()) {
+    return InvalidArgument("actions: required, a comma-separated list such as \"enqueue, allocate\"");
+  }
+  std::stringstream ss(actions.Scalar());
+  for (std::string a; std::getline(ss, a, ',');) {
+    a = Trim(a);
+    if (a.empty()) continue;
+    if (!known_actions.empty() &&
+        std::find(known_actions.begin(), known_actions.end(), a) != known_actions.end()) {
+      conf.actions.push_back(a);
+      continue;
+    }
+    if (!known_actions.empty()) {
+      std::string list;
+      for (const auto& k : known_actions) list += (list.empty() ? "" : ", ") + k;
+      return InvalidArgument("actions: unknown action \"" + a + "\" (known: " + list + ")");
+    }
+    conf.actions.push_back(a);
+  }
+  if (conf.actions.empty()) return InvalidArgument("actions: at least one action is required");
+
+  const YAML::Node tiers = doc["tiers"];
+  if (tiers && !tiers.IsSequence()) return InvalidArgument("tiers: must be a list");
+  for (size_t t = 0; tiers && t < tiers.size(); ++t) {
+    std::string tw = "tiers[" + std::to_string(t) + "]";
+    Tier tier;
+    const YAML::Node plugins = tiers[t]["plugins"];
+    if (!plugins || !plugins.IsSequence()) return InvalidArgument(tw + ".plugins: must be a list");
+    for (size_t p = 0; p < plugins.size(); ++p) {
+      std::string pw = tw + ".plugins[" + std::to_string(p) + "]";
+      const YAML::Node pn = plugins[p];
+      if (!pn.IsMap() || !pn["name"] || !pn["name"].IsScalar()) {
+        return InvalidArgument(pw + ".name: required");
+      }
+      PluginOption opt;
+      opt.name = pn["name"].Scalar();
+      if (!known_plugins.empty() &&
+          std::find(known_plugins.begin(), known_plugins.end(), opt.name) == known_plugins.end()) {
+        return InvalidArgument(pw + ".name: unknown plugin \"" + opt.name + "\"");
+      }
+      for (const auto& kv : pn) {
+        const std::string key = kv.first.Scalar();
+        if (key == "name") continue;
+        if (key == "arguments") {
+          TEPHRA_ASSIGN_OR_RETURN(opt.arguments, ParseArguments(kv.second, pw));
+          continue;
+        }
+        if (key == "enableHierarchy") {
+          TEPHRA_ASSIGN_OR_RETURN(bool v, ParseBool(kv.second, pw + "." + key));
+          opt.enable_hierarchy = v;
+          continue;
+        }
+        bool matched = false;
+        for (int e = 0; e < kExtensionPointCount; ++e) {
+          auto point = static_cast<ExtensionPoint>(e);
+          if (key != EnableFlagName(point)) continue;
+          TEPHRA_ASSIGN_OR_RETURN(bool v, ParseBool(kv.second, pw + "." + key));
+          opt.enabled[point] = v;
+          matched = true;
+          // Volcano's enableJobEnqueued also gates JobEnqueueable.
+          break;
+        }
+        if (!matched) return InvalidArgument(pw + "." + key + ": unknown plugin option");
+      }
+      tier.plugins.push_back(std::move(opt));
+    }
+    conf.tiers.push_back(std::move(tier));
+  }
+
+  // Volcano refuses hierarchical drf next to proportion in one tier.
+  for (size_t t = 0; t < conf.tiers.size(); ++t) {
+    bool drf_hierarchy = false, proportion = false;
+    for (const auto& p : conf.tiers[t].plugins) {
+      if (p.name == "drf" && p.enable_hierarchy.value_or(false)) drf_hierarchy = true;
+      if (p.name == "proportion") proportion = true;
+    }
+    if (drf_hierarchy && proportion) {
+      return InvalidArgument("tiers[" + std::to_string(t) +
+                             "]: drf with enableHierarchy cannot be used with proportion");
+    }
+  }
+
+  const YAML::Node configurations = doc["configurations"];
+  if (configurations && !configurations.IsSequence()) {
+    return InvalidArgument("configurations: must be a list");
+  }
+  for (size_t i = 0; configurations && i < configurations.size(); ++i) {
+    std::string cw = "configurations[" + std::to_string(i) + "]";
+    const YAML::Node c = configurations[i];
+    if (!c.IsMap() || !c["name"] || !c["name"].IsScalar()) return InvalidArgument(cw + ".name: required");
+    TEPHRA_ASSIGN_OR_RETURN(Arguments args, ParseArguments(c["arguments"], cw));
+    conf.configurations[c["name"].Scalar()] = std::move(args);
+  }
+  return conf;
+}
+
+}  // namespace
+
+StatusOr<SchedulerConf> ParseSchedulerConf(const std::string& yaml,
+                                           const std::vector<std::string>& known_actions,
+                                           const std::vector<std::string>& known_plugins) {
+  try {
+    YAML::Node doc = YAML::Load(yaml);
+    return ParseDocument(doc, known_actions, known_plugins);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(std::string("scheduler configuration: ") + e.what());
+  }
+}
+
+const char* DefaultSchedulerConfYaml() {
+  return R"(actions: "enqueue, allocate, backfill"
+tiers:
+- plugins:
+  - name: priority
+  - name: gang
+  - name: conformance
+- plugins:
+  - name: overcommit
+  - name: drf
+  - name: predicates
+  - name: proportion
+  - name: nodeorder
+)";
+}
+
+}  // namespace tephra::scheduler

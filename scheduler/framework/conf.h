@@ -1,0 +1,113 @@
+// The scheduler configuration, in Volcano's volcano-scheduler.conf format:
+//
+//   actions: "enqueue, allocate, backfill"
+//   tiers:
+//   - plugins:
+//     - name: priority
+//     - name: gang
+//       enablePreemptable: false
+//       arguments: {...}
+//   configurations:
+//   - name: allocate
+//     arguments: {predicateErrorCacheEnable: true}
+//
+// Plugin enable flags keep Volcano's exact (and inconsistent) spellings; every flag defaults
+// to enabled.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kube/status.h"
+
+namespace tephra::scheduler {
+
+// Plugin or action arguments: scalar values by key, read with typed getters.
+class Arguments {
+ public:
+  Arguments() = default;
+  explicit Arguments(std::map<std::string, std::string> values) : values_(std::move(values)) {}
+
+  bool Has(const std::string& key) const { return values_.count(key) != 0; }
+  std::string GetString(const std::string& key, const std::string& fallback = "") const;
+  int64_t GetInt(const std::string& key, int64_t fallback) const;
+  double GetDouble(const std::string& key, double fallback) const;
+  bool GetBool(const std::string& key, bool fallback) const;
+  // Values of keys starting with prefix, e.g. "binpack.resources.": suffix → value.
+  std::map<std::string, std::string> WithPrefix(const std::string& prefix) const;
+  const std::map<std::string, std::string>& values() const { return values_; }
+  // Type errors found by getters, for logging ("binpack.weight: expected a number, got x").
+  std::vector<std::string> Problems() const;
+
+ private:
+  std::map<std::string, std::string> values_;
+  mutable std::vector<std::string> problems_;
+};
+
+// The per-extension-point switches of one plugin in a tier.
+enum class ExtensionPoint {
+  kJobOrder,
+  kJobReady,
+  kJobPipelined,
+  kTaskOrder,
+  kPreemptable,
+  kReclaimable,
+  kPreemptive,
+  kQueueOrder,
+  kClusterOrder,
+  kPredicate,
+  kBestNode,
+  kNodeOrder,
+  kTargetJob,
+  kReservedNodes,
+  kJobEnqueued,  // also gates JobEnqueueable, as in Volcano
+  kVictim,
+  kJobStarving,
+  kOverused,
+  kAllocatable,
+  kHyperNodeOrder,
+  kSubJobReady,
+  kSubJobPipelined,
+  kSubJobOrder,
+  kHyperNodeGradient,
+};
+inline constexpr int kExtensionPointCount = 24;
+// Volcano's YAML key for the switch ("enableJobOrder", "enabledVictim", ...).
+const char* EnableFlagName(ExtensionPoint point);
+
+struct PluginOption {
+  std::string name;
+  std::map<ExtensionPoint, bool> enabled;  // absent = enabled
+  std::optional<bool> enable_hierarchy;    // drf/capacity hierarchical mode
+  Arguments arguments;
+
+  bool Enabled(ExtensionPoint point) const;
+};
+
+struct Tier {
+  std::vector<PluginOption> plugins;
+};
+
+struct SchedulerConf {
+  std::vector<std::string> actions;
+  std::vector<Tier> tiers;
+  std::map<std::string, Arguments> configurations;  // per action
+
+  const Arguments& ActionArguments(const std::string& action) const;
+  bool HasAction(const std::string& action) const;
+  bool HasPlugin(const std::string& plugin) const;
+};
+
+// Parses the YAML text. `known_actions`/`known_plugins` reject unknown names (a config error,
+// as in Volcano); empty lists skip that check.
+StatusOr<SchedulerConf> ParseSchedulerConf(const std::string& yaml,
+                                           const std::vector<std::string>& known_actions,
+                                           const std::vector<std::string>& known_plugins);
+
+// Volcano's built-in default: actions enqueue, allocate, backfill; tier 1 priority, gang,
+// conformance; tier 2 overcommit, drf, predicates, proportion, nodeorder.
+const char* DefaultSchedulerConfYaml();
+
+}  // namespace tephra::scheduler

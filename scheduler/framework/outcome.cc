@@ -1,0 +1,158 @@
+#include "scheduler/framework/outcome.h"
+
+#include <map>
+
+namespace tephra::scheduler {
+namespace {
+
+// Replaces the condition of the same type when what it says changed; returns whether it did.
+bool SetCondition(std::vector<api::PodGroupCondition>* conditions, const api::PodGroupCondition& want) {
+  for (auto& c : *conditions) {
+    if (c.type != want.type) continue;
+    if (c.status == want.status && c.reason == want.reason && c.message == want.message) return false;
+    c = want;
+    return true;
+  }
+  conditions->push_back(want);
+  return true;
+}
+
+}  // namespace
+
+api::PodGroupStatus PodGroupStatusAfter(const Session& ssn, size_t j, kube::Time now) {
+  const JobInfo& job = ssn.job(j);
+  api::PodGroupStatus status = job.pod_group ? job.pod_group->status : api::PodGroupStatus{};
+  const auto& cond = ssn.JobCondition(j);
+  bool unschedulable = cond && cond->type == "Unschedulable";
+  // Tasks that got a node at some point, finished ones included.
+  int32_t scheduled = job.Count(TaskStatus::kAllocated) + job.Count(TaskStatus::kBinding) +
+                      job.Count(TaskStatus::kBound) + job.Count(TaskStatus::kRunning) +
+                      job.Count(TaskStatus::kReleasing) + job.Count(TaskStatus::kSucceeded) +
+                      job.Count(TaskStatus::kFailed);
+  if (job.Count(TaskStatus::kRunning) > 0 && unschedulable) {
+    // A running gang that lost members and cannot get them back.
+    status.phase = "Unknown";
+  } else if (scheduled >= job.min_available && !job.tasks.empty()) {
+    // Completed once nothing is running or about to.
+    int32_t active = scheduled - job.Count(TaskStatus::kSucceeded) - job.Count(TaskStatus::kFailed) +
+                     job.Count(TaskStatus::kPending) + job.Count(TaskStatus::kPipelined);
+    status.phase = active == 0 ? "Completed" : "Running";
+  } else if (job.phase != "Inqueue") {
+    // Not admitted, or fell below its gang (pods deleted): enqueue admits it again.
+    status.phase = "Pending";
+  } else {
+    status.phase = "Inqueue";
+  }
+  status.running = job.Count(TaskStatus::kRunning);
+  status.succeeded = job.Count(TaskStatus::kSucceeded);
+  status.failed = job.Count(TaskStatus::kFailed);
+  if (cond) {
+    api::PodGroupCondition c;
+    c.type = cond->type;
+    c.status = cond->status;
+    c.reason = cond->reason;
+    c.message = cond->message;
+    c.transition_id = ssn.uid();
+    c.last_transition_time = now;
+    SetCondition(&status.conditions, c);
+    if (cond->type == "Scheduled") {
+      // The gang fits now: an earlier Unschedulable condition no longer holds.
+      for (auto& other : status.conditions) {
+        if (other.type == "Unschedulable" && other.status == "True") {
+          other.status = "False";
+          other.transition_id = ssn.uid();
+          other.last_transition_time = now;
+        }
+      }
+    }
+  }
+  return status;
+}
+
+SessionOutcome ComputeOutcome(const Session& ssn) {
+  SessionOutcome out;
+  const kube::Time now = ssn.Now();
+  std::map<std::string, api::Resources> queue_allocated;
+  for (size_t j = 0; j < ssn.job_count(); ++j) {
+    const JobInfo& job = ssn.job(j);
+    queue_allocated[job.queue].Add(WithoutPods(job.allocated));
+    if (!job.pod_group) continue;
+    api::PodGroupStatus status = PodGroupStatusAfter(ssn, j, now);
+    if (!(status == job.pod_group->status)) {
+      PodGroupUpdate u;
+      u.job = job.id;
+      u.namespace_ = job.namespace_;
+      u.name = job.name;
+      u.status = std::move(status);
+      const auto& cond = ssn.JobCondition(j);
+      bool condition_changed = false;
+      if (cond) {
+        const auto& old = job.pod_group->status.conditions;
+        condition_changed = true;
+        for (const auto& c : old) {
+          if (c.type == cond->type && c.status == cond->status && c.message == cond->message) {
+            condition_changed = false;
+          }
+        }
+      }
+      if (condition_changed) {
+        bool bad = cond->type == "Unschedulable";
+        u.event_type = bad ? "Warning" : "Normal";
+        u.event_reason = bad ? "Unschedulable" : "Scheduled";
+        u.event_message = bad ? cond->message : "all tasks of the gang are scheduled";
+      }
+      out.pod_groups.push_back(std::move(u));
+    }
+    // Pods left pending for a reason: PodScheduled=False with that reason, when it changed.
+    // Pods the session did not try (the gang was already lost) carry the gang's reason.
+    const auto* errors = ssn.JobFitErrors(j);
+    const auto& cond = ssn.JobCondition(j);
+    bool gang_blocked = cond && cond->type == "Unschedulable";
+    if (errors == nullptr && !gang_blocked) continue;
+    for (const auto& [uid, task] : job.tasks) {
+      if (task.status != TaskStatus::kPending) continue;
+      std::string message;
+      if (errors != nullptr) {
+        auto e = errors->find(uid);
+        if (e != errors->end()) message = e->second.ToString();
+      }
+      if (message.empty()) {
+        if (!gang_blocked) continue;
+        message = cond->message;
+      }
+      ScheduledCondition want{"False", "Unschedulable", std::move(message)};
+      const auto& have = task.pod->scheduled;
+      if (have && have->status == want.status && have->reason == want.reason &&
+          have->message == want.message) {
+        continue;
+      }
+      out.pods.push_back({job.namespace_, task.name(), uid, std::move(want)});
+    }
+  }
+  // Roll usage up the queue hierarchy.
+  std::map<std::string, api::Resources> rolled = queue_allocated;
+  for (const auto& [name, used] : queue_allocated) {
+    std::string parent = ssn.queue(name) != nullptr ? ssn.queue(name)->parent : "";
+    for (int depth = 0; !parent.empty() && depth < 16; ++depth) {
+      rolled[parent].Add(used);
+      const QueueInfo* p = ssn.queue(parent);
+      parent = p != nullptr && p->name != "root" ? p->parent : "";
+    }
+  }
+  for (const auto& [name, q] : ssn.queues()) {
+    api::Resources want = rolled[name];
+    api::Resources have = q->queue ? WithoutPods(api::Resources::FromList(q->queue->status.allocated))
+                                   : api::Resources{};
+    // Compare on the values that matter, ignoring dimensions present with zero.
+    if (want.LessEqual(have, api::Resources::Missing::kZero) &&
+        have.LessEqual(want, api::Resources::Missing::kZero)) {
+      continue;
+    }
+    api::ResourceList list = want.ToList();
+    list.Erase(api::kResourcePods);
+    out.queues.push_back({name, std::move(list)});
+  }
+  return out;
+}
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,50 @@
+// What a closed session wants written back to the API server — only what changed:
+// PodGroup status (phase, counts, conditions), Queue status.allocated, and the PodScheduled
+// condition (with a FailedScheduling event) of pods left pending for a new reason.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "api/scheduling.h"
+#include "scheduler/framework/session.h"
+
+namespace tephra::scheduler {
+
+struct PodGroupUpdate {
+  JobId job;
+  std::string namespace_;
+  std::string name;
+  bool sched_plugins = false;  // a scheduling.x-k8s.io PodGroup
+  api::PodGroupStatus status;
+  // Set when a condition changed: an Event on the PodGroup tells the same story.
+  std::string event_type;  // Normal or Warning
+  std::string event_reason;
+  std::string event_message;
+};
+
+struct QueueUpdate {
+  std::string name;
+  api::ResourceList allocated;
+};
+
+struct PodConditionUpdate {
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  ScheduledCondition condition;
+};
+
+struct SessionOutcome {
+  std::vector<PodGroupUpdate> pod_groups;
+  std::vector<QueueUpdate> queues;
+  std::vector<PodConditionUpdate> pods;
+};
+
+// Computes the updates of a closed session (Volcano's PodGroup phase rules, §4.3).
+SessionOutcome ComputeOutcome(const Session& session);
+
+// The PodGroup status a job should have after the session.
+api::PodGroupStatus PodGroupStatusAfter(const Session& session, size_t job, kube::Time now);
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,36 @@
+// Named factories for plugins and actions. Builtins are registered explicitly by
+// RegisterBuiltins() (scheduler/builtins.h), called by main and by tests.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kube/status.h"
+#include "scheduler/framework/conf.h"
+#include "scheduler/framework/interfaces.h"
+
+namespace tephra::scheduler {
+
+using PluginFactory = std::function<std::unique_ptr<Plugin>(const PluginOption& option)>;
+using ActionFactory = std::function<std::unique_ptr<Action>(const Arguments& arguments)>;
+
+class Registry {
+ public:
+  // A duplicate name is an error: two plugins must never answer to one name.
+  Status AddPlugin(const std::string& name, PluginFactory factory);
+  Status AddAction(const std::string& name, ActionFactory factory);
+
+  std::unique_ptr<Plugin> NewPlugin(const PluginOption& option) const;
+  std::unique_ptr<Action> NewAction(const std::string& name, const Arguments& arguments) const;
+  std::vector<std::string> PluginNames() const;
+  std::vector<std::string> ActionNames() const;
+
+ private:
+  std::map<std::string, PluginFactory> plugins_;
+  std::map<std::string, ActionFactory> actions_;
+};
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,239 @@
+#include "scheduler/model/model.h"
+
+#include <cstdlib>
+
+namespace tephra::scheduler {
+
+api::Resources WithoutPods(const api::Resources& r) {
+  api::Resources out = r;
+  if (out.pods() != 0) out.SetPods(0);
+  return out;
+}
+
+std::string_view TaskStatusName(TaskStatus s) {
+  switch (s) {
+    case TaskStatus::kPending: return "Pending";
+    case TaskStatus::kAllocated: return "Allocated";
+    case TaskStatus::kPipelined: return "Pipelined";
+    case TaskStatus::kBinding: return "Binding";
+    case TaskStatus::kBound: return "Bound";
+    case TaskStatus::kRunning: return "Running";
+    case TaskStatus::kReleasing: return "Releasing";
+    case TaskStatus::kSucceeded: return "Succeeded";
+    case TaskStatus::kFailed: return "Failed";
+    case TaskStatus::kUnknown: return "Unknown";
+  }
+  return "?";
+}
+
+bool OccupiesNode(TaskStatus s) {
+  return s == TaskStatus::kAllocated || s == TaskStatus::kBinding || s == TaskStatus::kBound ||
+         s == TaskStatus::kRunning || s == TaskStatus::kReleasing;
+}
+
+bool IsAllocatedStatus(TaskStatus s) {
+  return s == TaskStatus::kAllocated || s == TaskStatus::kBinding || s == TaskStatus::kBound ||
+         s == TaskStatus::kRunning;
+}
+
+TaskStatus StatusFromPod(const PodInfo& pod) {
+  if (pod.phase == api::pod_phase::kRunning) {
+    return pod.terminating ? TaskStatus::kReleasing : TaskStatus::kRunning;
+  }
+  if (pod.phase == api::pod_phase::kSucceeded) return TaskStatus::kSucceeded;
+  if (pod.phase == api::pod_phase::kFailed) return TaskStatus::kFailed;
+  if (pod.phase == api::pod_phase::kUnknown) return TaskStatus::kUnknown;
+  // Pending (or no phase yet).
+  if (pod.terminating) return pod.node_name.empty() ? TaskStatus::kFailed : TaskStatus::kReleasing;
+  return pod.node_name.empty() ? TaskStatus::kPending : TaskStatus::kBound;
+}
+
+int TaskInfo::index() const {
+  const std::string& n = pod->metadata.name;
+  size_t dash = n.rfind('-');
+  if (dash == std::string::npos || dash + 1 >= n.size()) return -1;
+  char* end = nullptr;
+  long v = std::strtol(n.c_str() + dash + 1, &end, 10);
+  return end != nullptr && *end == '\0' ? static_cast<int>(v) : -1;
+}
+
+api::Resources NodeInfo::Idle() const {
+  api::Resources idle = allocatable;
+  idle.Sub(used);
+  return idle;
+}
+
+api::Resources NodeInfo::FutureIdle() const {
+  api::Resources f = Idle();
+  f.Add(releasing);
+  f.Sub(pipelined);
+  return f;
+}
+
+namespace {
+
+// used + request <= allocatable + extra - minus, per dimension of the request.
+bool Fits(const api::Resources& req, const NodeInfo& n, const api::Resources* plus,
+          const api::Resources* minus, const char** reason) {
+  auto check = [&](int64_t r, int64_t alloc, int64_t used, int64_t p, int64_t m) {
+    return r <= 0 || used + r <= alloc + p - m;
+  };
+  auto fixed = [&](auto get, const char* why) {
+    if (check(get(req), get(n.allocatable), get(n.used), plus ? get(*plus) : 0, minus ? get(*minus) : 0)) {
+      return true;
+    }
+    if (reason != nullptr) *reason = why;
+    return false;
+  };
+  if (!fixed([](const api::Resources& x) { return x.milli_cpu(); }, "Insufficient cpu")) return false;
+  if (!fixed([](const api::Resources& x) { return x.memory(); }, "Insufficient memory")) return false;
+  if (!fixed([](const api::Resources& x) { return x.pods(); }, "Too many pods")) return false;
+  if (!fixed([](const api::Resources& x) { return x.ephemeral_storage(); },
+             "Insufficient ephemeral-storage")) {
+    return false;
+  }
+  for (const auto& s : req.scalars()) {
+    const std::string& name = api::ResourceIdName(s.id);
+    if (!check(s.value, n.allocatable.Get(name), n.used.Get(name), plus ? plus->Get(name) : 0,
+               minus ? minus->Get(name) : 0)) {
+      if (reason != nullptr) *reason = "Insufficient extended resource";
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace
+
+bool NodeInfo::FitsIdle(const api::Resources& request, const char** reason) const {
+  return Fits(request, *this, nullptr, nullptr, reason);
+}
+
+bool NodeInfo::FitsFutureIdle(const api::Resources& request, const char** reason) const {
+  return Fits(request, *this, &releasing, &pipelined, reason);
+}
+
+namespace {
+
+bool HasRequiredAntiAffinity(const PodInfo& pod) {
+  const auto& a = pod.spec->affinity;
+  return a && a->pod_anti_affinity && !a->pod_anti_affinity->required.empty();
+}
+
+}  // namespace
+
+void NodeInfo::AddTask(const TaskInfo& task) {
+  RemoveTask(task.uid());
+  tasks.emplace(task.uid(), NodeTask{task.pod, task.status});
+  if (HasRequiredAntiAffinity(*task.pod)) ++anti_affinity_pods;
+  if (task.status == TaskStatus::kPipelined) {
+    pipelined.Add(task.request());
+    return;
+  }
+  if (!OccupiesNode(task.status)) return;
+  used.Add(task.request());
+  if (task.status == TaskStatus::kReleasing) releasing.Add(task.request());
+}
+
+void NodeInfo::RemoveTask(const std::string& uid) {
+  auto it = tasks.find(uid);
+  if (it == tasks.end()) return;
+  const NodeTask& t = it->second;
+  if (HasRequiredAntiAffinity(*t.pod)) --anti_affinity_pods;
+  if (t.status == TaskStatus::kPipelined) {
+    pipelined.Sub(t.pod->request());
+  } else if (OccupiesNode(t.status)) {
+    used.Sub(t.pod->request());
+    if (t.status == TaskStatus::kReleasing) releasing.Sub(t.pod->request());
+  }
+  tasks.erase(it);
+}
+
+const std::vector<api::Taint>& NodeInfo::taints() const {
+  static const std::vector<api::Taint> kNone;
+  return node ? node->spec.taints : kNone;
+}
+
+const std::map<std::string, std::string>& NodeInfo::labels() const {
+  static const std::map<std::string, std::string> kNone;
+  return node ? node->metadata.labels : kNone;
+}
+
+int32_t JobInfo::ReadyCount() const {
+  return Count(TaskStatus::kAllocated) + Count(TaskStatus::kBinding) + Count(TaskStatus::kBound) +
+         Count(TaskStatus::kRunning) + Count(TaskStatus::kSucceeded) + pending_best_effort;
+}
+
+int32_t JobInfo::ValidCount() const {
+  return Count(TaskStatus::kPending) + Count(TaskStatus::kAllocated) +
+         Count(TaskStatus::kPipelined) + Count(TaskStatus::kBinding) + Count(TaskStatus::kBound) +
+         Count(TaskStatus::kRunning) + Count(TaskStatus::kSucceeded);
+}
+
+namespace {
+
+void Account(JobInfo& job, const TaskInfo& t, int sign) {
+  job.counts[static_cast<size_t>(t.status)] += sign;
+  if (t.status == TaskStatus::kPending) {
+    if (t.best_effort()) job.pending_best_effort += sign;
+    if (sign > 0) {
+      job.pending.Add(t.request());
+    } else {
+      job.pending.Sub(t.request());
+    }
+  }
+  if (IsAllocatedStatus(t.status)) {
+    if (sign > 0) {
+      job.allocated.Add(t.request());
+    } else {
+      job.allocated.Sub(t.request());
+    }
+  }
+  if (sign > 0) {
+    job.total_request.Add(t.request());
+  } else {
+    job.total_request.Sub(t.request());
+  }
+}
+
+}  // namespace
+
+void JobInfo::AddTask(TaskInfo task) {
+  RemoveTask(task.uid());
+  Account(*this, task, +1);
+  std::string task_uid = task.uid();
+  tasks.emplace(std::move(task_uid), std::move(task));
+}
+
+void JobInfo::RemoveTask(const std::string& task_uid) {
+  auto it = tasks.find(task_uid);
+  if (it == tasks.end()) return;
+  Account(*this, it->second, -1);
+  tasks.erase(it);
+}
+
+void JobInfo::SetStatus(const std::string& task_uid, TaskStatus status, const std::string& node) {
+  auto it = tasks.find(task_uid);
+  if (it == tasks.end()) return;
+  Account(*this, it->second, -1);
+  it->second.status = status;
+  it->second.node = node;
+  Account(*this, it->second, +1);
+}
+
+}  // namespace tephra::scheduler
+
+namespace tephra::scheduler {
+
+StatusOr<std::shared_ptr<PdbInfo>> DecodePdb(const json::Value& value) {
+  json::Errors errors;
+  json::Reader r(&value, &errors);
+  auto pdb = std::make_shared<PdbInfo>();
+  kube::DecodeObjectHeader(r, pdb.get());
+  if (json::Reader sel = r["spec"]["selector"]; sel.present()) api::DecodeLabelSelector(sel, &pdb->selector);
+  pdb->disruptions_allowed = r["status"]["disruptionsAllowed"].Int32();
+  TEPHRA_RETURN_IF_ERROR(errors.ToStatus("PodDisruptionBudget " + pdb->metadata.Key()));
+  return pdb;
+}
+
+}  // namespace tephra::scheduler

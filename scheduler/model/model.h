@@ -1,0 +1,169 @@
+// The scheduler's cluster model: tasks (pods), jobs (PodGroups), nodes and queues, with the
+// task statuses and node accounting of Volcano's scheduler (reference §4.2).
+//
+// NodeInfo and JobInfo are copied on write: the cache and every open session share one
+// instance until one of them changes it, so opening a session copies pointers, not clusters.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api/core.h"
+#include "api/resources.h"
+#include "api/scheduling.h"
+#include "scheduler/model/pod_info.h"
+
+namespace tephra::scheduler {
+
+// Shares and quotas are about cpu, memory and extended resources; the pod count (which every
+// task request carries for the node's max-pods check) is left out of them.
+api::Resources WithoutPods(const api::Resources& r);
+
+enum class TaskStatus : uint8_t {
+  kPending,
+  kAllocated,  // placed in this session on a node with enough idle resources
+  kPipelined,  // placed on a node whose resources are being released
+  kBinding,    // bind request in flight
+  kBound,      // bound, not yet running
+  kRunning,
+  kReleasing,  // being deleted (or evicted)
+  kSucceeded,
+  kFailed,
+  kUnknown,
+};
+inline constexpr size_t kTaskStatusCount = 10;
+std::string_view TaskStatusName(TaskStatus s);
+
+// Holds node resources: Allocated, Binding, Bound, Running, Releasing.
+bool OccupiesNode(TaskStatus s);
+// Counts as "allocated" for jobs and queues: Allocated, Binding, Bound, Running.
+bool IsAllocatedStatus(TaskStatus s);
+// Status of a pod as the API reports it (before any session placed it).
+TaskStatus StatusFromPod(const PodInfo& pod);
+
+using JobId = std::string;  // "<namespace>/<podgroup name>"
+
+struct TaskInfo {
+  PodInfoPtr pod;
+  JobId job;
+  TaskStatus status = TaskStatus::kPending;
+  std::string node;  // where it is (or is being) placed
+  int32_t priority = 0;
+
+  const std::string& uid() const { return pod->metadata.uid; }
+  const std::string& name() const { return pod->metadata.name; }
+  const std::string& namespace_() const { return pod->metadata.namespace_; }
+  const api::Resources& request() const { return pod->spec->request; }
+  bool best_effort() const { return pod->spec->best_effort; }
+  // The replica index parsed from "<job>-<task>-<index>", for stable ordering.
+  int index() const;
+};
+
+// A pod present on a node: what node-level predicates read.
+struct NodeTask {
+  PodInfoPtr pod;
+  TaskStatus status;
+};
+
+struct NodeInfo {
+  std::string name;
+  std::shared_ptr<const api::Node> node;  // null for a node known only from bound pods
+  api::Resources allocatable;
+  api::Resources used;       // tasks occupying the node (incl. releasing)
+  api::Resources releasing;  // of which being released
+  api::Resources pipelined;  // promised to pipelined tasks (session only)
+  std::unordered_map<std::string, NodeTask> tasks;  // by pod uid
+  int32_t anti_affinity_pods = 0;  // tasks with required pod anti-affinity terms
+  bool ready = false;
+  bool unschedulable = false;
+
+  api::Resources Idle() const;
+  // What will be free once releasing tasks are gone and pipelined ones arrive.
+  api::Resources FutureIdle() const;
+  // request <= Idle() / FutureIdle(), without building the vectors (the allocate hot path).
+  // On failure `reason` names the first resource that does not fit.
+  bool FitsIdle(const api::Resources& request, const char** reason) const;
+  bool FitsFutureIdle(const api::Resources& request, const char** reason) const;
+  void AddTask(const TaskInfo& task);
+  void RemoveTask(const std::string& uid);
+  const std::vector<api::Taint>& taints() const;
+  const std::map<std::string, std::string>& labels() const;
+};
+
+struct QueueInfo {
+  std::string name;
+  std::shared_ptr<const api::Queue> queue;
+  int32_t weight = 1;
+  api::Resources capability;  // empty = unlimited
+  api::Resources deserved;
+  api::Resources guarantee;
+  std::string parent;
+  std::string state;  // Open, Closed, Closing, Unknown
+  bool reclaimable = true;
+  int32_t priority = 0;
+
+  bool IsOpen() const { return state.empty() || state == "Open"; }
+};
+
+struct JobInfo {
+  JobId id;
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  std::shared_ptr<const api::PodGroup> pod_group;  // null: pods that name a group not seen yet
+  std::string queue;
+  int32_t priority = 0;
+  int32_t min_available = 0;
+  std::map<std::string, int32_t> min_task_member;
+  std::optional<api::Resources> min_resources;
+  std::string phase;  // PodGroup status.phase (a session may move it to Inqueue)
+  bool preemptable = false;
+  std::optional<kube::Time> creation;
+
+  std::unordered_map<std::string, TaskInfo> tasks;  // by pod uid
+  std::array<int32_t, kTaskStatusCount> counts{};
+  int32_t pending_best_effort = 0;  // Pending tasks without requests: backfill places them
+  api::Resources allocated;  // requests of tasks in IsAllocatedStatus
+  api::Resources pending;    // requests of Pending tasks
+  api::Resources total_request;
+
+  int32_t Count(TaskStatus s) const { return counts[static_cast<size_t>(s)]; }
+  // Tasks that count toward the gang (Volcano's ReadyTaskNum): allocated or succeeded, plus
+  // pending best-effort tasks, which backfill can always place.
+  int32_t ReadyCount() const;
+  int32_t WaitingCount() const { return Count(TaskStatus::kPipelined); }
+  // Pods that could run: Pending, Allocated, Pipelined, Binding, Bound, Running, Succeeded.
+  int32_t ValidCount() const;
+  bool IsPending() const { return phase.empty() || phase == "Pending"; }
+
+  void AddTask(TaskInfo task);
+  void RemoveTask(const std::string& task_uid);
+  // Moves a task to a new status (and node), keeping counts and sums right.
+  void SetStatus(const std::string& task_uid, TaskStatus status, const std::string& node);
+};
+
+// A PodDisruptionBudget, reduced to what victim selection needs.
+struct PdbInfo : public kube::Object {
+  api::LabelSelector selector;
+  int32_t disruptions_allowed = 0;
+};
+StatusOr<std::shared_ptr<PdbInfo>> DecodePdb(const json::Value& value);
+
+// The scheduler's immutable view for one session: shared pointers into the cache's state.
+struct Snapshot {
+  std::vector<std::shared_ptr<const NodeInfo>> nodes;   // Ready, schedulable or not, by name
+  std::vector<std::shared_ptr<const JobInfo>> jobs;     // jobs with a PodGroup and a known queue
+  std::map<std::string, std::shared_ptr<const QueueInfo>> queues;
+  std::map<std::string, std::map<std::string, std::string>> namespace_labels;
+  std::vector<std::shared_ptr<const PdbInfo>> pdbs;
+  api::Resources total;  // sum of allocatable over nodes
+  uint64_t generation = 0;
+};
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,100 @@
+// The scheduler's view of a pod: what placement needs and nothing more. The pod informer
+// decodes straight into PodInfo, so the cache never holds whole pods: 100,000 pods cost what
+// their labels and a few strings cost, because the scheduling-relevant spec is interned —
+// every pod of one task template points at one SchedulingSpec.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "api/core.h"
+#include "api/resources.h"
+#include "kube/informer.h"
+#include "kube/object.h"
+
+namespace tephra::scheduler {
+
+struct HostPort {
+  std::string protocol;  // TCP when unset
+  std::string ip;        // "" or 0.0.0.0 means every address
+  int32_t port = 0;
+  bool operator==(const HostPort&) const = default;
+};
+
+// Everything about a pod's spec that placement reads. Immutable and shared.
+struct SchedulingSpec {
+  api::Resources request;  // PodRequest + pods=1
+  std::map<std::string, std::string> node_selector;
+  std::optional<api::Affinity> affinity;
+  std::vector<api::Toleration> tolerations;
+  std::vector<api::TopologySpreadConstraint> spread;
+  std::vector<HostPort> host_ports;
+  std::optional<int32_t> priority;
+  std::string priority_class_name;
+  std::string scheduler_name;
+  bool preempt_never = false;  // preemptionPolicy: Never
+  std::vector<std::string> scheduling_gates;
+  std::vector<std::string> pvc_claims;
+  bool host_network = false;
+
+  // No cpu, memory or extended-resource request (Kubernetes' BestEffort for scheduling).
+  bool best_effort = false;
+  bool has_pod_affinity = false;       // pod affinity or anti-affinity terms
+  bool operator==(const SchedulingSpec& other) const;
+};
+
+// Shares identical SchedulingSpecs. Thread-safe; entries die with their last pod.
+class SpecInterner {
+ public:
+  std::shared_ptr<const SchedulingSpec> Intern(SchedulingSpec spec);
+  size_t size();
+
+ private:
+  static size_t Hash(const SchedulingSpec& spec);
+  std::mutex mu_;
+  std::unordered_multimap<size_t, std::weak_ptr<const SchedulingSpec>> specs_;  // guarded by mu_
+  size_t inserts_since_prune_ = 0;                                              // guarded by mu_
+};
+
+// The PodScheduled condition as last written, so the scheduler writes it only on change.
+struct ScheduledCondition {
+  std::string status;
+  std::string reason;
+  std::string message;
+};
+
+class PodInfo : public kube::Object {
+ public:
+  std::shared_ptr<const SchedulingSpec> spec;
+  std::string node_name;
+  std::string phase;
+  bool terminating = false;  // deletionTimestamp set
+  // scheduling.k8s.io/group-name annotation, or the scheduler-plugins pod-group label.
+  std::string group_name;
+  bool sched_plugins_group = false;  // group_name came from scheduling.x-k8s.io/pod-group
+  std::string task_role;             // volcano.sh/task-spec
+  std::optional<int32_t> task_priority;  // volcano.sh/task-priority
+  bool preemptable = true;               // volcano.sh/preemptable (tasks default to true)
+  std::string nominated_node;
+  std::optional<ScheduledCondition> scheduled;
+  int32_t restarts = 0;
+
+  const api::Resources& request() const { return spec->request; }
+};
+
+using PodInfoPtr = std::shared_ptr<const PodInfo>;
+
+// An informer decoder producing PodInfo. Only annotations Tephra reads are kept.
+kube::ObjectDecoder PodInfoDecoder(std::shared_ptr<SpecInterner> interner);
+StatusOr<std::shared_ptr<PodInfo>> DecodePodInfo(const json::Value& value, SpecInterner& interner);
+
+// Builds the interned spec of a decoded pod spec (also used by tests and benchmarks).
+SchedulingSpec MakeSchedulingSpec(const api::PodSpec& spec);
+
+}  // namespace tephra::scheduler

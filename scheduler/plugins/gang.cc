@@ -1,0 +1,177 @@
+// gang: all-or-nothing placement of a job's minAvailable tasks (and each task role's
+// minTaskMember).
+//   JobValid      enough valid pods exist to ever satisfy the gang
+//   JobReady      ready tasks >= minAvailable and every role >= its minimum
+//   JobPipelined  ready + pipelined tasks would satisfy the gang (Permit) or not (Reject)
+//   JobOrder      jobs not yet ready go first
+//   JobStarving   ready + pipelined < minAvailable
+//   close         PodGroup condition: Unschedulable (why, per task reason) or Scheduled
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "scheduler/framework/session.h"
+#include "scheduler/plugins/plugins.h"
+
+namespace tephra::scheduler {
+namespace {
+
+struct RoleCount {
+  int32_t valid = 0;
+  int32_t ready = 0;
+  int32_t waiting = 0;
+};
+
+std::map<std::string, RoleCount> CountRoles(const JobInfo& job) {
+  std::map<std::string, RoleCount> out;
+  for (const auto& [uid, t] : job.tasks) {
+    RoleCount& c = out[t.pod->task_role];
+    switch (t.status) {
+      case TaskStatus::kAllocated:
+      case TaskStatus::kBinding:
+      case TaskStatus::kBound:
+      case TaskStatus::kRunning:
+      case TaskStatus::kSucceeded:
+        ++c.ready;
+        ++c.valid;
+        break;
+      case TaskStatus::kPipelined:
+        ++c.waiting;
+        ++c.valid;
+        break;
+      case TaskStatus::kPending:
+        ++c.valid;
+        if (t.best_effort()) ++c.ready;
+        break;
+      default:
+        break;
+    }
+  }
+  return out;
+}
+
+// Every role with a minimum has at least that many tasks counted by `pick`.
+template <typename Pick>
+bool RolesSatisfied(const JobInfo& job, Pick pick) {
+  if (job.min_task_member.empty()) return true;
+  auto counts = CountRoles(job);
+  for (const auto& [role, min] : job.min_task_member) {
+    auto it = counts.find(role);
+    int32_t have = it == counts.end() ? 0 : pick(it->second);
+    if (have < min) return false;
+  }
+  return true;
+}
+
+class GangPlugin : public Plugin {
+ public:
+  std::string_view name() const override { return "gang"; }
+
+  void OnSessionOpen(Session& ssn) override {
+    ssn.AddJobValidFn(name(), [](const JobInfo& job) -> std::optional<ValidateResult> {
+      if (!job.min_task_member.empty()) {
+        auto counts = CountRoles(job);
+        for (const auto& [role, min] : job.min_task_member) {
+          auto it = counts.find(role);
+          int32_t have = it == counts.end() ? 0 : it->second.valid;
+          if (have < min) {
+            return ValidateResult{false, "NotEnoughPodsOfTask",
+                                  "Not enough valid pods of task " + role + " for gang-scheduling, valid: " +
+                                      std::to_string(have) + ", min: " + std::to_string(min)};
+          }
+        }
+      }
+      if (job.ValidCount() < job.min_available) {
+        return ValidateResult{false, "NotEnoughTasks",
+                              "Not enough valid tasks for gang-scheduling, valid: " +
+                                  std::to_string(job.ValidCount()) + ", min: " +
+                                  std::to_string(job.min_available)};
+      }
+      return std::nullopt;
+    });
+    ssn.AddJobReadyFn(name(), [](const JobInfo& job) {
+      return job.ReadyCount() >= job.min_available &&
+             RolesSatisfied(job, [](const RoleCount& c) { return c.ready; });
+    });
+    ssn.AddJobPipelinedFn(name(), [](const JobInfo& job) {
+      bool ok = job.ReadyCount() + job.WaitingCount() >= job.min_available &&
+                RolesSatisfied(job, [](const RoleCount& c) { return c.ready + c.waiting; });
+      return ok ? Vote::kPermit : Vote::kReject;
+    });
+    ssn.AddJobOrderFn(name(), [](const JobInfo& l, const JobInfo& r) {
+      bool lr = l.ReadyCount() >= l.min_available;
+      bool rr = r.ReadyCount() >= r.min_available;
+      if (lr == rr) return 0;
+      return lr ? 1 : -1;
+    });
+    ssn.AddJobStarvingFn(name(), [](const JobInfo& job) {
+      return job.ReadyCount() + job.WaitingCount() < job.min_available;
+    });
+    // Victims: a running gang gives up only tasks above its minimum, unless the whole gang is
+    // offered at once (then it is taken completely, never left half-running).
+    Session* s = &ssn;
+    VictimsFn keep_gangs = [s](const TaskInfo&, const std::vector<const TaskInfo*>& candidates)
+        -> std::optional<std::vector<const TaskInfo*>> {
+      std::map<JobId, int32_t> offered;
+      for (const TaskInfo* c : candidates) ++offered[c->job];
+      std::map<JobId, int32_t> taken;
+      std::vector<const TaskInfo*> victims;
+      for (const TaskInfo* c : candidates) {
+        auto j = s->JobIndex(c->job);
+        if (!j) continue;
+        const JobInfo& job = s->job(*j);
+        int32_t ready = job.ReadyCount();
+        bool whole = offered[c->job] >= ready;
+        if (whole || ready - taken[c->job] - 1 >= job.min_available) {
+          ++taken[c->job];
+          victims.push_back(c);
+        }
+      }
+      return victims;
+    };
+    ssn.AddPreemptableVetoFn(name(), keep_gangs);
+    ssn.AddReclaimableVetoFn(name(), keep_gangs);
+  }
+
+  void OnSessionClose(Session& ssn) override {
+    for (size_t i = 0; i < ssn.job_count(); ++i) {
+      const JobInfo& job = ssn.job(i);
+      if (job.IsPending()) continue;  // not admitted yet: enqueue explains
+      int32_t ready = job.ReadyCount();
+      if (ready >= job.min_available) {
+        if (ssn.touched_jobs()[i] || job.Count(TaskStatus::kPending) == 0) {
+          ssn.SetJobCondition(i, {"Scheduled", "True", "tasks in gang are ready to be scheduled", ""});
+        }
+        continue;
+      }
+      const auto* errors = ssn.JobFitErrors(i);
+      if (errors == nullptr) continue;  // nothing was tried (e.g. not enough pods yet)
+      int32_t unready = static_cast<int32_t>(job.tasks.size()) - ready;
+      // One clause per distinct explanation, most common first: "2 tasks: 0/4 nodes are
+      // available: 4 Insufficient cpu".
+      std::map<std::string, int> distinct;
+      for (const auto& [uid, e] : *errors) ++distinct[e.ToString()];
+      std::vector<std::pair<int, std::string>> clauses;
+      for (const auto& [text, n] : distinct) clauses.emplace_back(n, text);
+      std::sort(clauses.begin(), clauses.end(),
+                [](const auto& a, const auto& b) { return a.first > b.first; });
+      std::string why;
+      for (size_t k = 0; k < clauses.size() && k < 3; ++k) {
+        if (!why.empty()) why += "; ";
+        why += std::to_string(clauses[k].first) + (clauses[k].first == 1 ? " task: " : " tasks: ") +
+               clauses[k].second;
+      }
+      std::string message = std::to_string(unready) + "/" + std::to_string(job.tasks.size()) +
+                            " tasks in gang unschedulable: " + why;
+      ssn.SetJobCondition(i, {"Unschedulable", "True", "NotEnoughResources", message});
+    }
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Plugin> NewGangPlugin(const PluginOption&) {
+  return std::make_unique<GangPlugin>();
+}
+
+}  // namespace tephra::scheduler

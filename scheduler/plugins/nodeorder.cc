@@ -1,0 +1,209 @@
+// nodeorder: kube-scheduler's scoring, each score 0..100 times its weight.
+//   leastrequested.weight (1)    free cpu and memory after placing the pod
+//   mostrequested.weight (0)     used cpu and memory after placing the pod
+//   balancedresource.weight (1)  cpu and memory used in equal proportion
+//   nodeaffinity.weight (2)      preferred node affinity terms matched (normalised)
+//   tainttoleration.weight (3)   fewer untolerated PreferNoSchedule taints (normalised)
+//   podaffinity.weight (2)       preferred pod (anti-)affinity (normalised)
+//   podtopologyspread.weight (2) ScheduleAnyway spread constraints, emptier domains first
+// imagelocality.weight is accepted; simulated nodes report no images, so it scores nothing.
+#include <algorithm>
+#include <cmath>
+#include <memory>
+#include <unordered_map>
+
+#include "scheduler/framework/session.h"
+#include "scheduler/plugins/matching.h"
+#include "scheduler/plugins/plugins.h"
+#include "scheduler/plugins/topology.h"
+
+namespace tephra::scheduler {
+namespace {
+
+constexpr double kMaxScore = 100;
+
+double Fraction(int64_t used, int64_t capacity) {
+  if (capacity <= 0) return 1;
+  return std::min(1.0, static_cast<double>(used) / static_cast<double>(capacity));
+}
+
+// Scales raw scores to 0..100 by the largest (reverse: fewer is better).
+void Normalize(std::vector<double>* raw, bool reverse) {
+  double max = 0;
+  for (double v : *raw) max = std::max(max, v);
+  for (double& v : *raw) {
+    double s = max > 0 ? v * kMaxScore / max : 0;
+    v = reverse ? kMaxScore - s : s;
+  }
+}
+
+class NodeOrderPlugin : public Plugin {
+ public:
+  explicit NodeOrderPlugin(const Arguments& a)
+      : least_(static_cast<double>(a.GetInt("leastrequested.weight", 1))),
+        most_(static_cast<double>(a.GetInt("mostrequested.weight", 0))),
+        balanced_(static_cast<double>(a.GetInt("balancedresource.weight", 1))),
+        node_affinity_(static_cast<double>(a.GetInt("nodeaffinity.weight", 2))),
+        taints_(static_cast<double>(a.GetInt("tainttoleration.weight", 3))),
+        pod_affinity_(static_cast<double>(a.GetInt("podaffinity.weight", 2))),
+        spread_(static_cast<double>(a.GetInt("podtopologyspread.weight", 2))) {}
+
+  std::string_view name() const override { return "nodeorder"; }
+
+  void OnSessionOpen(Session& ssn) override {
+    session_ = &ssn;
+    if (least_ != 0 || most_ != 0 || balanced_ != 0) {
+      ssn.AddNodeOrderFn(name(), [this](const TaskInfo& task, const NodeInfo& node) {
+        return ResourceScore(task, node);
+      });
+    }
+    ssn.AddBatchNodeOrderFn(name(), [this](const TaskInfo& task,
+                                           const std::vector<const NodeInfo*>& nodes,
+                                           std::vector<double>* scores) {
+      BatchScore(task, nodes, scores);
+    });
+    EventHandler h;
+    h.allocate = [this](const TaskEvent& e) { OnMove(e.task, e.node, +1); };
+    h.deallocate = [this](const TaskEvent& e) { OnMove(e.task, e.node, -1); };
+    ssn.AddEventHandler(name(), h);
+  }
+
+ private:
+  double ResourceScore(const TaskInfo& task, const NodeInfo& node) const {
+    const api::Resources& req = task.request();
+    double cpu = Fraction(node.used.milli_cpu() + req.milli_cpu(), node.allocatable.milli_cpu());
+    double mem = Fraction(node.used.memory() + req.memory(), node.allocatable.memory());
+    double score = 0;
+    if (least_ != 0) score += least_ * (1 - (cpu + mem) / 2) * kMaxScore;
+    if (most_ != 0) score += most_ * (cpu + mem) / 2 * kMaxScore;
+    if (balanced_ != 0) score += balanced_ * (1 - std::fabs(cpu - mem) / 2) * kMaxScore;
+    return score;
+  }
+
+  void BatchScore(const TaskInfo& task, const std::vector<const NodeInfo*>& nodes,
+                  std::vector<double>* scores) {
+    const SchedulingSpec& spec = *task.pod->spec;
+    std::vector<double> raw(nodes.size());
+    const auto& affinity = spec.affinity;
+    if (node_affinity_ != 0 && affinity && affinity->node_affinity &&
+        !affinity->node_affinity->preferred.empty()) {
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        raw[i] = 0;
+        for (const auto& p : affinity->node_affinity->preferred) {
+          if (MatchesNodeSelectorTerm(p.preference, nodes[i]->labels(), nodes[i]->name)) raw[i] += p.weight;
+        }
+      }
+      Add(raw, false, node_affinity_, scores);
+    }
+    if (taints_ != 0) {
+      bool any = false;
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        raw[i] = 0;
+        for (const auto& taint : nodes[i]->taints()) {
+          if (taint.effect != "PreferNoSchedule") continue;
+          bool tolerated = std::any_of(spec.tolerations.begin(), spec.tolerations.end(),
+                                       [&](const api::Toleration& t) { return Tolerates(t, taint); });
+          if (!tolerated) raw[i] += 1;
+        }
+        any = any || raw[i] > 0;
+      }
+      // No taints anywhere: every node gets the full score, as kube-scheduler does.
+      if (any) {
+        Add(raw, true, taints_, scores);
+      } else {
+        for (double& s : *scores) s += taints_ * kMaxScore;
+      }
+    }
+    if (pod_affinity_ != 0 && affinity && (affinity->pod_affinity || affinity->pod_anti_affinity)) {
+      bool any = false;
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        raw[i] = 0;
+        if (affinity->pod_affinity) {
+          for (const auto& w : affinity->pod_affinity->preferred) {
+            raw[i] += w.weight * DomainCount(w.term, task, *nodes[i]);
+          }
+        }
+        if (affinity->pod_anti_affinity) {
+          for (const auto& w : affinity->pod_anti_affinity->preferred) {
+            raw[i] -= w.weight * DomainCount(w.term, task, *nodes[i]);
+          }
+        }
+        any = any || raw[i] != 0;
+      }
+      if (any) {
+        double min = *std::min_element(raw.begin(), raw.end());
+        for (double& v : raw) v -= min;  // shift so the least preferred node scores 0
+        Add(raw, false, pod_affinity_, scores);
+      }
+    }
+    if (spread_ != 0 && !spec.spread.empty()) {
+      bool any_soft = false;
+      for (size_t i = 0; i < nodes.size(); ++i) {
+        raw[i] = 0;
+        for (const auto& c : spec.spread) {
+          if (c.when_unsatisfiable != "ScheduleAnyway") continue;
+          any_soft = true;
+          DomainCounter& counter = SpreadCounter(c, task);
+          const std::string* domain = counter.DomainOf(*nodes[i]);
+          raw[i] += domain == nullptr ? counter.Total() + 1 : counter.Count(*domain);
+        }
+      }
+      if (any_soft) Add(raw, true, spread_, scores);
+    }
+  }
+
+  static void Add(std::vector<double>& raw, bool reverse, double weight, std::vector<double>* scores) {
+    Normalize(&raw, reverse);
+    for (size_t i = 0; i < raw.size(); ++i) (*scores)[i] += weight * raw[i];
+  }
+
+  double DomainCount(const api::PodAffinityTerm& term, const TaskInfo& task, const NodeInfo& node) {
+    DomainCounter& c = Counter(&term, task.namespace_(), [&] {
+      return std::make_unique<DomainCounter>(term.topology_key,
+                                             term.label_selector.value_or(api::LabelSelector{}),
+                                             NamespaceScope::ForTerm(term, task.namespace_()));
+    });
+    const std::string* domain = c.DomainOf(node);
+    return domain == nullptr ? 0 : c.Count(*domain);
+  }
+
+  DomainCounter& SpreadCounter(const api::TopologySpreadConstraint& c, const TaskInfo& task) {
+    return Counter(&c, task.namespace_(), [&] {
+      NamespaceScope scope;
+      scope.names.insert(task.namespace_());
+      return std::make_unique<DomainCounter>(c.topology_key,
+                                             c.label_selector.value_or(api::LabelSelector{}), scope);
+    });
+  }
+
+  DomainCounter& Counter(const void* address, const std::string& ns,
+                         const std::function<std::unique_ptr<DomainCounter>()>& make) {
+    std::string key = std::to_string(reinterpret_cast<uintptr_t>(address)) + "|" + ns;
+    auto it = counters_.find(key);
+    if (it == counters_.end()) {
+      auto counter = make();
+      counter->Build(*session_);
+      it = counters_.emplace(std::move(key), std::move(counter)).first;
+    }
+    return *it->second;
+  }
+
+  void OnMove(const TaskInfo& task, const std::string& node_name, int sign) {
+    if (counters_.empty()) return;
+    auto idx = session_->NodeIndex(node_name);
+    if (!idx) return;
+    for (auto& [key, counter] : counters_) counter->Update(*session_, *task.pod, session_->node(*idx), sign);
+  }
+
+  const double least_, most_, balanced_, node_affinity_, taints_, pod_affinity_, spread_;
+  Session* session_ = nullptr;
+  std::unordered_map<std::string, std::unique_ptr<DomainCounter>> counters_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plugin> NewNodeOrderPlugin(const PluginOption& option) {
+  return std::make_unique<NodeOrderPlugin>(option.arguments);
+}
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,52 @@
+// overcommit: admit jobs only while the cluster, inflated by overcommit-factor (default 1.2),
+// has room for the minResources of every admitted job that has not started yet.
+#include "scheduler/framework/session.h"
+#include "scheduler/plugins/plugins.h"
+
+namespace tephra::scheduler {
+namespace {
+
+class OvercommitPlugin : public Plugin {
+ public:
+  explicit OvercommitPlugin(double factor) : factor_(factor < 1.0 ? 1.2 : factor) {}
+  std::string_view name() const override { return "overcommit"; }
+
+  void OnSessionOpen(Session& ssn) override {
+    idle_ = ssn.total_resource();
+    idle_.Scale(factor_);
+    api::Resources used;
+    for (size_t i = 0; i < ssn.node_count(); ++i) used.Add(ssn.node(i).used);
+    idle_.Sub(used);
+    for (size_t i = 0; i < ssn.job_count(); ++i) {
+      const JobInfo& job = ssn.job(i);
+      // Admitted jobs still waiting to start hold their minimum in reserve.
+      if (job.phase == "Inqueue" && job.min_resources) {
+        api::Resources waiting = *job.min_resources;
+        waiting.Sub(job.allocated);
+        inqueue_.Add(waiting);
+      }
+    }
+    ssn.AddJobEnqueueableFn(name(), [this](const JobInfo& job) {
+      if (!job.min_resources) return Vote::kPermit;
+      api::Resources want = inqueue_;
+      want.Add(*job.min_resources);
+      return want.LessEqual(idle_, api::Resources::Missing::kZero) ? Vote::kPermit : Vote::kReject;
+    });
+    ssn.AddJobEnqueuedFn(name(), [this](const JobInfo& job) {
+      if (job.min_resources) inqueue_.Add(*job.min_resources);
+    });
+  }
+
+ private:
+  double factor_;
+  api::Resources idle_;
+  api::Resources inqueue_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plugin> NewOvercommitPlugin(const PluginOption& option) {
+  return std::make_unique<OvercommitPlugin>(option.arguments.GetDouble("overcommit-factor", 1.2));
+}
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,44 @@
+// Factories of the builtin plugins (Volcano's names and arguments). Each plugin's behaviour is
+// described at its factory's definition.
+#pragma once
+
+#include <memory>
+
+#include "scheduler/framework/conf.h"
+#include "scheduler/framework/interfaces.h"
+
+namespace tephra::scheduler {
+
+std::unique_ptr<Plugin> NewGangPlugin(const PluginOption& option);
+std::unique_ptr<Plugin> NewPriorityPlugin(const PluginOption& option);
+std::unique_ptr<Plugin> NewDrfPlugin(const PluginOption& option);
+std::unique_ptr<Plugin> NewProportionPlugin(const PluginOption& option);
+std::unique_ptr<Plugin> NewPredicatesPlugin(const PluginOption& option);
+std::unique_ptr<Plugin> NewNodeOrderPlugin(const PluginOption& option);
+std::unique_ptr<Plugin> NewBinpackPlugin(const PluginOption& option);
+std::unique_ptr<Plugin> NewConformancePlugin(const PluginOption& option);
+std::unique_ptr<Plugin> NewOvercommitPlugin(const PluginOption& option);
+std::unique_ptr<Plugin> NewCapacityPlugin(const PluginOption& option);
+std::unique_ptr<Plugin> NewPdbPlugin(const PluginOption& option);
+
+// Reasons plugins and actions report (shared so explanations aggregate them).
+namespace reason {
+inline constexpr char kInsufficientCpu[] = "Insufficient cpu";
+inline constexpr char kInsufficientMemory[] = "Insufficient memory";
+inline constexpr char kInsufficientPods[] = "Too many pods";
+inline constexpr char kInsufficientEphemeral[] = "Insufficient ephemeral-storage";
+inline constexpr char kInsufficientOther[] = "Insufficient extended resource";
+inline constexpr char kNodeUnschedulable[] = "node(s) were unschedulable";
+inline constexpr char kNodeSelector[] = "node(s) didn't match Pod's node affinity/selector";
+inline constexpr char kTaint[] = "node(s) had untolerated taint";
+inline constexpr char kHostPorts[] = "node(s) didn't have free ports for the requested pod ports";
+inline constexpr char kPodAffinity[] = "node(s) didn't match pod affinity rules";
+inline constexpr char kPodAntiAffinity[] = "node(s) didn't match pod anti-affinity rules";
+inline constexpr char kExistingAntiAffinity[] =
+    "node(s) didn't satisfy existing pods anti-affinity rules";
+inline constexpr char kTopologySpread[] = "node(s) didn't match pod topology spread constraints";
+inline constexpr char kTopologySpreadMissing[] =
+    "node(s) didn't match pod topology spread constraints (missing required label)";
+}  // namespace reason
+
+}  // namespace tephra::scheduler

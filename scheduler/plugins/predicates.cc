@@ -1,0 +1,268 @@
+// predicates: whether a node can take a pod, as kube-scheduler's filters decide.
+//   static (cached per spec and node): node unschedulable, nodeSelector and required node
+//     affinity, NoSchedule/NoExecute taints
+//   dynamic: host ports, required inter-pod affinity and anti-affinity (including existing
+//     pods' anti-affinity), topology spread constraints with DoNotSchedule
+// Arguments: predicate.NodeAffinityEnable, predicate.NodePortsEnable,
+// predicate.TaintTolerationEnable, predicate.PodAffinityEnable,
+// predicate.PodTopologySpreadEnable (all default true).
+// Resource fit and the pod count are checked by the actions against idle resources.
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <unordered_map>
+
+#include "scheduler/framework/session.h"
+#include "scheduler/plugins/matching.h"
+#include "scheduler/plugins/plugins.h"
+#include "scheduler/plugins/topology.h"
+
+namespace tephra::scheduler {
+namespace {
+
+const api::Toleration* UnschedulableToleration(const std::vector<api::Toleration>& tolerations) {
+  static const api::Taint kUnschedulable{"node.kubernetes.io/unschedulable", "", "NoSchedule", {}};
+  for (const auto& t : tolerations) {
+    if (Tolerates(t, kUnschedulable)) return &t;
+  }
+  return nullptr;
+}
+
+bool PortsConflict(const HostPort& a, const HostPort& b) {
+  if (a.port != b.port || a.protocol != b.protocol) return false;
+  auto wildcard = [](const std::string& ip) { return ip.empty() || ip == "0.0.0.0"; };
+  return wildcard(a.ip) || wildcard(b.ip) || a.ip == b.ip;
+}
+
+// The selector a spread constraint uses for one pod: its labelSelector plus, for every
+// matchLabelKeys key the pod has, key == the pod's value.
+api::LabelSelector SpreadSelector(const api::TopologySpreadConstraint& c, const PodInfo& pod) {
+  api::LabelSelector s = c.label_selector.value_or(api::LabelSelector{});
+  for (const auto& key : c.match_label_keys) {
+    auto it = pod.metadata.labels.find(key);
+    if (it != pod.metadata.labels.end()) s.match_labels[key] = it->second;
+  }
+  return s;
+}
+
+class PredicatesPlugin : public Plugin {
+ public:
+  explicit PredicatesPlugin(const Arguments& args)
+      : node_affinity_(args.GetBool("predicate.NodeAffinityEnable", true)),
+        node_ports_(args.GetBool("predicate.NodePortsEnable", true)),
+        taints_(args.GetBool("predicate.TaintTolerationEnable", true)),
+        pod_affinity_(args.GetBool("predicate.PodAffinityEnable", true)),
+        spread_(args.GetBool("predicate.PodTopologySpreadEnable", true)) {}
+
+  std::string_view name() const override { return "predicates"; }
+
+  void OnSessionOpen(Session& ssn) override {
+    session_ = &ssn;
+    ssn.AddStaticPredicateFn(name(), [this](const TaskInfo& task, const NodeInfo& node) {
+      return Static(task, node);
+    });
+    ssn.AddPredicateFn(name(), [this](const TaskInfo& task, const NodeInfo& node) {
+      return Dynamic(task, node);
+    });
+    if (pod_affinity_) CollectExistingAntiAffinity();
+    EventHandler h;
+    h.allocate = [this](const TaskEvent& e) { OnMove(e.task, e.node, +1); };
+    h.deallocate = [this](const TaskEvent& e) { OnMove(e.task, e.node, -1); };
+    ssn.AddEventHandler(name(), h);
+  }
+
+ private:
+  struct AntiAffinityEntry {
+    PodInfoPtr pod;
+    const api::PodAffinityTerm* term;
+    std::string node;
+  };
+
+  Fit Static(const TaskInfo& task, const NodeInfo& node) const {
+    const SchedulingSpec& spec = *task.pod->spec;
+    if (node.unschedulable && UnschedulableToleration(spec.tolerations) == nullptr) {
+      return Fit::Unresolvable(reason::kNodeUnschedulable);
+    }
+    if (node_affinity_ &&
+        !MatchesNodeSelectorAndAffinity(spec.node_selector, spec.affinity, node.labels(), node.name)) {
+      return Fit::Unresolvable(reason::kNodeSelector);
+    }
+    if (taints_ && UntoleratedTaint(node.taints(), spec.tolerations, {"NoSchedule", "NoExecute"}) != nullptr) {
+      return Fit::Unresolvable(reason::kTaint);
+    }
+    return Fit::Ok();
+  }
+
+  Fit Dynamic(const TaskInfo& task, const NodeInfo& node) {
+    const SchedulingSpec& spec = *task.pod->spec;
+    if (node_ports_ && !spec.host_ports.empty()) {
+      for (const auto& [uid, t] : node.tasks) {
+        if (uid == task.uid()) continue;
+        for (const auto& theirs : t.pod->spec->host_ports) {
+          for (const auto& mine : spec.host_ports) {
+            if (PortsConflict(mine, theirs)) return Fit::Fail(reason::kHostPorts);
+          }
+        }
+      }
+    }
+    if (pod_affinity_) {
+      if (spec.has_pod_affinity) {
+        Fit f = PodAffinity(task, node);
+        if (!f.ok()) return f;
+      }
+      if (!existing_anti_.empty()) {
+        Fit f = ExistingAntiAffinity(task, node);
+        if (!f.ok()) return f;
+      }
+    }
+    if (spread_ && !spec.spread.empty()) {
+      Fit f = Spread(task, node);
+      if (!f.ok()) return f;
+    }
+    return Fit::Ok();
+  }
+
+  // A counter for (the term or constraint at `address`, namespace, extra key), built lazily.
+  DomainCounter& Counter(const void* address, const std::string& ns, const std::string& extra,
+                         const std::function<std::unique_ptr<DomainCounter>()>& make) {
+    std::string key = std::to_string(reinterpret_cast<uintptr_t>(address)) + "|" + ns + "|" + extra;
+    auto it = counters_.find(key);
+    if (it == counters_.end()) {
+      auto counter = make();
+      counter->Build(*session_);
+      it = counters_.emplace(std::move(key), std::move(counter)).first;
+    }
+    return *it->second;
+  }
+
+  DomainCounter& TermCounter(const api::PodAffinityTerm& term, const std::string& ns) {
+    return Counter(&term, ns, "", [&] {
+      return std::make_unique<DomainCounter>(term.topology_key,
+                                             term.label_selector.value_or(api::LabelSelector{}),
+                                             NamespaceScope::ForTerm(term, ns));
+    });
+  }
+
+  Fit PodAffinity(const TaskInfo& task, const NodeInfo& node) {
+    const api::Affinity& a = *task.pod->spec->affinity;
+    const std::string& ns = task.namespace_();
+    if (a.pod_affinity) {
+      for (const auto& term : a.pod_affinity->required) {
+        DomainCounter& c = TermCounter(term, ns);
+        const std::string* domain = c.DomainOf(node);
+        if (domain == nullptr) return Fit::Unresolvable(reason::kPodAffinity);
+        if (c.Count(*domain) > 0) continue;
+        // Nothing matches anywhere yet: the first pod of a group that selects itself may go.
+        if (c.Total() == 0 && c.Matches(*session_, *task.pod)) continue;
+        return Fit::Unresolvable(reason::kPodAffinity);
+      }
+    }
+    if (a.pod_anti_affinity) {
+      for (const auto& term : a.pod_anti_affinity->required) {
+        DomainCounter& c = TermCounter(term, ns);
+        const std::string* domain = c.DomainOf(node);
+        if (domain != nullptr && c.Count(*domain) > 0) return Fit::Fail(reason::kPodAntiAffinity);
+      }
+    }
+    return Fit::Ok();
+  }
+
+  Fit ExistingAntiAffinity(const TaskInfo& task, const NodeInfo& node) const {
+    const auto& labels = node.labels();
+    for (const auto& e : existing_anti_) {
+      auto key = labels.find(e.term->topology_key);
+      if (key == labels.end()) continue;
+      auto owner = session_->NodeIndex(e.node);
+      if (!owner) continue;
+      const auto& owner_labels = session_->node(*owner).labels();
+      auto owner_value = owner_labels.find(e.term->topology_key);
+      if (owner_value == owner_labels.end() || owner_value->second != key->second) continue;
+      NamespaceScope scope = NamespaceScope::ForTerm(*e.term, e.pod->metadata.namespace_);
+      if (!scope.Matches(*session_, task.namespace_())) continue;
+      if (MatchesLabelSelector(e.term->label_selector.value_or(api::LabelSelector{}),
+                               task.pod->metadata.labels)) {
+        return Fit::Fail(reason::kExistingAntiAffinity);
+      }
+    }
+    return Fit::Ok();
+  }
+
+  Fit Spread(const TaskInfo& task, const NodeInfo& node) {
+    const SchedulingSpec& spec = *task.pod->spec;
+    for (const auto& c : spec.spread) {
+      if (c.when_unsatisfiable == "ScheduleAnyway") continue;
+      api::LabelSelector selector = SpreadSelector(c, *task.pod);
+      std::string extra;
+      for (const auto& key : c.match_label_keys) extra += task.pod->metadata.Label(key) + ",";
+      const SchedulingSpec* sp = &spec;
+      DomainCounter& counter = Counter(&c, task.namespace_(), extra, [&] {
+        NamespaceScope scope;
+        scope.names.insert(task.namespace_());
+        // nodeAffinityPolicy Honor (the default): only nodes the pod could go to count.
+        DomainCounter::NodeFilter filter;
+        if (c.node_affinity_policy != "Ignore") {
+          filter = [sp](const NodeInfo& n) {
+            return MatchesNodeSelectorAndAffinity(sp->node_selector, sp->affinity, n.labels(), n.name);
+          };
+        }
+        return std::make_unique<DomainCounter>(c.topology_key, selector, scope, filter);
+      });
+      const std::string* domain = counter.DomainOf(node);
+      if (domain == nullptr) return Fit::Unresolvable(reason::kTopologySpreadMissing);
+      int min = std::numeric_limits<int>::max();
+      for (const auto& [d, n] : counter.domains()) min = std::min(min, n);
+      if (counter.domains().empty()) min = 0;
+      if (c.min_domains && static_cast<int>(counter.domains().size()) < *c.min_domains) min = 0;
+      int self = counter.Matches(*session_, *task.pod) ? 1 : 0;
+      if (counter.Count(*domain) + self - min > c.max_skew) return Fit::Fail(reason::kTopologySpread);
+    }
+    return Fit::Ok();
+  }
+
+  void CollectExistingAntiAffinity() {
+    for (size_t i = 0; i < session_->node_count(); ++i) {
+      const NodeInfo& node = session_->node(i);
+      if (node.anti_affinity_pods == 0) continue;
+      for (const auto& [uid, t] : node.tasks) {
+        if (t.status == TaskStatus::kReleasing) continue;
+        AddAntiAffinity(t.pod, node.name);
+      }
+    }
+  }
+
+  void AddAntiAffinity(const PodInfoPtr& pod, const std::string& node) {
+    const auto& a = pod->spec->affinity;
+    if (!a || !a->pod_anti_affinity) return;
+    for (const auto& term : a->pod_anti_affinity->required) existing_anti_.push_back({pod, &term, node});
+  }
+
+  void OnMove(const TaskInfo& task, const std::string& node_name, int sign) {
+    auto idx = session_->NodeIndex(node_name);
+    if (!idx) return;
+    const NodeInfo& node = session_->node(*idx);
+    for (auto& [key, counter] : counters_) counter->Update(*session_, *task.pod, node, sign);
+    if (!pod_affinity_) return;
+    if (sign > 0) {
+      AddAntiAffinity(task.pod, node_name);
+    } else {
+      existing_anti_.erase(std::remove_if(existing_anti_.begin(), existing_anti_.end(),
+                                          [&](const AntiAffinityEntry& e) {
+                                            return e.pod->metadata.uid == task.uid();
+                                          }),
+                           existing_anti_.end());
+    }
+  }
+
+  const bool node_affinity_, node_ports_, taints_, pod_affinity_, spread_;
+  Session* session_ = nullptr;
+  std::unordered_map<std::string, std::unique_ptr<DomainCounter>> counters_;
+  std::vector<AntiAffinityEntry> existing_anti_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plugin> NewPredicatesPlugin(const PluginOption& option) {
+  return std::make_unique<PredicatesPlugin>(option.arguments);
+}
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,349 @@
+// tephra-controller-manager against the real control plane (kube-apiserver, kwok nodes): jobs
+// run to completion, fail and restart by policy, answer Commands, scale, expire, get their
+// plugin objects; queues close; a killed controller converges on restart. The test plays the
+// scheduler (tests/integration/controllers/harness.h).
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "api/labels.h"
+#include "controllers/framework/resources.h"
+#include "kube/base64.h"
+#include "tests/integration/controllers/harness.h"
+
+namespace tephra::testing {
+namespace {
+
+constexpr auto kTimeout = std::chrono::seconds(60);
+
+// A task whose pods finish with `result` ("Succeeded", "Failed" or "" to run forever).
+std::string TaskYaml(const std::string& name, int replicas, const std::string& result,
+                     const std::string& extra = "", const std::string& duration = "1s") {
+  std::string y = "  - name: " + name + "\n    replicas: " + std::to_string(replicas) + "\n" + extra;
+  y += "    template:\n      metadata:\n        annotations:\n";
+  if (!result.empty()) {
+    y += "          sim.tephra.dev/result: " + result + "\n";
+    y += "          sim.tephra.dev/duration: " + duration + "\n";
+  } else {
+    y += "          sim.tephra.dev/note: runs\n";
+  }
+  y += "      spec:\n        restartPolicy: Never\n        containers:\n        - name: main\n"
+       "          image: busybox\n          resources:\n            requests: {cpu: 100m, memory: 64Mi}\n";
+  return y;
+}
+
+std::string JobYaml(const std::string& name, const std::string& tasks, const std::string& spec = "") {
+  return "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n  name: " + name +
+         "\nspec:\n  schedulerName: volcano\n" + spec + "  tasks:\n" + tasks;
+}
+
+struct Env {
+  // Without arguments the queue controller is off: a namespace-scoped manager may run it only
+  // for queues of its own (see the queue test).
+  Env(const std::string& prefix,
+      std::vector<std::string> manager_args = {"--controllers=*,-queue-controller"})
+      : kubectl(ClusterEnv::Get().kubeconfig),
+        prereq((InstallControllerPrerequisites(kubectl), 0)),
+        ns(kubectl, prefix),
+        client(AdminClient()),
+        manager(ns.name(), std::move(manager_args)),
+        scheduler(ns.name()) {}
+
+  void Apply(const std::string& yaml) { kubectl.MustRun({"apply", "-n", ns.name(), "-f", "-"}, yaml); }
+
+  std::shared_ptr<api::Job> Job(const std::string& name) { return GetJob(*client, ns.name(), name); }
+
+  // Waits for the job's phase; the failure message carries the status and the manager's log.
+  void WaitPhase(const std::string& name, const std::string& phase,
+                 std::chrono::milliseconds timeout = kTimeout) {
+    bool ok = Eventually(
+        [&] {
+          auto job = Job(name);
+          return job && job->status.state.phase == phase;
+        },
+        timeout);
+    if (!ok) {
+      auto job = Job(name);
+      INFO("job phase: " << (job ? job->status.state.phase : "<gone>"));
+      INFO(kubectl.Run({"describe", "vcjob", "-n", ns.name(), name}).out);
+      INFO(manager.LogTail());
+      REQUIRE(ok);
+    }
+  }
+
+  std::vector<std::shared_ptr<api::Pod>> LivePods() {
+    std::vector<std::shared_ptr<api::Pod>> live;
+    for (auto& p : ListPods(*client, ns.name())) {
+      if (!p->metadata.deletion_timestamp) live.push_back(p);
+    }
+    return live;
+  }
+
+  void Command(const std::string& name, const std::string& action, const std::string& target_kind,
+               const std::string& target) {
+    std::string api_version = target_kind == "Job" ? "batch.volcano.sh/v1alpha1"
+                                                   : "scheduling.volcano.sh/v1beta1";
+    std::string uid = kubectl.MustRun({"get", target_kind == "Job" ? "vcjob" : "queue", target,
+                                       "-n", ns.name(), "-o", "jsonpath={.metadata.uid}"});
+    Apply("apiVersion: bus.volcano.sh/v1alpha1\nkind: Command\nmetadata:\n  name: " + name +
+          "\naction: " + action + "\ntarget:\n  apiVersion: " + api_version + "\n  kind: " +
+          target_kind + "\n  name: " + target + "\n  uid: " + uid + "\n");
+  }
+
+  Kubectl kubectl;
+  int prereq;
+  TestNamespace ns;
+  std::shared_ptr<kube::Client> client;
+  ControllerManager manager;
+  FakeScheduler scheduler;
+};
+
+TEST_CASE("a three-task job runs to Completed") {
+  Env env("ctl-complete");
+  env.Apply(JobYaml("three",
+                    TaskYaml("a", 1, "Succeeded") + TaskYaml("b", 2, "Succeeded") +
+                        TaskYaml("c", 1, "Succeeded")));
+  env.WaitPhase("three", "Completed");
+  auto job = env.Job("three");
+  CHECK(job->status.succeeded == 4);
+  CHECK(job->status.min_available == 4);
+  CHECK(job->status.task_status_count["b"]["Succeeded"] == 2);
+  std::vector<std::string> phases;
+  for (const auto& c : job->status.conditions) phases.push_back(c.status);
+  CHECK(phases == std::vector<std::string>{"Pending", "Running", "Completed"});
+  // The PodGroup was made for the gang, then removed with the job's completion.
+  std::string events = env.kubectl.MustRun({"describe", "vcjob", "-n", env.ns.name(), "three"});
+  CHECK(events.find("PodGroupCreated") != std::string::npos);
+  CHECK(events.find("job phase Running -> Completed") != std::string::npos);
+  CHECK(Eventually([&] { return ListPodGroups(*env.client, env.ns.name()).empty(); }, kTimeout));
+  std::set<std::string> names;
+  for (const auto& p : env.LivePods()) {
+    names.insert(p->metadata.name);
+    CHECK(p->metadata.Annotation(api::kGroupNameAnnotation) ==
+          "three-" + job->metadata.uid);
+    CHECK(p->spec.scheduler_name == "volcano");
+  }
+  CHECK(names == std::set<std::string>{"three-a-0", "three-b-0", "three-b-1", "three-c-0"});
+}
+
+TEST_CASE("PodFailed RestartJob restarts the job until maxRetry, then it fails") {
+  Env env("ctl-restart");
+  env.Apply(JobYaml("flaky", TaskYaml("steady", 1, "") + TaskYaml("crash", 1, "Failed"),
+                    "  maxRetry: 2\n  policies:\n  - event: PodFailed\n    action: RestartJob\n"));
+  bool restarted = Eventually(
+      [&] {
+        auto job = env.Job("flaky");
+        return job && job->status.retry_count >= 1 && job->status.version >= 1;
+      },
+      kTimeout);
+  INFO(env.manager.LogTail());
+  REQUIRE(restarted);
+  // Pods of the new generation carry the new version.
+  REQUIRE(Eventually(
+      [&] {
+        for (const auto& p : env.LivePods()) {
+          if (p->metadata.Annotation(api::kJobVersionAnnotation) != "0") return true;
+        }
+        return false;
+      },
+      kTimeout));
+  env.WaitPhase("flaky", "Failed", std::chrono::seconds(90));
+  auto job = env.Job("flaky");
+  CHECK(job->status.retry_count == 2);
+  std::string events = env.kubectl.MustRun({"describe", "vcjob", "-n", env.ns.name(), "flaky"});
+  CHECK(events.find("PodFailed -> RestartJob (job policy)") != std::string::npos);
+  // Failed is reported only once the steady pod is gone.
+  for (const auto& p : env.LivePods()) CHECK(p->status.phase != "Running");
+}
+
+TEST_CASE("TaskCompleted CompleteJob ends the job when the master finishes") {
+  Env env("ctl-taskdone");
+  env.Apply(JobYaml("mw",
+                    TaskYaml("master", 1, "Succeeded",
+                             "    policies:\n    - event: TaskCompleted\n      action: CompleteJob\n",
+                             "2s") +
+                        TaskYaml("worker", 2, "")));
+  env.WaitPhase("mw", "Completed");
+  // The workers were stopped on the way.
+  CHECK(Eventually([&] { return env.LivePods().size() == 1; }, kTimeout));
+  CHECK(env.LivePods().front()->metadata.name == "mw-master-0");
+}
+
+TEST_CASE("AbortJob then ResumeJob through Commands") {
+  Env env("ctl-abort");
+  env.Apply(JobYaml("svc", TaskYaml("web", 2, "")));
+  env.WaitPhase("svc", "Running");
+  env.Command("stop-it", "AbortJob", "Job", "svc");
+  env.WaitPhase("svc", "Aborted");
+  CHECK(env.LivePods().empty());
+  // The Command was consumed.
+  CHECK(Eventually([&] { return !env.kubectl.Run({"get", "command", "-n", env.ns.name(), "stop-it"}).ok(); },
+                   kTimeout));
+  env.Command("go-on", "ResumeJob", "Job", "svc");
+  env.WaitPhase("svc", "Running");
+  auto job = env.Job("svc");
+  CHECK(job->status.retry_count == 1);
+  CHECK(env.LivePods().size() == 2);
+}
+
+TEST_CASE("a scaled-up task gets new pods") {
+  Env env("ctl-scale");
+  env.Apply(JobYaml("grow", TaskYaml("w", 2, ""), "  minAvailable: 2\n"));
+  env.WaitPhase("grow", "Running");
+  env.kubectl.MustRun({"patch", "vcjob", "grow", "-n", env.ns.name(), "--type=json", "-p",
+                       R"([{"op":"replace","path":"/spec/tasks/0/replicas","value":4}])"});
+  REQUIRE(Eventually(
+      [&] {
+        auto job = env.Job("grow");
+        return job && job->status.running == 4;
+      },
+      kTimeout));
+  std::set<std::string> names;
+  for (const auto& p : env.LivePods()) names.insert(p->metadata.name);
+  CHECK(names == std::set<std::string>{"grow-w-0", "grow-w-1", "grow-w-2", "grow-w-3"});
+  env.kubectl.MustRun({"patch", "vcjob", "grow", "-n", env.ns.name(), "--type=json", "-p",
+                       R"([{"op":"replace","path":"/spec/tasks/0/replicas","value":1}])"});
+  CHECK(Eventually([&] { return env.LivePods().size() == 1; }, kTimeout));
+}
+
+TEST_CASE("TTL deletes a finished job") {
+  Env env("ctl-ttl");
+  env.Apply(JobYaml("brief", TaskYaml("t", 1, "Succeeded"), "  ttlSecondsAfterFinished: 2\n"));
+  env.WaitPhase("brief", "Completed");
+  CHECK(Eventually([&] { return env.Job("brief") == nullptr; }, kTimeout));
+}
+
+TEST_CASE("svc and ssh plugins create their objects with the right contents") {
+  Env env("ctl-plugins");
+  env.Apply(JobYaml("net", TaskYaml("master", 1, "") + TaskYaml("worker", 2, ""),
+                    "  plugins:\n    svc: []\n    ssh: []\n    env: []\n"));
+  env.WaitPhase("net", "Running");
+  const std::string ns = env.ns.name();
+  CHECK(env.kubectl.MustRun({"get", "svc", "net", "-n", ns, "-o", "jsonpath={.spec.clusterIP}"}) == "None");
+  CHECK(env.kubectl.MustRun({"get", "networkpolicy", "net", "-n", ns, "-o",
+                             "jsonpath={.spec.podSelector.matchLabels.volcano\\.sh/job-name}"}) == "net");
+  CHECK(env.kubectl.MustRun({"get", "cm", "net-svc", "-n", ns, "-o",
+                             "jsonpath={.data.VC_WORKER_HOSTS}"}) == "net-worker-0.net,net-worker-1.net");
+  CHECK(env.kubectl.MustRun({"get", "cm", "net-svc", "-n", ns, "-o",
+                             "jsonpath={.data.VC_MASTER_NUM}"}) == "1");
+  CHECK(env.kubectl.MustRun({"get", "cm", "net-svc", "-n", ns, "-o",
+                             "jsonpath={.data.worker\\.host}"}) == "net-worker-0.net\nnet-worker-1.net\n");
+  auto secret = [&](const std::string& key) {
+    std::string b64 = env.kubectl.MustRun({"get", "secret", "net-ssh", "-n", ns, "-o",
+                                           "jsonpath={.data." + key + "}"});
+    return Base64Decode(b64).value_or("<bad base64>");
+  };
+  CHECK(secret("id_rsa").rfind("-----BEGIN RSA PRIVATE KEY-----", 0) == 0);
+  CHECK(secret("id_rsa\\.pub").rfind("ssh-rsa ", 0) == 0);
+  CHECK(secret("authorized_keys") == secret("id_rsa\\.pub"));
+  CHECK(secret("config").find("Host net-worker-1\n  HostName net-worker-1.net\n") != std::string::npos);
+  auto pod = env.kubectl.MustRun({"get", "pod", "net-worker-1", "-n", ns, "-o",
+                                  "jsonpath={.spec.hostname}/{.spec.subdomain}/"
+                                  "{.spec.containers[0].env[?(@.name==\"VC_TASK_INDEX\")].value}"});
+  CHECK(pod == "net-worker-1/net/1");
+}
+
+TEST_CASE("a queue closes only when its last PodGroup is gone") {
+  std::string label = "tephra-test=q-" + RandomSuffix();
+  Env env("ctl-queue", {"--queue-label-selector=" + label});
+  std::string queue = "ctl-q-" + RandomSuffix();
+  std::string key = label.substr(0, label.find('='));
+  std::string value = label.substr(label.find('=') + 1);
+  env.kubectl.MustRun({"apply", "-f", "-"},
+                      "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: " +
+                          queue + "\n  labels:\n    " + key + ": " + value + "\nspec:\n  weight: 1\n");
+  struct Cleanup {
+    Kubectl& k;
+    std::string q;
+    ~Cleanup() { k.Run({"delete", "queue", q, "--wait=false", "--ignore-not-found"}); }
+  } cleanup{env.kubectl, queue};
+  auto state = [&] {
+    return env.kubectl.Run({"get", "queue", queue, "-o", "jsonpath={.status.state}"}).out;
+  };
+  REQUIRE(Eventually([&] { return state() == "Open"; }, kTimeout));
+  CHECK(env.kubectl.MustRun({"get", "queue", queue, "-o", "jsonpath={.spec.parent}"}) == "root");
+  env.Apply(JobYaml("held", TaskYaml("t", 1, ""), "  queue: " + queue + "\n"));
+  env.WaitPhase("held", "Running");
+  env.Command("close-q", "CloseQueue", "Queue", queue);
+  REQUIRE(Eventually([&] { return state() == "Closing"; }, kTimeout));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  CHECK(state() == "Closing");  // the job's PodGroup is still there
+  env.kubectl.MustRun({"delete", "vcjob", "held", "-n", env.ns.name()});
+  REQUIRE(Eventually([&] { return state() == "Closed"; }, kTimeout));
+  // The state is the controller manager's field.
+  std::string managers = env.kubectl.MustRun(
+      {"get", "queue", queue, "--show-managed-fields", "-o", "jsonpath={.metadata.managedFields[*].manager}"});
+  CHECK(managers.find("tephra-controller-manager") != std::string::npos);
+}
+
+TEST_CASE("a controller killed mid-way converges after restart without duplicate pods") {
+  Env env("ctl-crash");
+  env.scheduler.Pause(true);
+  env.Apply(JobYaml("big", TaskYaml("w", 30, ""), "  minAvailable: 30\n"));
+  REQUIRE(Eventually([&] { return ListPodGroups(*env.client, env.ns.name()).size() == 1; }, kTimeout));
+  env.scheduler.Pause(false);
+  // Kill it as soon as pod creation has started.
+  REQUIRE(Eventually([&] { return !env.LivePods().empty(); }, kTimeout,
+                     std::chrono::milliseconds(20)));
+  env.manager.Kill();
+  size_t before = env.LivePods().size();
+  INFO("pods when killed: " << before);
+  env.manager.Restart();
+  env.WaitPhase("big", "Running");
+  REQUIRE(Eventually([&] { return env.LivePods().size() == 30; }, kTimeout));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  auto pods = env.LivePods();
+  CHECK(pods.size() == 30);
+  std::set<std::string> indexes;
+  for (const auto& p : pods) indexes.insert(p->metadata.Label(api::kTaskIndexKey));
+  CHECK(indexes.size() == 30);
+  CHECK(env.Job("big")->status.running == 30);
+}
+
+TEST_CASE("plain pods of a ReplicaSet join one PodGroup sized by the owner's annotation") {
+  Env env("ctl-plain");
+  env.Apply(R"(apiVersion: apps/v1
+kind: ReplicaSet
+metadata:
+  name: web
+  annotations:
+    scheduling.volcano.sh/group-min-member: "2"
+spec:
+  replicas: 2
+  selector:
+    matchLabels: {app: web}
+  template:
+    metadata:
+      labels: {app: web}
+      annotations: {scheduling.volcano.sh/queue-name: default}
+    spec:
+      schedulerName: volcano
+      containers:
+      - name: c
+        image: busybox
+        resources:
+          requests: {cpu: 100m}
+)");
+  std::string rs_uid = env.kubectl.MustRun(
+      {"get", "rs", "web", "-n", env.ns.name(), "-o", "jsonpath={.metadata.uid}"});
+  REQUIRE(Eventually(
+      [&] {
+        auto pods = env.LivePods();
+        if (pods.size() != 2) return false;
+        for (const auto& p : pods) {
+          if (p->metadata.Annotation(api::kGroupNameAnnotation) != "podgroup-" + rs_uid) return false;
+        }
+        return true;
+      },
+      kTimeout));
+  auto pgs = ListPodGroups(*env.client, env.ns.name());
+  REQUIRE(pgs.size() == 1);
+  CHECK(pgs[0]->metadata.name == "podgroup-" + rs_uid);
+  CHECK(pgs[0]->spec.min_member == 2);
+  CHECK(pgs[0]->spec.queue == "default");
+  REQUIRE(pgs[0]->spec.min_resources.has_value());
+  CHECK(api::Resources::FromList(*pgs[0]->spec.min_resources).milli_cpu() == 200);
+}
+
+}  // namespace
+}  // namespace tephra::testing

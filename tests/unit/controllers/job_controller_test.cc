@@ -1,0 +1,389 @@
+// The job controller's reconcile passes against the in-memory FakeApiServer: PodGroup before
+// pods, pods only once admitted, status through the status subresource, stale caches (409),
+// server errors and AlreadyExists, out-of-sync marking before deletion, stale events, targeted
+// restarts that keep the PodGroup, and a policy timeout on a FakeClock.
+#include <atomic>
+#include <thread>
+
+#include <catch2/catch.hpp>
+#include <rapidjson/document.h>
+
+#include "api/labels.h"
+#include "controllers/framework/resources.h"
+#include "controllers/job/job_controller.h"
+#include "kube/metrics.h"
+#include "tests/fakes/fake_apiserver.h"
+
+namespace tephra::controllers::job {
+namespace {
+
+using tephra::testing::FakeApiServer;
+
+const std::string kJobsPath = "/apis/batch.volcano.sh/v1alpha1/namespaces/ns/jobs";
+const std::string kPodsPath = "/api/v1/namespaces/ns/pods";
+const std::string kPodGroupsPath = "/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups";
+const std::string kCommandsPath = "/apis/bus.volcano.sh/v1alpha1/namespaces/ns/commands";
+
+bool Soon(const std::function<bool()>& f) {
+  for (int i = 0; i < 400; ++i) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return f();
+}
+
+std::string JobJson(int replicas, const std::string& extra = "") {
+  return R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"j",)"
+         R"("namespace":"ns"},"spec":{"minAvailable":)" + std::to_string(replicas) + extra +
+         R"(,"tasks":[{"name":"w","replicas":)" + std::to_string(replicas) +
+         R"(,"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}]}})";
+}
+
+std::string Field(const std::string& text, std::initializer_list<const char*> path) {
+  json::Document doc;
+  if (!json::Parse(text, &doc).ok()) return "";
+  json::Errors errors;
+  json::Reader r(&doc, &errors);
+  for (const char* p : path) r = r[p];
+  return r.is_string() ? r.String() : (r.present() ? json::Write(*r.value()) : "");
+}
+
+// Forwards to the fake, except that the next `lose_pod_creations` pod creations succeed on the
+// server but answer 409 AlreadyExists, as a retry does after a response was lost.
+class LossyTransport : public kube::Transport {
+ public:
+  explicit LossyTransport(std::shared_ptr<FakeApiServer> fake) : fake_(std::move(fake)) {}
+  StatusOr<kube::ApiResponse> RoundTrip(const kube::ApiRequest& request) override {
+    auto r = fake_->RoundTrip(request);
+    if (request.method == "POST" && request.target.find("/pods") != std::string::npos &&
+        request.target.find("/binding") == std::string::npos && lose_pod_creations > 0 && r.ok() &&
+        r->status == 201) {
+      --lose_pod_creations;
+      kube::ApiResponse lost;
+      lost.status = 409;
+      lost.content_type = "application/json";
+      lost.body = R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"AlreadyExists",)"
+                  R"("message":"pods already exists","code":409})";
+      return lost;
+    }
+    return r;
+  }
+  StatusOr<std::unique_ptr<kube::ResponseStream>> Stream(const kube::ApiRequest& request) override {
+    return fake_->Stream(request);
+  }
+  std::atomic<int> lose_pod_creations{0};
+
+ private:
+  std::shared_ptr<FakeApiServer> fake_;
+};
+
+struct Harness {
+  Harness()
+      : fake(std::make_shared<FakeApiServer>()), transport(std::make_shared<LossyTransport>(fake)) {
+    kube::ClientOptions co;
+    co.qps = 0;
+    co.max_retries = 0;
+    client = std::make_shared<kube::Client>(transport, co);
+    informers = std::make_unique<kube::InformerFactory>(client);
+    ctx.client = client;
+    ctx.informers = informers.get();
+    ctx.clock = &clock;
+    ctx.metrics = &registry;
+    ctx.options.namespace_ = "ns";
+  }
+  ~Harness() {
+    controller.Stop();
+    informers->Stop();
+  }
+  void Start() {
+    REQUIRE(controller.Initialize(ctx).ok());
+    informers->Start();
+    REQUIRE(informers->WaitForCacheSync(std::chrono::seconds(5)));
+    jobs = informers->For(kJobs, nullptr, NamespacedScope(ctx.options));
+    pods = informers->For(kube::resources::kPods, nullptr, NamespacedScope(ctx.options));
+    pgs = informers->For(kPodGroups, nullptr, NamespacedScope(ctx.options));
+  }
+  // Waits until the informer shows the server's current version of the object.
+  void Caught(const std::shared_ptr<kube::Informer>& informer, const std::string& path,
+              const std::string& key) {
+    REQUIRE(Soon([&] {
+      auto server = fake->Object(path, key);
+      auto cached = informer->store().Get(key);
+      if (!server) return cached == nullptr;
+      return cached && cached->metadata.resource_version == Field(*server, {"metadata", "resourceVersion"});
+    }));
+  }
+  void CaughtUp() {
+    Caught(jobs, kJobsPath, "ns/j");
+    REQUIRE(Soon([&] { return pods->store().size() == fake->Count(kPodsPath); }));
+    for (const auto& key : pods->store().Keys()) Caught(pods, kPodsPath, key);
+    REQUIRE(Soon([&] { return pgs->store().size() == fake->Count(kPodGroupsPath); }));
+    for (const auto& key : pgs->store().Keys()) Caught(pgs, kPodGroupsPath, key);
+  }
+  Status Sync() {
+    CaughtUp();
+    return controller.Sync("ns/j");
+  }
+  std::string JobStatus(std::initializer_list<const char*> path) {
+    auto job = fake->Object(kJobsPath, "ns/j");
+    REQUIRE(job.has_value());
+    std::vector<const char*> full = {"status"};
+    full.insert(full.end(), path.begin(), path.end());
+    json::Document doc;
+    REQUIRE(json::Parse(*job, &doc).ok());
+    json::Errors errors;
+    json::Reader r(&doc, &errors);
+    for (const char* p : full) r = r[p];
+    return r.is_string() ? r.String() : (r.present() ? json::Write(*r.value()) : "");
+  }
+  std::string PodGroupName() {
+    return "j-" + Field(*fake->Object(kJobsPath, "ns/j"), {"metadata", "uid"});
+  }
+  void AdmitPodGroup() {
+    auto pg = fake->Object(kPodGroupsPath, "ns/" + PodGroupName());
+    REQUIRE(pg.has_value());
+    std::string admitted;
+    REQUIRE(json::ApplyMergePatch(*pg, R"({"status":{"phase":"Inqueue"}})", &admitted).ok());
+    fake->Put(kPodGroupsPath, admitted);
+  }
+  void SetPodPhase(const std::string& name, const std::string& phase, int exit_code = 0) {
+    auto pod = fake->Object(kPodsPath, "ns/" + name);
+    REQUIRE(pod.has_value());
+    std::string patch = R"({"status":{"phase":")" + phase + R"(","containerStatuses":[{"name":"c",)"
+                        R"("state":{"terminated":{"exitCode":)" + std::to_string(exit_code) + "}}}]}}";
+    if (phase == "Running") patch = R"({"status":{"phase":"Running"}})";
+    std::string updated;
+    REQUIRE(json::ApplyMergePatch(*pod, patch, &updated).ok());
+    fake->Put(kPodsPath, updated);
+  }
+  size_t CountRequests(const std::string& prefix) {
+    size_t n = 0;
+    for (const auto& r : fake->requests()) n += r.rfind(prefix, 0) == 0 ? 1u : 0u;
+    return n;
+  }
+
+  std::shared_ptr<FakeApiServer> fake;
+  std::shared_ptr<LossyTransport> transport;
+  std::shared_ptr<kube::Client> client;
+  std::unique_ptr<kube::InformerFactory> informers;
+  kube::FakeClock clock;
+  metrics::Registry registry;
+  ControllerContext ctx;
+  JobController controller;
+  std::shared_ptr<kube::Informer> jobs, pods, pgs;
+};
+
+TEST_CASE("a new job gets status Pending and its PodGroup, and no pods until admitted") {
+  Harness h;
+  h.fake->Put(kJobsPath, JobJson(2));
+  h.Start();
+  REQUIRE(h.Sync().ok());
+  CHECK(h.JobStatus({"state", "phase"}) == "Pending");
+  CHECK(h.JobStatus({"minAvailable"}) == "2");
+  auto pg = h.fake->Object(kPodGroupsPath, "ns/" + h.PodGroupName());
+  REQUIRE(pg.has_value());
+  CHECK(Field(*pg, {"spec", "minMember"}) == "2");
+  CHECK(Field(*pg, {"spec", "queue"}) == "default");
+  CHECK(Field(*pg, {"metadata", "ownerReferences"}).find("\"controller\":true") != std::string::npos);
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kPodsPath) == 0);
+
+  h.AdmitPodGroup();
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kPodsPath) == 2);
+  CHECK(h.JobStatus({"pending"}) == "2");
+  h.SetPodPhase("j-w-0", "Running");
+  h.SetPodPhase("j-w-1", "Running");
+  REQUIRE(h.Sync().ok());
+  CHECK(h.JobStatus({"state", "phase"}) == "Running");
+  CHECK(h.JobStatus({"running"}) == "2");
+  // Nothing changed: the next pass writes nothing.
+  size_t puts = h.CountRequests("PUT");
+  REQUIRE(h.Sync().ok());
+  CHECK(h.CountRequests("PUT") == puts);
+}
+
+TEST_CASE("a status write from a stale cache conflicts and is redone from fresh state") {
+  Harness h;
+  h.fake->Put(kJobsPath, JobJson(1));
+  h.Start();
+  h.fake->FailNext(1, 409, "PUT");
+  Status s = h.Sync();
+  CHECK(s.code() == StatusCode::kConflict);
+  CHECK(h.JobStatus({"state", "phase"}).empty());
+  REQUIRE(h.Sync().ok());
+  CHECK(h.JobStatus({"state", "phase"}) == "Pending");
+}
+
+TEST_CASE("server errors fail the pass, AlreadyExists pods count as created") {
+  Harness h;
+  h.fake->Put(kJobsPath, JobJson(3));
+  h.Start();
+  REQUIRE(h.Sync().ok());
+  h.AdmitPodGroup();
+  h.transport->lose_pod_creations = 2;
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kPodsPath) == 3);
+  CHECK(h.JobStatus({"pending"}) == "3");
+  // Two pods vanish; recreating the first one meets a server error.
+  REQUIRE(h.fake->Remove(kPodsPath, "j-w-1"));
+  REQUIRE(h.fake->Remove(kPodsPath, "j-w-2"));
+  h.CaughtUp();
+  h.fake->FailNext(1, 500, "POST");
+  Status s = h.controller.Sync("ns/j");
+  CHECK_FALSE(s.ok());
+  CHECK(s.code() != StatusCode::kConflict);
+  // The retry completes the work.
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kPodsPath) == 3);
+}
+
+TEST_CASE("an AbortJob command marks pods out-of-sync before deleting them") {
+  Harness h;
+  h.fake->Put(kJobsPath, JobJson(2));
+  h.Start();
+  REQUIRE(h.Sync().ok());
+  h.AdmitPodGroup();
+  REQUIRE(h.Sync().ok());
+  h.SetPodPhase("j-w-0", "Running");
+  h.SetPodPhase("j-w-1", "Running");
+  REQUIRE(h.Sync().ok());
+  std::string uid = Field(*h.fake->Object(kJobsPath, "ns/j"), {"metadata", "uid"});
+  h.fake->Put(kCommandsPath,
+              R"({"apiVersion":"bus.volcano.sh/v1alpha1","kind":"Command","metadata":{"name":"stop"},)"
+              R"("action":"AbortJob","target":{"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job",)"
+              R"("name":"j","uid":")" + uid + R"("}})");
+  auto commands = h.informers->For(kCommands, nullptr, NamespacedScope(h.ctx.options));
+  REQUIRE(Soon([&] { return commands->store().size() == 1; }));
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kCommandsPath) == 0);  // consumed
+  CHECK(h.fake->Count(kPodsPath) == 0);
+  CHECK(h.JobStatus({"state", "phase"}) == "Aborting");
+  CHECK(h.JobStatus({"version"}) == "1");
+  // Each pod: PATCH (out-of-sync annotation) strictly before its DELETE.
+  auto requests = h.fake->requests();
+  for (const std::string pod : {"j-w-0", "j-w-1"}) {
+    size_t patch = requests.size(), del = requests.size();
+    for (size_t i = 0; i < requests.size(); ++i) {
+      if (requests[i].find("/pods/" + pod) == std::string::npos) continue;
+      if (requests[i].rfind("PATCH", 0) == 0 && patch == requests.size()) patch = i;
+      if (requests[i].rfind("DELETE", 0) == 0) del = i;
+    }
+    CHECK(patch < del);
+    CHECK(del < requests.size());
+  }
+  // The PodGroup went with the full kill; once the pods are gone the job is Aborted.
+  CHECK(h.fake->Count(kPodGroupsPath) == 0);
+  REQUIRE(h.Sync().ok());
+  CHECK(h.JobStatus({"state", "phase"}) == "Aborted");
+}
+
+TEST_CASE("a RestartPod policy kills one pod and keeps the PodGroup") {
+  Harness h;
+  h.fake->Put(kJobsPath, JobJson(2, R"(,"policies":[{"event":"PodFailed","action":"RestartPod"}])"));
+  h.Start();
+  REQUIRE(h.Sync().ok());
+  h.AdmitPodGroup();
+  REQUIRE(h.Sync().ok());
+  h.SetPodPhase("j-w-0", "Running");
+  h.SetPodPhase("j-w-1", "Running");
+  REQUIRE(h.Sync().ok());
+  REQUIRE(h.JobStatus({"state", "phase"}) == "Running");
+  h.SetPodPhase("j-w-1", "Failed", 2);
+  REQUIRE(h.Sync().ok());
+  CHECK(h.JobStatus({"state", "phase"}) == "Restarting");
+  CHECK(h.JobStatus({"retryCount"}) == "1");
+  CHECK(h.JobStatus({"version"}).empty());  // 0: a targeted restart is not a new generation
+  CHECK(h.fake->Object(kPodsPath, "ns/j-w-1") == std::nullopt);
+  CHECK(h.fake->Object(kPodsPath, "ns/j-w-0").has_value());
+  CHECK(h.fake->Count(kPodGroupsPath) == 1);
+  // Back through Pending: the pod is recreated under the same PodGroup.
+  REQUIRE(h.Sync().ok());
+  CHECK(h.JobStatus({"state", "phase"}) == "Pending");
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Object(kPodsPath, "ns/j-w-1").has_value());
+  CHECK(h.fake->Count(kPodGroupsPath) == 1);
+}
+
+TEST_CASE("events of pods from an earlier job incarnation are ignored") {
+  Harness h;
+  h.fake->Put(kJobsPath, JobJson(1, R"(,"policies":[{"event":"*","action":"AbortJob"}])"));
+  // A leftover pod of a deleted job of the same name: same labels, another owner UID.
+  h.fake->Put(kPodsPath,
+              R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"j-w-0","namespace":"ns",)"
+              R"("labels":{"volcano.sh/job-name":"j","volcano.sh/task-spec":"w","volcano.sh/task-index":"0"},)"
+              R"("ownerReferences":[{"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","name":"j",)"
+              R"("uid":"an-earlier-job","controller":true}]},"spec":{"containers":[{"name":"c","image":"x"}]},)"
+              R"("status":{"phase":"Running"}})");
+  h.Start();
+  REQUIRE(h.Sync().ok());
+  h.AdmitPodGroup();
+  REQUIRE(h.Sync().ok());
+  h.SetPodPhase("j-w-0", "Failed", 1);
+  REQUIRE(h.Sync().ok());
+  CHECK(h.JobStatus({"state", "phase"}) == "Pending");
+  CHECK(h.JobStatus({"failed"}).empty());  // not counted either
+}
+
+TEST_CASE("a PodPending timeout restarts the pod when the clock says so") {
+  Harness h;
+  h.fake->Put(kJobsPath, JobJson(1, R"(,"policies":[{"event":"PodPending","action":"RestartPod","timeout":"30s"}])"));
+  h.Start();
+  REQUIRE(h.Sync().ok());
+  h.AdmitPodGroup();
+  REQUIRE(h.Sync().ok());
+  REQUIRE(h.fake->Object(kPodsPath, "ns/j-w-0").has_value());
+  std::string first_uid = Field(*h.fake->Object(kPodsPath, "ns/j-w-0"), {"metadata", "uid"});
+  // The pod's add event registers the delayed restart; nothing happens before 30 s.
+  REQUIRE(h.Sync().ok());
+  h.clock.Advance(std::chrono::seconds(29));
+  REQUIRE(h.Sync().ok());
+  CHECK(Field(*h.fake->Object(kPodsPath, "ns/j-w-0"), {"metadata", "uid"}) == first_uid);
+  CHECK(h.JobStatus({"retryCount"}).empty());
+  h.clock.Advance(std::chrono::seconds(2));
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Object(kPodsPath, "ns/j-w-0") == std::nullopt);
+  CHECK(h.JobStatus({"state", "phase"}) == "Restarting");
+  CHECK(h.JobStatus({"retryCount"}) == "1");
+}
+
+TEST_CASE("an unknown plugin is reported on the job instead of failing every pass") {
+  Harness h;
+  h.fake->Put(kJobsPath, JobJson(1, R"(,"plugins":{"horovod":[]})"));
+  h.Start();
+  REQUIRE(h.Sync().ok());
+  CHECK(h.JobStatus({"state", "phase"}) == "Pending");
+  CHECK(h.JobStatus({"state", "reason"}) == "PluginError");
+  CHECK(h.JobStatus({"state", "message"}).find("unknown job plugin \"horovod\"") != std::string::npos);
+  CHECK(h.fake->Count(kPodGroupsPath) == 0);
+}
+
+TEST_CASE("a task that depends on another starts once that task is ready") {
+  Harness h;
+  h.fake->Put(kJobsPath,
+              R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"j",)"
+              R"("namespace":"ns"},"spec":{"minAvailable":1,"tasks":[)"
+              R"({"name":"db","replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}},)"
+              R"({"name":"app","replicas":2,"minAvailable":0,"dependsOn":{"name":["db"]},)"
+              R"("template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}]}})");
+  h.Start();
+  REQUIRE(h.Sync().ok());
+  h.AdmitPodGroup();
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Object(kPodsPath, "ns/j-db-0").has_value());
+  CHECK(h.fake->Count(kPodsPath) == 1);
+  // Running but not ready is not enough.
+  h.SetPodPhase("j-db-0", "Running");
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kPodsPath) == 1);
+  auto pod = h.fake->Object(kPodsPath, "ns/j-db-0");
+  std::string ready;
+  REQUIRE(json::ApplyMergePatch(*pod, R"({"status":{"containerStatuses":[{"name":"c","ready":true}]}})",
+                                &ready).ok());
+  h.fake->Put(kPodsPath, ready);
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kPodsPath) == 3);
+}
+
+}  // namespace
+}  // namespace tephra::controllers::job

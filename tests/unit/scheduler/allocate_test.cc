@@ -1,0 +1,352 @@
+// Table-style tests of enqueue, allocate and backfill with the core plugins.
+#include <catch2/catch.hpp>
+
+#include "tests/unit/scheduler/harness.h"
+
+namespace tephra::scheduler::testing {
+namespace {
+
+int BoundOn(const Harness::Result& r, const std::string& node) {
+  int n = 0;
+  for (const auto& [pod, where] : r.binds) n += where == node ? 1 : 0;
+  return n;
+}
+
+TEST_CASE("a gang that fits is bound whole") {
+  Harness h;
+  h.Node("n1", "cpu=4,memory=8Gi").Queue("default").Group("ns/job", "default", 4);
+  for (int i = 0; i < 4; ++i) h.Pod("ns/job-w-" + std::to_string(i), "job").Request("cpu=1,memory=1Gi").Add();
+  auto r = h.Run();
+  CHECK(r.binds.size() == 4);
+  CHECK(r.phases["ns/job"] == "Running");
+  const auto* scheduled = WrittenCondition(r, "ns/job", "Scheduled");
+  REQUIRE(scheduled != nullptr);
+  CHECK(scheduled->status == "True");
+}
+
+TEST_CASE("a gang that does not fit gets nothing and says why") {
+  Harness h;
+  h.Node("n1", "cpu=4,memory=8Gi").Node("n2", "cpu=2,memory=8Gi").Queue("default");
+  h.Group("ns/big", "default", 5);
+  for (int i = 0; i < 5; ++i) h.Pod("ns/big-w-" + std::to_string(i), "big").Request("cpu=5").Add();
+  auto r = h.Run();
+  CHECK(r.binds.empty());
+  const auto* cond = WrittenCondition(r, "ns/big", "Unschedulable");
+  REQUIRE(cond != nullptr);
+  CHECK(cond->status == "True");
+  CHECK(cond->reason == "NotEnoughResources");
+  CHECK(cond->message.rfind("5/5 tasks in gang unschedulable: ", 0) == 0);
+  INFO(cond->message);
+  CHECK(cond->message.find("Insufficient cpu") != std::string::npos);
+  CHECK(r.phases["ns/big"] == "Inqueue");
+  // Every pending pod gets PodScheduled=False with the node summary.
+  REQUIRE(r.outcome.pods.size() == 5);
+  int node_summaries = 0;
+  for (const auto& p : r.outcome.pods) {
+    node_summaries += p.condition.message == "0/2 nodes are available: 2 Insufficient cpu";
+  }
+  CHECK(node_summaries >= 1);
+  // Nothing changed in the cache: the nodes are still empty.
+  CHECK(h.cache().Node("n1")->used.milli_cpu() == 0);
+}
+
+TEST_CASE("of two gangs competing for one node only one is bound, and completely") {
+  Harness h;
+  h.Node("n1", "cpu=4").Queue("default");
+  h.Group("ns/a", "default", 3).Group("ns/b", "default", 3);
+  for (int i = 0; i < 3; ++i) {
+    h.Pod("ns/a-" + std::to_string(i), "a").Request("cpu=1").Add();
+    h.Pod("ns/b-" + std::to_string(i), "b").Request("cpu=1").Add();
+  }
+  auto r = h.Run();
+  REQUIRE(r.binds.size() == 3);
+  char winner = r.binds.begin()->first[0];
+  for (const auto& [pod, node] : r.binds) CHECK(pod[0] == winner);
+}
+
+TEST_CASE("the second cycle does not place a gang twice and keeps its condition quiet") {
+  Harness h;
+  h.Node("n1", "cpu=2").Queue("default").Group("ns/j", "default", 2);
+  h.Pod("ns/j-0", "j").Request("cpu=1").Add();
+  h.Pod("ns/j-1", "j").Request("cpu=1").Add();
+  auto first = h.Run();
+  CHECK(first.binds.size() == 2);
+  h.ApplyOutcome(first.outcome);
+  auto second = h.Run();
+  CHECK(second.binds.empty());
+  CHECK(second.outcome.pod_groups.empty());  // nothing changed, nothing written
+}
+
+TEST_CASE("queues share a saturated cluster by weight") {
+  Harness h;
+  h.Node("n1", "cpu=8,memory=64Gi").Queue("q1", 1).Queue("q3", 3);
+  for (int j = 0; j < 10; ++j) {
+    for (const char* q : {"q1", "q3"}) {
+      std::string name = std::string(q) + "-j" + std::to_string(j);
+      h.Group("ns/" + name, q, 1);
+      h.Pod("ns/" + name + "-0", name).Request("cpu=1,memory=1Gi").Add();
+    }
+  }
+  auto r = h.Run();
+  int q1 = 0, q3 = 0;
+  for (const auto& [pod, node] : r.binds) (pod.rfind("q1", 0) == 0 ? q1 : q3)++;
+  CHECK(q1 == 2);
+  CHECK(q3 == 6);
+}
+
+TEST_CASE("a queue's capability caps what its jobs get") {
+  Harness h;
+  h.Node("n1", "cpu=8,memory=32Gi").Queue("capped", 1, "cpu=2,memory=32Gi");
+  for (int j = 0; j < 4; ++j) {
+    std::string name = "j" + std::to_string(j);
+    h.Group("ns/" + name, "capped", 1);
+    h.Pod("ns/" + name + "-0", name).Request("cpu=1,memory=1Gi").Add();
+  }
+  auto r = h.Run();
+  CHECK(r.binds.size() == 2);
+  // Queue status.allocated is written with what the queue holds now.
+  bool wrote = false;
+  for (const auto& q : r.outcome.queues) {
+    if (q.name != "capped") continue;
+    wrote = true;
+    CHECK(api::Resources::FromList(q.allocated).milli_cpu() == 2000);
+  }
+  CHECK(wrote);
+}
+
+TEST_CASE("enqueue admits a job only when its minResources fit") {
+  Harness h;
+  h.Node("n1", "cpu=4,memory=8Gi").Queue("default");
+  h.Group("ns/small", "default", 1, "Pending", "cpu=2,memory=1Gi");
+  h.Group("ns/huge", "default", 1, "Pending", "cpu=40,memory=1Gi");
+  auto r = h.Run();
+  CHECK(r.phases["ns/small"] == "Inqueue");
+  CHECK(r.phases.count("ns/huge") == 1);
+  CHECK(r.phases["ns/huge"] == "Pending");
+  const auto* why = WrittenCondition(r, "ns/huge", "Unschedulable");
+  REQUIRE(why != nullptr);
+  CHECK(why->message.find("not admitted") != std::string::npos);
+}
+
+TEST_CASE("a job whose group is not admitted gets no pods bound") {
+  Harness h;
+  h.Node("n1", "cpu=4").Queue("default").Group("ns/p", "default", 1, "Pending", "cpu=100");
+  h.Pod("ns/p-0", "p").Request("cpu=1").Add();
+  auto r = h.Run();
+  CHECK(r.binds.empty());
+}
+
+TEST_CASE("overcommit admits up to 1.2 times the cluster") {
+  Harness h;
+  h.Node("n1", "cpu=10,memory=100Gi").Queue("default");
+  for (int j = 0; j < 3; ++j) {
+    h.Group("ns/j" + std::to_string(j), "default", 1, "Pending", "cpu=5,memory=1Gi");
+  }
+  auto r = h.Run();
+  int admitted = 0;
+  for (const auto& [job, phase] : r.phases) admitted += phase == "Inqueue" ? 1 : 0;
+  CHECK(admitted == 2);  // 5 + 5 <= 12 < 15
+}
+
+TEST_CASE("node selectors and taints steer pods") {
+  Harness h;
+  h.Node("cpu-1", "cpu=8", {{"type", "cpu"}});
+  h.Node("gpu-1", "cpu=8", {{"type", "gpu"}}, {{"gpu", "true", "NoSchedule", {}}});
+  h.Queue("default").Group("ns/sel", "default", 2).Group("ns/tol", "default", 1);
+  h.Pod("ns/sel-0", "sel").Request("cpu=1").NodeSelector({{"type", "cpu"}}).Add();
+  h.Pod("ns/sel-1", "sel").Request("cpu=1").NodeSelector({{"type", "cpu"}}).Add();
+  h.Pod("ns/tol-0", "tol").Request("cpu=1").NodeSelector({{"type", "gpu"}}).Tolerate("gpu").Add();
+  auto r = h.Run();
+  CHECK(r.binds["sel-0"] == "cpu-1");
+  CHECK(r.binds["sel-1"] == "cpu-1");
+  CHECK(r.binds["tol-0"] == "gpu-1");
+}
+
+TEST_CASE("an untolerated taint or an unschedulable node is explained") {
+  Harness h;
+  h.Node("t", "cpu=8", {}, {{"dedicated", "x", "NoSchedule", {}}});
+  h.Node("u", "cpu=8", {}, {}, /*unschedulable=*/true);
+  h.Queue("default").Group("ns/j", "default", 1);
+  h.Pod("ns/j-0", "j").Request("cpu=1").Add();
+  auto r = h.Run();
+  CHECK(r.binds.empty());
+  REQUIRE(r.outcome.pods.size() == 1);
+  const std::string& msg = r.outcome.pods[0].condition.message;
+  CHECK(msg.find("1 node(s) had untolerated taint") != std::string::npos);
+  CHECK(msg.find("1 node(s) were unschedulable") != std::string::npos);
+}
+
+TEST_CASE("higher-priority jobs are placed first") {
+  Harness h;
+  h.PriorityClass("high", 1000).PriorityClass("low", 10);
+  h.Node("n1", "cpu=2").Queue("default");
+  h.Group("ns/low", "default", 2, "Inqueue", "", "low").Group("ns/high", "default", 2, "Inqueue", "", "high");
+  for (int i = 0; i < 2; ++i) {
+    h.Pod("ns/low-" + std::to_string(i), "low").Request("cpu=1").Add();
+    h.Pod("ns/high-" + std::to_string(i), "high").Request("cpu=1").Add();
+  }
+  auto r = h.Run();
+  CHECK(r.binds.count("high-0") == 1);
+  CHECK(r.binds.count("high-1") == 1);
+  CHECK(r.binds.count("low-0") == 0);
+}
+
+TEST_CASE("drf lets the job with the smaller share go first") {
+  Harness h;
+  h.Node("n1", "cpu=3,memory=30Gi").Queue("default");
+  h.Group("ns/rich", "default", 1).Group("ns/poor", "default", 1);
+  h.Pod("ns/rich-run", "rich").Request("cpu=2,memory=1Gi").On("n1").Add();
+  h.Pod("ns/rich-new", "rich").Request("cpu=1,memory=1Gi").Add();
+  h.Pod("ns/poor-new", "poor").Request("cpu=1,memory=1Gi").Add();
+  auto r = h.Run();
+  CHECK(r.binds.size() == 1);
+  CHECK(r.binds.count("poor-new") == 1);
+}
+
+TEST_CASE("pipelining waits for releasing resources instead of binding") {
+  Harness h;
+  h.Node("n1", "cpu=2").Queue("default");
+  h.Group("ns/old", "default", 1).Group("ns/new", "default", 2);
+  h.Pod("ns/old-0", "old").Request("cpu=2").On("n1").Terminating().Add();
+  h.Pod("ns/new-0", "new").Request("cpu=1").Add();
+  h.Pod("ns/new-1", "new").Request("cpu=1").Add();
+  auto r = h.Run();
+  CHECK(r.binds.empty());  // pipelined, not bound
+  CHECK(WrittenCondition(r, "ns/new", "Scheduled") == nullptr);
+}
+
+TEST_CASE("backfill places best-effort pods") {
+  Harness h;
+  h.Node("n1", "cpu=1").Queue("default").Group("ns/be", "default", 1);
+  h.Pod("ns/be-0", "be").Add();
+  auto r = h.Run();
+  CHECK(r.binds["be-0"] == "n1");
+}
+
+TEST_CASE("the gang plugin enforces minTaskMember per role") {
+  Harness h;
+  h.Node("n1", "cpu=3").Queue("default");
+  h.Group("ns/mpi", "default", 2, "Inqueue", "", "", {{"master", 1}, {"worker", 2}});
+  h.Pod("ns/mpi-master-0", "mpi").Role("master").Request("cpu=1").Add();
+  h.Pod("ns/mpi-worker-0", "mpi").Role("worker").Request("cpu=2").Add();
+  h.Pod("ns/mpi-worker-1", "mpi").Role("worker").Request("cpu=2").Add();
+  auto r = h.Run();
+  // minMember 2 is reachable (master + one worker) but the worker role needs 2: nothing binds.
+  CHECK(r.binds.empty());
+}
+
+TEST_CASE("pod anti-affinity spreads replicas over hosts") {
+  Harness h;
+  h.Node("a", "cpu=8").Node("b", "cpu=8").Node("c", "cpu=8").Queue("default");
+  h.Group("ns/web", "default", 3);
+  for (int i = 0; i < 3; ++i) {
+    h.Pod("ns/web-" + std::to_string(i), "web")
+        .Request("cpu=1")
+        .Labels({{"app", "web"}})
+        .AntiAffinity("kubernetes.io/hostname", {{"app", "web"}})
+        .Add();
+  }
+  auto r = h.Run();
+  REQUIRE(r.binds.size() == 3);
+  CHECK(BoundOn(r, "a") == 1);
+  CHECK(BoundOn(r, "b") == 1);
+  CHECK(BoundOn(r, "c") == 1);
+}
+
+TEST_CASE("required pod affinity follows the pods it selects") {
+  Harness h;
+  h.Node("a", "cpu=8", {{"zone", "z1"}}).Node("b", "cpu=8", {{"zone", "z2"}}).Queue("default");
+  h.Group("ns/db", "default", 1).Group("ns/app", "default", 2);
+  h.Pod("ns/db-0", "db").Request("cpu=1").Labels({{"app", "db"}}).On("b").Add();
+  for (int i = 0; i < 2; ++i) {
+    h.Pod("ns/app-" + std::to_string(i), "app").Request("cpu=1").Affinity("zone", {{"app", "db"}}).Add();
+  }
+  auto r = h.Run();
+  CHECK(r.binds["app-0"] == "b");
+  CHECK(r.binds["app-1"] == "b");
+}
+
+TEST_CASE("topology spread keeps zones within maxSkew") {
+  Harness h;
+  h.Node("a", "cpu=16", {{"zone", "z1"}}).Node("b", "cpu=16", {{"zone", "z2"}}).Queue("default");
+  h.Group("ns/s", "default", 4);
+  for (int i = 0; i < 4; ++i) {
+    h.Pod("ns/s-" + std::to_string(i), "s").Request("cpu=1").Labels({{"app", "s"}}).Spread("zone", 1, {{"app", "s"}}).Add();
+  }
+  auto r = h.Run();
+  REQUIRE(r.binds.size() == 4);
+  CHECK(BoundOn(r, "a") == 2);
+  CHECK(BoundOn(r, "b") == 2);
+}
+
+TEST_CASE("host ports never collide on a node") {
+  Harness h;
+  h.Node("a", "cpu=8").Node("b", "cpu=8").Queue("default").Group("ns/p", "default", 2);
+  h.Pod("ns/p-0", "p").Request("cpu=1").HostPort(8080).Add();
+  h.Pod("ns/p-1", "p").Request("cpu=1").HostPort(8080).Add();
+  auto r = h.Run();
+  REQUIRE(r.binds.size() == 2);
+  CHECK(r.binds["p-0"] != r.binds["p-1"]);
+}
+
+TEST_CASE("binpack fills one node before the next, nodeorder spreads") {
+  const char* binpack = R"(actions: "allocate"
+tiers:
+- plugins: [{name: gang}, {name: predicates}, {name: binpack}])";
+  const char* spread = R"(actions: "allocate"
+tiers:
+- plugins: [{name: gang}, {name: predicates}, {name: nodeorder}])";
+  for (bool pack : {true, false}) {
+    Harness h;
+    h.Node("a", "cpu=4,memory=16Gi").Node("b", "cpu=4,memory=16Gi").Queue("default");
+    h.Pod("ns/seed", "").Request("cpu=1,memory=1Gi").SchedulerName("other").On("a").Add();
+    h.Group("ns/j", "default", 2);
+    h.Pod("ns/j-0", "j").Request("cpu=1,memory=1Gi").Add();
+    h.Pod("ns/j-1", "j").Request("cpu=1,memory=1Gi").Add();
+    auto r = h.Run(pack ? binpack : spread);
+    REQUIRE(r.binds.size() == 2);
+    if (pack) {
+      CHECK(BoundOn(r, "a") == 2);
+    } else {
+      CHECK(BoundOn(r, "b") >= 1);
+    }
+  }
+}
+
+TEST_CASE("preferred node affinity attracts pods") {
+  Harness h;
+  h.Node("a", "cpu=8", {{"disk", "hdd"}}).Node("b", "cpu=8", {{"disk", "ssd"}}).Queue("default");
+  h.Group("ns/j", "default", 1);
+  h.Pod("ns/j-0", "j").Request("cpu=1").PreferNode("disk", "ssd", 50).Add();
+  auto r = h.Run();
+  CHECK(r.binds["j-0"] == "b");
+}
+
+TEST_CASE("foreign pods on a node consume its capacity") {
+  Harness h;
+  h.Node("n1", "cpu=2").Queue("default").Group("ns/j", "default", 1);
+  h.Pod("kube-system/dns", "").SchedulerName("default-scheduler").Request("cpu=2").On("n1").Add();
+  h.Pod("ns/j-0", "j").Request("cpu=1").Add();
+  auto r = h.Run();
+  CHECK(r.binds.empty());
+}
+
+TEST_CASE("a closed queue gets no new allocations") {
+  Harness h;
+  h.Node("n1", "cpu=8").Queue("shut", 1, "", "", "", "", "Closed").Group("ns/j", "shut", 1);
+  h.Pod("ns/j-0", "j").Request("cpu=1").Add();
+  auto r = h.Run();
+  CHECK(r.binds.empty());
+}
+
+TEST_CASE("completed gangs are reported Completed") {
+  Harness h;
+  h.Node("n1", "cpu=8").Queue("default").Group("ns/done", "default", 2, "Running");
+  h.Pod("ns/done-0", "done").Request("cpu=1").On("n1", "Succeeded").Add();
+  h.Pod("ns/done-1", "done").Request("cpu=1").On("n1", "Failed").Add();
+  auto r = h.Run();
+  CHECK(r.phases["ns/done"] == "Completed");
+}
+
+}  // namespace
+}  // namespace tephra::scheduler::testing

@@ -1,0 +1,305 @@
+#include "tests/unit/scheduler/harness.h"
+
+#include <stdexcept>
+
+namespace tephra::scheduler::testing {
+
+namespace {
+
+api::Resources MustResources(const std::string& text) {
+  if (text.empty()) return {};
+  auto r = api::Resources::FromString(text);
+  if (!r.ok()) throw std::runtime_error("bad resources " + text + ": " + r.status().message());
+  return *r;
+}
+
+api::ResourceList List(const std::string& text) { return MustResources(text).ToList(); }
+
+std::pair<std::string, std::string> Split(const std::string& key) {
+  auto slash = key.find('/');
+  return {key.substr(0, slash), key.substr(slash + 1)};
+}
+
+api::LabelSelector Selector(const std::map<std::string, std::string>& match) {
+  api::LabelSelector s;
+  s.match_labels = match;
+  return s;
+}
+
+}  // namespace
+
+void RecordingBinder::Bind(const TaskInfo& task, const std::string& node) {
+  if (!cache_.AssumeBinding(task.job, task.uid(), node).ok()) return;
+  binds[task.name()] = node;
+  bind_order.push_back(task.name());
+}
+
+void RecordingBinder::Evict(const TaskInfo& task, const std::string&) {
+  (void)cache_.MarkReleasing(task.job, task.uid());
+  evictions.push_back(task.name());
+}
+
+Harness::Harness()
+    : cache_(CacheOptions{}), interner_(std::make_shared<SpecInterner>()), binder_(cache_) {
+  if (!RegisterBuiltins(registry_).ok()) throw std::runtime_error("builtins");
+}
+
+Harness& Harness::Node(const std::string& name, const std::string& resources,
+                       std::map<std::string, std::string> labels, std::vector<api::Taint> taints,
+                       bool unschedulable) {
+  auto node = std::make_shared<api::Node>();
+  node->metadata.name = name;
+  node->metadata.labels = std::move(labels);
+  node->metadata.labels.emplace("kubernetes.io/hostname", name);
+  api::Resources r = MustResources(resources);
+  if (r.pods() == 0) r.SetPods(110);
+  node->status.allocatable = r.ToList();
+  node->status.capacity = node->status.allocatable;
+  node->status.conditions.push_back({"Ready", "True", "", ""});
+  node->spec.taints = std::move(taints);
+  node->spec.unschedulable = unschedulable;
+  cache_.UpsertNode(node);
+  return *this;
+}
+
+Harness& Harness::Queue(const std::string& name, int weight, const std::string& capability,
+                        const std::string& guarantee, const std::string& deserved,
+                        const std::string& parent, const std::string& state) {
+  auto q = std::make_shared<api::Queue>();
+  q->metadata.name = name;
+  q->spec.weight = weight;
+  q->spec.capability = List(capability);
+  if (!guarantee.empty()) q->spec.guarantee = List(guarantee);
+  q->spec.deserved = List(deserved);
+  q->spec.parent = parent;
+  q->status.state = state;
+  cache_.UpsertQueue(q);
+  return *this;
+}
+
+Harness& Harness::Group(const std::string& key, const std::string& queue, int min_member,
+                        const std::string& phase, const std::string& min_resources,
+                        const std::string& priority_class,
+                        std::map<std::string, int32_t> min_task_member) {
+  auto pg = std::make_shared<api::PodGroup>();
+  auto [ns, name] = Split(key);
+  pg->metadata.namespace_ = ns;
+  pg->metadata.name = name;
+  pg->metadata.uid = "pg-" + key;
+  pg->metadata.creation_timestamp = kube::Time(std::chrono::seconds(1'700'000'000 + groups_.size()));
+  pg->spec.queue = queue;
+  pg->spec.min_member = min_member;
+  pg->spec.min_task_member = std::move(min_task_member);
+  if (!min_resources.empty()) pg->spec.min_resources = List(min_resources);
+  pg->spec.priority_class_name = priority_class;
+  pg->status.phase = phase;
+  groups_[key] = pg;
+  cache_.UpsertPodGroup(pg);
+  return *this;
+}
+
+Harness& Harness::PriorityClass(const std::string& name, int32_t value) {
+  auto pc = std::make_shared<api::PriorityClass>();
+  pc->metadata.name = name;
+  pc->value = value;
+  cache_.UpsertPriorityClass(pc);
+  return *this;
+}
+
+PodBuilder Harness::Pod(const std::string& key, const std::string& group) {
+  return PodBuilder(*this, key, group);
+}
+
+void Harness::ApplyOutcome(const SessionOutcome& outcome) {
+  for (const auto& u : outcome.pod_groups) {
+    auto it = groups_.find(u.job);
+    if (it == groups_.end()) continue;
+    auto pg = std::make_shared<api::PodGroup>(*it->second);
+    pg->status = u.status;
+    it->second = pg;
+    cache_.UpsertPodGroup(pg);
+  }
+}
+
+Harness::Result Harness::Run(const std::string& conf_yaml) {
+  auto conf = ParseSchedulerConf(conf_yaml, registry_.ActionNames(), registry_.PluginNames());
+  if (!conf.ok()) throw std::runtime_error(conf.status().ToString());
+  size_t before = binder_.bind_order.size();
+  size_t evictions_before = binder_.evictions.size();
+  SessionOptions options;
+  options.uid = "session-" + std::to_string(++session_);
+  options.binder = &binder_;
+  options.evictor = &binder_;
+  CycleResult cycle = RunCycle(cache_.TakeSnapshot(), *conf, registry_, options);
+  Result r;
+  for (size_t i = before; i < binder_.bind_order.size(); ++i) {
+    r.binds[binder_.bind_order[i]] = binder_.binds[binder_.bind_order[i]];
+  }
+  r.evictions.assign(binder_.evictions.begin() + static_cast<std::ptrdiff_t>(evictions_before),
+                     binder_.evictions.end());
+  for (const auto& u : cycle.outcome.pod_groups) {
+    r.phases[u.job] = u.status.phase;
+    r.statuses[u.job] = u.status;
+  }
+  r.outcome = std::move(cycle.outcome);
+  return r;
+}
+
+PodBuilder::PodBuilder(Harness& h, const std::string& key, const std::string& group)
+    : h_(h), pod_(std::make_shared<PodInfo>()) {
+  auto [ns, name] = Split(key);
+  pod_->api_version = "v1";
+  pod_->kind = "Pod";
+  pod_->metadata.namespace_ = ns;
+  pod_->metadata.name = name;
+  pod_->metadata.uid = "uid-" + key;
+  pod_->metadata.resource_version = "1";
+  pod_->metadata.creation_timestamp = kube::Time(std::chrono::seconds(1'700'000'000));
+  pod_->group_name = group;
+  if (!group.empty()) pod_->metadata.annotations["scheduling.k8s.io/group-name"] = group;
+  pod_->phase = "Pending";
+  spec_.scheduler_name = "volcano";
+  spec_.containers.push_back(api::Container{});
+  spec_.containers[0].name = "main";
+}
+
+PodBuilder& PodBuilder::Request(const std::string& resources) {
+  spec_.containers[0].resources.requests = List(resources);
+  return *this;
+}
+
+PodBuilder& PodBuilder::Priority(int32_t p) {
+  spec_.priority = p;
+  return *this;
+}
+
+PodBuilder& PodBuilder::Role(const std::string& task_role) {
+  pod_->task_role = task_role;
+  return *this;
+}
+
+PodBuilder& PodBuilder::Labels(std::map<std::string, std::string> labels) {
+  pod_->metadata.labels = std::move(labels);
+  return *this;
+}
+
+PodBuilder& PodBuilder::NodeSelector(std::map<std::string, std::string> selector) {
+  spec_.node_selector = std::move(selector);
+  return *this;
+}
+
+PodBuilder& PodBuilder::Tolerate(const std::string& key, const std::string& effect) {
+  api::Toleration t;
+  t.key = key;
+  t.op = "Exists";
+  t.effect = effect;
+  spec_.tolerations.push_back(t);
+  return *this;
+}
+
+PodBuilder& PodBuilder::HostPort(int32_t port) {
+  api::ContainerPort p;
+  p.container_port = port;
+  p.host_port = port;
+  spec_.containers[0].ports.push_back(p);
+  return *this;
+}
+
+PodBuilder& PodBuilder::AntiAffinity(const std::string& topology_key,
+                                     std::map<std::string, std::string> match) {
+  if (!spec_.affinity) spec_.affinity.emplace();
+  if (!spec_.affinity->pod_anti_affinity) spec_.affinity->pod_anti_affinity.emplace();
+  api::PodAffinityTerm term;
+  term.topology_key = topology_key;
+  term.label_selector = Selector(match);
+  spec_.affinity->pod_anti_affinity->required.push_back(term);
+  return *this;
+}
+
+PodBuilder& PodBuilder::Affinity(const std::string& topology_key,
+                                 std::map<std::string, std::string> match) {
+  if (!spec_.affinity) spec_.affinity.emplace();
+  if (!spec_.affinity->pod_affinity) spec_.affinity->pod_affinity.emplace();
+  api::PodAffinityTerm term;
+  term.topology_key = topology_key;
+  term.label_selector = Selector(match);
+  spec_.affinity->pod_affinity->required.push_back(term);
+  return *this;
+}
+
+PodBuilder& PodBuilder::Spread(const std::string& topology_key, int max_skew,
+                               std::map<std::string, std::string> match, bool hard) {
+  api::TopologySpreadConstraint c;
+  c.topology_key = topology_key;
+  c.max_skew = max_skew;
+  c.when_unsatisfiable = hard ? "DoNotSchedule" : "ScheduleAnyway";
+  c.label_selector = Selector(match);
+  spec_.topology_spread_constraints.push_back(c);
+  return *this;
+}
+
+PodBuilder& PodBuilder::PreferNode(const std::string& key, const std::string& value, int weight) {
+  if (!spec_.affinity) spec_.affinity.emplace();
+  if (!spec_.affinity->node_affinity) spec_.affinity->node_affinity.emplace();
+  api::PreferredSchedulingTerm p;
+  p.weight = weight;
+  p.preference.match_expressions.push_back({key, "In", {value}});
+  spec_.affinity->node_affinity->preferred.push_back(p);
+  return *this;
+}
+
+PodBuilder& PodBuilder::On(const std::string& node, const std::string& phase) {
+  spec_.node_name = node;
+  pod_->phase = phase;
+  return *this;
+}
+
+PodBuilder& PodBuilder::Terminating() {
+  pod_->metadata.deletion_timestamp = kube::Time(std::chrono::seconds(1'700'000'100));
+  return *this;
+}
+
+PodBuilder& PodBuilder::SchedulerName(const std::string& name) {
+  spec_.scheduler_name = name;
+  return *this;
+}
+
+PodBuilder& PodBuilder::Preemptable(bool preemptable) {
+  pod_->preemptable = preemptable;
+  return *this;
+}
+
+PodBuilder& PodBuilder::PreemptionNever() {
+  spec_.preemption_policy = "Never";
+  return *this;
+}
+
+PodBuilder& PodBuilder::Namespace(const std::string& ns) {
+  pod_->metadata.namespace_ = ns;
+  return *this;
+}
+
+PodBuilder& PodBuilder::PriorityClassName(const std::string& name) {
+  spec_.priority_class_name = name;
+  return *this;
+}
+
+PodInfoPtr PodBuilder::Add() {
+  pod_->node_name = spec_.node_name;
+  pod_->terminating = pod_->metadata.deletion_timestamp.has_value();
+  pod_->spec = h_.interner_->Intern(MakeSchedulingSpec(spec_));
+  h_.cache_.UpsertPod(pod_);
+  return pod_;
+}
+
+const api::PodGroupCondition* WrittenCondition(const Harness::Result& r, const JobId& job,
+                                               const std::string& type) {
+  auto it = r.statuses.find(job);
+  if (it == r.statuses.end()) return nullptr;
+  for (const auto& c : it->second.conditions) {
+    if (c.type == type) return &c;
+  }
+  return nullptr;
+}
+
+}  // namespace tephra::scheduler::testing

@@ -1,0 +1,114 @@
+// A table-driven scheduler test harness in the spirit of Volcano's uthelper: describe nodes,
+// queues, pod groups and pods; run one or more cycles with a configuration; look at what was
+// bound, evicted and written back. No API server, no threads.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "api/core.h"
+#include "scheduler/builtins.h"
+#include "scheduler/cache/cache.h"
+#include "scheduler/framework/cycle.h"
+
+namespace tephra::scheduler::testing {
+
+// Binds by assuming in the cache, as the real binder does first.
+class RecordingBinder : public Binder, public Evictor {
+ public:
+  explicit RecordingBinder(SchedulerCache& cache) : cache_(cache) {}
+  void Bind(const TaskInfo& task, const std::string& node) override;
+  void Evict(const TaskInfo& task, const std::string& reason) override;
+
+  std::map<std::string, std::string> binds;  // pod name -> node
+  std::vector<std::string> evictions;         // pod names
+  std::vector<std::string> bind_order;        // pod names in bind order
+
+ private:
+  SchedulerCache& cache_;
+};
+
+class PodBuilder;
+
+class Harness {
+ public:
+  Harness();
+
+  Harness& Node(const std::string& name, const std::string& resources,
+                std::map<std::string, std::string> labels = {}, std::vector<api::Taint> taints = {},
+                bool unschedulable = false);
+  Harness& Queue(const std::string& name, int weight = 1, const std::string& capability = "",
+                 const std::string& guarantee = "", const std::string& deserved = "",
+                 const std::string& parent = "", const std::string& state = "Open");
+  // "ns/name" PodGroup in `queue` needing `min_member` pods.
+  Harness& Group(const std::string& key, const std::string& queue, int min_member,
+                 const std::string& phase = "Inqueue", const std::string& min_resources = "",
+                 const std::string& priority_class = "", std::map<std::string, int32_t> min_task_member = {});
+  Harness& PriorityClass(const std::string& name, int32_t value);
+  // A pod "ns/name" of PodGroup `group`; finish with Add().
+  PodBuilder Pod(const std::string& key, const std::string& group);
+
+  struct Result {
+    std::map<std::string, std::string> binds;  // pods bound in this run
+    std::vector<std::string> evictions;
+    SessionOutcome outcome;
+    std::map<JobId, std::string> phases;                 // PodGroup phase written (if any)
+    std::map<JobId, api::PodGroupStatus> statuses;       // PodGroup status written (if any)
+  };
+  // Runs one cycle; binds are assumed in the cache so a later Run sees them.
+  Result Run(const std::string& conf_yaml = DefaultSchedulerConfYaml());
+
+  SchedulerCache& cache() { return cache_; }
+  SpecInterner& interner() { return *interner_; }
+  RecordingBinder& binder() { return binder_; }
+  // Applies written PodGroup statuses to the cache, as the informer would.
+  void ApplyOutcome(const SessionOutcome& outcome);
+
+ private:
+  friend class PodBuilder;
+  SchedulerCache cache_;
+  std::shared_ptr<SpecInterner> interner_;
+  Registry registry_;
+  RecordingBinder binder_;
+  std::map<std::string, std::shared_ptr<const api::PodGroup>> groups_;
+  int session_ = 0;
+};
+
+class PodBuilder {
+ public:
+  PodBuilder(Harness& h, const std::string& key, const std::string& group);
+  PodBuilder& Request(const std::string& resources);  // "cpu=1,memory=1Gi"
+  PodBuilder& Priority(int32_t p);
+  PodBuilder& Role(const std::string& task_role);
+  PodBuilder& Labels(std::map<std::string, std::string> labels);
+  PodBuilder& NodeSelector(std::map<std::string, std::string> selector);
+  PodBuilder& Tolerate(const std::string& key, const std::string& effect = "");
+  PodBuilder& HostPort(int32_t port);
+  PodBuilder& AntiAffinity(const std::string& topology_key, std::map<std::string, std::string> match);
+  PodBuilder& Affinity(const std::string& topology_key, std::map<std::string, std::string> match);
+  PodBuilder& Spread(const std::string& topology_key, int max_skew,
+                     std::map<std::string, std::string> match, bool hard = true);
+  PodBuilder& PreferNode(const std::string& key, const std::string& value, int weight);
+  // Already placed: bound to `node` in `phase` (Running by default).
+  PodBuilder& On(const std::string& node, const std::string& phase = "Running");
+  PodBuilder& Terminating();
+  PodBuilder& SchedulerName(const std::string& name);
+  PodBuilder& Preemptable(bool preemptable);
+  PodBuilder& PreemptionNever();
+  PodBuilder& Namespace(const std::string& ns);  // namespace used by PriorityClass lookups
+  PodBuilder& PriorityClassName(const std::string& name);
+  PodInfoPtr Add();
+
+ private:
+  Harness& h_;
+  std::shared_ptr<PodInfo> pod_;
+  api::PodSpec spec_;
+};
+
+// A condition of the PodGroup status written for `job`, or nullptr.
+const api::PodGroupCondition* WrittenCondition(const Harness::Result& r, const JobId& job,
+                                               const std::string& type);
+
+}  // namespace tephra::scheduler::testing

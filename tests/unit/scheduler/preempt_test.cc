@@ -1,0 +1,221 @@
+// Preempt and reclaim: victim rules, tier intersection, gang-aware choice, guarantee floors.
+#include <algorithm>
+
+#include <catch2/catch.hpp>
+
+#include "tests/unit/scheduler/harness.h"
+
+namespace tephra::scheduler::testing {
+namespace {
+
+const char* kPreemptConf = R"(actions: "enqueue, allocate, preempt, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}, {name: pdb}]
+- plugins: [{name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}])";
+
+const char* kReclaimConf = R"(actions: "enqueue, allocate, reclaim"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: overcommit}, {name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}])";
+
+const char* kCapacityConf = R"(actions: "enqueue, allocate, reclaim"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: predicates}, {name: capacity}, {name: nodeorder}])";
+
+// A cluster of one 4-CPU node filled by four 1-CPU pods of `low` (priority 10).
+void FillWithLowPriority(Harness& h, int low_min_member = 1) {
+  h.PriorityClass("high", 1000).PriorityClass("low", 10);
+  h.Node("n1", "cpu=4,memory=16Gi").Queue("default");
+  h.Group("ns/low", "default", low_min_member, "Running", "", "low");
+  for (int i = 0; i < 4; ++i) {
+    h.Pod("ns/low-" + std::to_string(i), "low").Request("cpu=1").Priority(10).On("n1").Add();
+  }
+}
+
+TEST_CASE("a high-priority gang preempts lower-priority pods in its queue") {
+  Harness h;
+  FillWithLowPriority(h);
+  h.Group("ns/high", "default", 2, "Inqueue", "", "high");
+  h.Pod("ns/high-0", "high").Request("cpu=1").Priority(1000).Add();
+  h.Pod("ns/high-1", "high").Request("cpu=1").Priority(1000).Add();
+  auto r = h.Run(kPreemptConf);
+  CHECK(r.evictions.size() == 2);
+  CHECK(r.binds.empty());  // pipelined: bound once the victims are gone
+  // The preemptor says what it waits for.
+  const auto* cond = WrittenCondition(r, "ns/high", "Unschedulable");
+  REQUIRE(cond != nullptr);
+  CHECK(cond->message.find("waiting for 2 preempted pod(s) to terminate") != std::string::npos);
+  // The victims go; the next cycle binds the gang.
+  for (const auto& pod : r.evictions) {
+    PodInfo gone;
+    gone.metadata.uid = "uid-ns/" + pod;
+    h.cache().DeletePod(gone);
+  }
+  auto next = h.Run(kPreemptConf);
+  CHECK(next.binds.size() == 2);
+  CHECK(next.evictions.empty());
+}
+
+TEST_CASE("equal priority never preempts, nor does preemptionPolicy Never") {
+  Harness h;
+  FillWithLowPriority(h);
+  h.Group("ns/peer", "default", 1, "Inqueue", "", "low");
+  h.Pod("ns/peer-0", "peer").Request("cpu=1").Priority(10).Add();
+  h.Group("ns/polite", "default", 1, "Inqueue", "", "high");
+  h.Pod("ns/polite-0", "polite").Request("cpu=1").Priority(1000).PreemptionNever().Add();
+  auto r = h.Run(kPreemptConf);
+  CHECK(r.evictions.empty());
+}
+
+TEST_CASE("pods marked volcano.sh/preemptable=false are never victims") {
+  Harness h;
+  h.PriorityClass("high", 1000);
+  h.Node("n1", "cpu=2").Queue("default").Group("ns/low", "default", 1, "Running");
+  h.Pod("ns/low-0", "low").Request("cpu=1").On("n1").Preemptable(false).Add();
+  h.Pod("ns/low-1", "low").Request("cpu=1").On("n1").Preemptable(false).Add();
+  h.Group("ns/high", "default", 1, "Inqueue", "", "high");
+  h.Pod("ns/high-0", "high").Request("cpu=1").Priority(1000).Add();
+  auto r = h.Run(kPreemptConf);
+  CHECK(r.evictions.empty());
+}
+
+TEST_CASE("preempt stays within the preemptor's queue") {
+  Harness h;
+  h.PriorityClass("high", 1000);
+  h.Node("n1", "cpu=2").Queue("other").Queue("mine");
+  h.Group("ns/theirs", "other", 1, "Running");
+  h.Pod("ns/theirs-0", "theirs").Request("cpu=2").On("n1").Add();
+  h.Group("ns/high", "mine", 1, "Inqueue", "", "high");
+  h.Pod("ns/high-0", "high").Request("cpu=1").Priority(1000).Add();
+  auto r = h.Run(kPreemptConf);
+  CHECK(r.evictions.empty());
+}
+
+TEST_CASE("victims come from a gang's surplus before any gang is broken") {
+  Harness h;
+  h.PriorityClass("high", 1000);
+  h.Node("n1", "cpu=5").Queue("default");
+  // A tight gang (min 3 of 3) and an elastic one (min 1, 2 running).
+  h.Group("ns/tight", "default", 3, "Running");
+  for (int i = 0; i < 3; ++i) h.Pod("ns/tight-" + std::to_string(i), "tight").Request("cpu=1").On("n1").Add();
+  h.Group("ns/elastic", "default", 1, "Running");
+  for (int i = 0; i < 2; ++i) h.Pod("ns/elastic-" + std::to_string(i), "elastic").Request("cpu=1").On("n1").Add();
+  h.Group("ns/high", "default", 1, "Inqueue", "", "high");
+  h.Pod("ns/high-0", "high").Request("cpu=1").Priority(1000).Add();
+  auto r = h.Run(kPreemptConf);
+  REQUIRE(r.evictions.size() == 1);
+  CHECK(r.evictions[0].rfind("elastic-", 0) == 0);
+}
+
+TEST_CASE("when only a whole gang can make room, the whole gang goes") {
+  Harness h;
+  h.PriorityClass("high", 1000);
+  h.Node("n1", "cpu=2").Node("n2", "cpu=2").Queue("default");
+  h.Group("ns/gang", "default", 4, "Running");
+  for (int i = 0; i < 4; ++i) {
+    h.Pod("ns/gang-" + std::to_string(i), "gang").Request("cpu=1").On(i < 2 ? "n1" : "n2").Add();
+  }
+  h.Group("ns/high", "default", 1, "Inqueue", "", "high");
+  h.Pod("ns/high-0", "high").Request("cpu=2").Priority(1000).Add();
+  auto r = h.Run(kPreemptConf);
+  CHECK(r.evictions.size() == 4);  // never half a gang
+}
+
+TEST_CASE("the node needing the fewest victims is chosen") {
+  Harness h;
+  h.PriorityClass("high", 1000);
+  h.Node("small-pods", "cpu=2").Node("one-big", "cpu=2").Queue("default");
+  h.Group("ns/smalls", "default", 1, "Running");
+  for (int i = 0; i < 4; ++i) {
+    h.Pod("ns/smalls-" + std::to_string(i), "smalls").Request("cpu=500m").On("small-pods").Add();
+  }
+  h.Group("ns/big", "default", 1, "Running");
+  h.Pod("ns/big-0", "big").Request("cpu=2").On("one-big").Add();
+  h.Group("ns/high", "default", 1, "Inqueue", "", "high");
+  h.Pod("ns/high-0", "high").Request("cpu=2").Priority(1000).Add();
+  auto r = h.Run(kPreemptConf);
+  REQUIRE(r.evictions.size() == 1);
+  CHECK(r.evictions[0] == "big-0");
+}
+
+TEST_CASE("system-critical pods and kube-system are never evicted") {
+  Harness h;
+  h.PriorityClass("high", 1000);
+  h.Node("n1", "cpu=2").Queue("default");
+  h.Group("kube-system/dns", "default", 1, "Running");
+  h.Pod("kube-system/dns-0", "dns").Request("cpu=1").On("n1").Add();
+  h.Group("ns/crit", "default", 1, "Running");
+  h.Pod("ns/crit-0", "crit").Request("cpu=1").On("n1").PriorityClassName("system-cluster-critical").Add();
+  h.Group("ns/high", "default", 1, "Inqueue", "", "high");
+  h.Pod("ns/high-0", "high").Request("cpu=1").Priority(1000).Add();
+  auto r = h.Run(kPreemptConf);
+  CHECK(r.evictions.empty());
+}
+
+TEST_CASE("without preempt in the configuration nothing is evicted") {
+  Harness h;
+  FillWithLowPriority(h);
+  h.Group("ns/high", "default", 1, "Inqueue", "", "high");
+  h.Pod("ns/high-0", "high").Request("cpu=1").Priority(1000).Add();
+  auto r = h.Run();  // Volcano's default: enqueue, allocate, backfill
+  CHECK(r.evictions.empty());
+}
+
+TEST_CASE("a starved queue reclaims down to its deserved share and no further") {
+  Harness h;
+  h.Node("n1", "cpu=8,memory=64Gi").Queue("a", 1).Queue("b", 1);
+  // Queue a borrowed the whole cluster.
+  for (int i = 0; i < 8; ++i) {
+    std::string g = "a" + std::to_string(i);
+    h.Group("ns/" + g, "a", 1, "Running");
+    h.Pod("ns/" + g + "-0", g).Request("cpu=1,memory=1Gi").On("n1").Add();
+  }
+  for (int i = 0; i < 8; ++i) {
+    std::string g = "b" + std::to_string(i);
+    h.Group("ns/" + g, "b", 1, "Inqueue");
+    h.Pod("ns/" + g + "-0", g).Request("cpu=1,memory=1Gi").Add();
+  }
+  auto r = h.Run(kReclaimConf);
+  CHECK(r.evictions.size() == 4);  // a keeps its 4 of 8
+  for (const auto& v : r.evictions) CHECK(v[0] == 'a');
+}
+
+TEST_CASE("capacity never reclaims a queue below its guarantee") {
+  Harness h;
+  h.Node("n1", "cpu=8,memory=64Gi");
+  h.Queue("guarded", 1, "", "cpu=6,memory=6Gi", "cpu=4,memory=4Gi");
+  h.Queue("hungry", 1, "", "", "cpu=4,memory=4Gi");
+  for (int i = 0; i < 8; ++i) {
+    std::string g = "g" + std::to_string(i);
+    h.Group("ns/" + g, "guarded", 1, "Running");
+    h.Pod("ns/" + g + "-0", g).Request("cpu=1,memory=1Gi").On("n1").Add();
+  }
+  for (int i = 0; i < 4; ++i) {
+    std::string g = "h" + std::to_string(i);
+    h.Group("ns/" + g, "hungry", 1, "Inqueue");
+    h.Pod("ns/" + g + "-0", g).Request("cpu=1,memory=1Gi").Add();
+  }
+  auto r = h.Run(kCapacityConf);
+  CHECK(r.evictions.size() == 2);  // 8 -> 6: deserved is 4, but the guarantee is 6
+}
+
+TEST_CASE("a pending job of a starved queue reclaims so it can be admitted") {
+  Harness h;
+  h.Node("n1", "cpu=8,memory=64Gi").Queue("a", 1).Queue("b", 1);
+  for (int i = 0; i < 8; ++i) {
+    std::string g = "a" + std::to_string(i);
+    h.Group("ns/" + g, "a", 1, "Running");
+    h.Pod("ns/" + g + "-0", g).Request("cpu=1,memory=1Gi").On("n1").Add();
+  }
+  // Not admitted yet: no pods, only minResources.
+  h.Group("ns/waiting", "b", 3, "Pending", "cpu=3,memory=3Gi");
+  auto r = h.Run(kReclaimConf);
+  CHECK(r.evictions.size() == 3);
+  const auto* cond = WrittenCondition(r, "ns/waiting", "Unschedulable");
+  REQUIRE(cond != nullptr);
+  CHECK(cond->message.find("before admission") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace tephra::scheduler::testing
