@@ -6,9 +6,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
-#include <sstream>
 #include <thread>
 
 #include <glog/logging.h>
@@ -19,6 +17,7 @@
 #include "webhooks/ca_bundle_patcher.h"
 #include "webhooks/cert_manager.h"
 #include "webhooks/cluster_cache.h"
+#include "webhooks/files.h"
 #include "webhooks/handlers.h"
 #include "webhooks/server.h"
 
@@ -26,21 +25,6 @@ namespace tephra::webhooks {
 namespace {
 
 constexpr auto kMaintenanceInterval = std::chrono::seconds(10);
-
-std::string FileStamp(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return "";
-  return std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
-         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
-}
-
-StatusOr<std::string> ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot read " + path + ": " + std::strerror(errno));
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 // A private directory for generated certificate files, removed with its files at exit.
 class CertDir {
@@ -245,7 +229,7 @@ class Daemon {
     }
     std::string stamp = FileStamp(options_.ca_cert_file);
     if (stamp == ca_file_stamp_) return;
-    StatusOr<std::string> bundle = ReadFile(options_.ca_cert_file);
+    StatusOr<std::string> bundle = ReadWholeFile(options_.ca_cert_file);
     if (!bundle.ok()) {
       LOG(WARNING) << "--ca-cert-file: " << bundle.status().message();
       return;

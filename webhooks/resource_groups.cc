@@ -1,17 +1,13 @@
 #include "webhooks/resource_groups.h"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <sstream>
 
 #include <rapidjson/document.h>
 #include <yaml-cpp/yaml.h>
 
 #include "api/labels.h"
+#include "webhooks/files.h"
 
 namespace tephra::webhooks {
 namespace {
@@ -151,19 +147,9 @@ Status ParseGroup(const YAML::Node& node, const std::string& path, ResourceGroup
   return Status::Ok();
 }
 
-std::string FileStamp(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) return "";
-  return std::to_string(st.st_ino) + ":" + std::to_string(st.st_size) + ":" +
-         std::to_string(st.st_mtim.tv_sec) + "." + std::to_string(st.st_mtim.tv_nsec);
-}
-
 StatusOr<ResourceGroups> ReadGroupsFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) return NotFound("cannot read " + path + ": " + std::strerror(errno));
-  std::stringstream text;
-  text << in.rdbuf();
-  StatusOr<ResourceGroups> groups = ParseResourceGroups(text.str());
+  TEPHRA_ASSIGN_OR_RETURN(std::string text, ReadWholeFile(path));
+  StatusOr<ResourceGroups> groups = ParseResourceGroups(text);
   if (!groups.ok()) return groups.status().WithContext(path);
   return groups;
 }

@@ -1,5 +1,9 @@
 // The mutating endpoints: each default as the JSON Patch the API server receives, and the patch
 // applied to the request giving an object the validating endpoint accepts.
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -239,6 +243,32 @@ TEST_CASE("Resource group configuration errors name the group and field") {
   auto empty = ParseResourceGroups("");
   REQUIRE(empty.ok());
   CHECK(empty->groups.empty());
+}
+
+TEST_CASE("The resource group file is re-read when it changes and a broken one is kept out") {
+  std::string path = "/tmp/tephra-resource-groups-" + std::to_string(::getpid()) + ".yaml";
+  auto write = [&](const std::string& text) {
+    std::ofstream(path + ".new") << text;
+    REQUIRE(std::rename((path + ".new").c_str(), path.c_str()) == 0);  // as a volume swaps files
+  };
+  write("resourceGroups:\n- resourceGroup: a\n");
+  auto file = ResourceGroupFile::Open(path);
+  REQUIRE(file.ok());
+  CHECK((*file)->Current()->groups.at(0).name == "a");
+  CHECK_FALSE(*(*file)->ReloadIfChanged());
+
+  write("resourceGroups:\n- resourceGroup: b\n- resourceGroup: c\n");
+  CHECK(*(*file)->ReloadIfChanged());
+  CHECK((*file)->Current()->groups.size() == 2);
+
+  write("resourceGroups:\n- object: {key: namespace}\n");
+  auto broken = (*file)->ReloadIfChanged();
+  CHECK(broken.status().message() == path + ": resourceGroups[0].resourceGroup: is required");
+  CHECK((*file)->Current()->groups.size() == 2);  // the last good groups stay
+
+  ::unlink(path.c_str());
+  CHECK_FALSE((*file)->ReloadIfChanged().ok());
+  CHECK(ResourceGroupFile::Open(path).status().code() == StatusCode::kNotFound);
 }
 
 }  // namespace
