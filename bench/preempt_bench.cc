@@ -287,6 +287,17 @@ int Optimum(const Instance& in) {
   return best;
 }
 
+void Print(const Instance& in, int optimum) {
+  std::printf("  missed (optimum %d victims): %d nodes x %d CPU; preemptor", optimum, in.nodes, in.node_cpu);
+  for (int c : in.preemptor) std::printf(" %d", c);
+  std::printf("\n");
+  for (size_t g = 0; g < in.gangs.size(); ++g) {
+    std::printf("    g%zu min %d:", g, in.gangs[g].min_member);
+    for (size_t i = 0; i < in.gangs[g].cpu.size(); ++i) std::printf(" %dcpu@n%d", in.gangs[g].cpu[i], in.gangs[g].node[i]);
+    std::printf("\n");
+  }
+}
+
 size_t PlannerVictims(const Instance& in, const SchedulerConf& conf, const Registry& registry, bool* placed) {
   SchedulerCache cache(CacheOptions{});
   ClusterBuilder b(cache);
@@ -328,6 +339,7 @@ int main(int argc, char** argv) {
   const int instances = std::stoi(Arg(argc, argv, "--instances", "300"));
   const unsigned seed = static_cast<unsigned>(std::stoul(Arg(argc, argv, "--seed", "1")));
   const std::string json_path = Arg(argc, argv, "--json", "");
+  const bool show_misses = Arg(argc, argv, "--show-misses", "false") == "true";
 
   Registry registry;
   if (!RegisterBuiltins(registry).ok()) return 1;
@@ -359,7 +371,10 @@ int main(int argc, char** argv) {
       continue;
     }
     ++solvable;
-    if (!placed) continue;
+    if (!placed) {
+      if (show_misses) Print(in, best);
+      continue;
+    }
     ++found;
     optimum_total += best;
     extra += static_cast<long>(chosen) - best;

@@ -13,18 +13,6 @@
 namespace tephra::scheduler {
 namespace {
 
-std::vector<std::string> PendingTasks(Session& ssn, size_t j) {
-  std::vector<const TaskInfo*> pending;
-  for (const auto& [uid, t] : ssn.job(j).tasks) {
-    if (t.status == TaskStatus::kPending && t.pod->spec->scheduling_gates.empty()) pending.push_back(&t);
-  }
-  std::sort(pending.begin(), pending.end(),
-            [&ssn](const TaskInfo* a, const TaskInfo* b) { return ssn.TaskOrder(*a, *b); });
-  std::vector<std::string> uids;
-  for (const TaskInfo* t : pending) uids.push_back(t->uid());
-  return uids;
-}
-
 class PreemptAction : public Action {
  public:
   std::string_view name() const override { return "preempt"; }
@@ -51,7 +39,7 @@ class PreemptAction : public Action {
       const JobInfo& job = ssn.job(j);
       if (job.IsPending() || job.Count(TaskStatus::kPending) == 0) continue;
       if (job.Count(TaskStatus::kRunning) == 0 || !ssn.JobValid(job).pass) continue;
-      for (const auto& uid : PendingTasks(ssn, j)) {
+      for (const auto& uid : TasksNeedingRoom(ssn, j)) {
         const TaskInfo& t = ssn.job(j).tasks.at(uid);
         if (t.pod->spec->preempt_never) continue;
         Statement stmt(ssn);
@@ -70,7 +58,7 @@ class PreemptAction : public Action {
     const std::string preemptor = ssn.job(j).id;
     const std::string reason = "preempted by job " + preemptor + " (priority " +
                                std::to_string(ssn.job(j).priority) + ") in queue " + ssn.job(j).queue;
-    for (const auto& uid : PendingTasks(ssn, j)) {
+    for (const auto& uid : TasksNeedingRoom(ssn, j)) {
       if (!ssn.JobStarving(ssn.job(j))) break;
       const TaskInfo& t = ssn.job(j).tasks.at(uid);
       if (t.pod->spec->preempt_never) continue;

@@ -49,13 +49,7 @@ class ReclaimAction : public Action {
     const QueueInfo& queue = *ssn.queue(ssn.job(j).queue);
     const std::string reason = "reclaimed for queue " + queue.name + " (below its deserved share) by job " +
                                ssn.job(j).id;
-    std::vector<std::string> pending;
-    for (const auto& [uid, t] : ssn.job(j).tasks) {
-      if (t.status == TaskStatus::kPending && t.pod->spec->scheduling_gates.empty()) pending.push_back(uid);
-    }
-    std::sort(pending.begin(), pending.end(), [&](const std::string& a, const std::string& b) {
-      return ssn.TaskOrder(ssn.job(j).tasks.at(a), ssn.job(j).tasks.at(b));
-    });
+    std::vector<std::string> pending = TasksNeedingRoom(ssn, j);
     Statement stmt(ssn);
     for (const auto& uid : pending) {
       if (!ssn.JobStarving(ssn.job(j))) break;

@@ -30,6 +30,24 @@ int64_t Size(const api::Resources& r) { return r.milli_cpu() + r.memory() / (102
 
 }  // namespace
 
+std::vector<std::string> TasksNeedingRoom(const Session& ssn, size_t j) {
+  std::vector<const TaskInfo*> pending;
+  for (const auto& [uid, t] : ssn.job(j).tasks) {
+    if (t.status == TaskStatus::kPending && t.pod->spec->scheduling_gates.empty()) pending.push_back(&t);
+  }
+  std::sort(pending.begin(), pending.end(), [&](const TaskInfo* a, const TaskInfo* b) {
+    int c = ssn.CompareTasksByPlugins(*a, *b);
+    if (c != 0) return c < 0;
+    if (Size(a->request()) != Size(b->request())) return Size(a->request()) > Size(b->request());
+    return ssn.TaskOrder(*a, *b);
+  });
+  std::vector<std::string> uids;
+  uids.reserve(pending.size());
+  for (const TaskInfo* t : pending) uids.push_back(t->uid());
+  return uids;
+}
+
+
 std::optional<size_t> VictimPlanner::JobOf(const NodeTask& nt) {
   auto [it, inserted] = job_of_.try_emplace(nt.pod.get());
   if (inserted && !nt.pod->group_name.empty()) {

@@ -27,6 +27,11 @@ struct VictimScope {
   bool reclaim = false;  // ask Reclaimable (and require reclaimable queues) instead of Preemptable
 };
 
+// The pending, ungated tasks of job `j` in the order they ask for room: TaskOrder first; among
+// tasks the plugins rank equal, bigger requests first — placing big tasks before small ones
+// finds room for a whole gang far more often (first-fit decreasing) than creation order.
+std::vector<std::string> TasksNeedingRoom(const Session& ssn, size_t j);
+
 // A stand-in task for a job that has no pods yet (a Pending PodGroup): it requests the job's
 // minResources at the job's priority, so the Preemptive/Preemptable/Reclaimable rules can be
 // asked on the job's behalf before it is admitted.

@@ -258,8 +258,12 @@ bool Session::QueueOrder(const QueueInfo& l, const QueueInfo& r) const {
   return l.name < r.name;
 }
 
+int Session::CompareTasksByPlugins(const TaskInfo& l, const TaskInfo& r) const {
+  return FirstNonZero(c_task_order_, l, r);
+}
+
 bool Session::TaskOrder(const TaskInfo& l, const TaskInfo& r) const {
-  int c = FirstNonZero(c_task_order_, l, r);
+  int c = CompareTasksByPlugins(l, r);
   if (c != 0) return c < 0;
   int li = l.index(), ri = r.index();
   if (li != ri) return li < ri;

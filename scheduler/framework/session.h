@@ -124,6 +124,8 @@ class Session {
   bool JobOrder(const JobInfo& l, const JobInfo& r) const;
   bool QueueOrder(const QueueInfo& l, const QueueInfo& r) const;
   bool TaskOrder(const TaskInfo& l, const TaskInfo& r) const;
+  // What the TaskOrder plugins alone say: < 0 when l goes first, 0 when they have no opinion.
+  int CompareTasksByPlugins(const TaskInfo& l, const TaskInfo& r) const;
   Fit Predicate(const TaskInfo& task, const NodeInfo& node) const;
   // The same answer for node `node_index`, with static predicates served from the cache.
   Fit PredicateAt(const TaskInfo& task, size_t node_index);
