@@ -170,7 +170,15 @@ for daemon in ("scheduler", "controller-manager", "admission"):
 expect("--address=127.0.0.1" in yaml.safe_load(data["admission.args"]),
        "local admission does not listen on 127.0.0.1 only")
 
-# 7. Bad values fail with a message naming the key.
+# 7. An existing ServiceAccount as a daemon's identity.
+own = render("--set", "admission.serviceAccount.create=false", "--set", "admission.serviceAccount.name=ops-webhook")
+expect("tephra-admission" not in kinds(own, "ServiceAccount"), "serviceAccount.create=false still creates it")
+expect(kinds(own, "ClusterRoleBinding")["tephra-admission"]["subjects"][0]["name"] == "ops-webhook",
+       "the admission ClusterRoleBinding does not name serviceAccount.name")
+expect(kinds(own, "Deployment")["tephra-admission"]["spec"]["template"]["spec"]["serviceAccountName"]
+       == "ops-webhook", "the admission pods do not run as serviceAccount.name")
+
+# 8. Bad values fail with a message naming the key.
 for args, message in (
         (["--set", "admission.enabledAdmissions={/jobs/mutate,/nope}"], "enabledAdmissions"),
         (["--set-string", "scheduler.conf=tiers: []"], "scheduler.conf"),

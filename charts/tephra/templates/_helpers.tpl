@@ -24,6 +24,15 @@ Names. The full name is at most 40 characters so that "<fullname>-controller-man
 {{- printf "%s-%s" (include "tephra.fullname" .root) .component -}}
 {{- end -}}
 
+{{/*
+The ServiceAccount (identity) of a component: <component>.serviceAccount.name, or
+"<fullname>-<component>"; call with (dict "root" $ "component" NAME).
+*/}}
+{{- define "tephra.serviceAccountName" -}}
+{{- $sections := dict "scheduler" .root.Values.scheduler "controller-manager" .root.Values.controllerManager "admission" .root.Values.admission -}}
+{{- default (include "tephra.componentName" .) (get $sections .component).serviceAccount.name -}}
+{{- end -}}
+
 {{- define "tephra.labels" -}}
 helm.sh/chart: {{ printf "%s-%s" .Chart.Name .Chart.Version | replace "+" "_" | trunc 63 | trimSuffix "-" }}
 app.kubernetes.io/name: {{ include "tephra.name" . }}
@@ -180,7 +189,7 @@ the scheduler's --scheduler-conf) itself.
 A pod template's common parts; call with (dict "root" $ "component" NAME "values" SECTION).
 */}}
 {{- define "tephra.podSpecCommon" -}}
-serviceAccountName: {{ include "tephra.componentName" (dict "root" .root "component" .component) }}
+serviceAccountName: {{ include "tephra.serviceAccountName" . }}
 automountServiceAccountToken: true
 {{- with .root.Values.imagePullSecrets }}
 imagePullSecrets:
@@ -285,7 +294,7 @@ roleRef:
   name: {{ $name }}-leader-election
 subjects:
 - kind: ServiceAccount
-  name: {{ $name }}
+  name: {{ include "tephra.serviceAccountName" . }}
   namespace: {{ .root.Release.Namespace }}
 {{- end -}}
 
