@@ -4,7 +4,10 @@ the rendered objects have the properties the chart promises (hardened pods, prob
 election, least-privilege RBAC, webhook settings, local mode, PDB and ServiceMonitor switches,
 clear errors for bad values).
 
-    chart_template_test.py SOURCE_DIR     (helm from hack/build-tools.sh's cache, or PATH)
+    chart_template_test.py SOURCE_DIR [BIN_DIR]   (helm from hack/build-tools.sh's cache, or PATH)
+
+With BIN_DIR (the built daemons), every Deployment's arguments must parse: each daemon is run
+with them and --help, which checks flag names and values and exits.
 """
 import os
 import shutil
@@ -14,6 +17,7 @@ import sys
 import yaml
 
 SRC = os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")
+BIN = sys.argv[2] if len(sys.argv) > 2 else None
 CHART = os.path.join(SRC, "charts", "tephra")
 NS = "tephra-system"
 failures = []
@@ -187,6 +191,16 @@ for args, message in (
     r = helm("template", "tephra", CHART, "--namespace", NS, *args)
     expect(r.returncode != 0 and message in r.stderr,
            f"helm template {' '.join(args)}: want an error naming {message}, got: {r.stderr.strip()}")
+
+# 9. The daemons accept the arguments the Deployments give them.
+if BIN:
+    for variant in (objs, ha, render("--set", "admission.certificate.existingSecret=my-certs")):
+        for name, d in kinds(variant, "Deployment").items():
+            c = d["spec"]["template"]["spec"]["containers"][0]
+            binary = os.path.join(BIN, os.path.basename(c["command"][0]))
+            r = subprocess.run([binary, *c["args"], "--help"], capture_output=True, text=True)
+            expect(r.returncode == 0 and "Usage:" in r.stdout + r.stderr,
+                   f"{name} refuses the chart's arguments {c['args']}: {r.stderr.strip()}")
 
 for f in failures:
     print("FAIL:", f)
