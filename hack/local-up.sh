@@ -97,7 +97,7 @@ cat <<EOF
 Tephra runs on control plane '$name' (kube-apiserver $TEPHRA_APISERVER, $(kubectl get nodes --no-headers | wc -l) simulated nodes).
 Use it:
   eval "\$(hack/control-plane.sh env --name $name)"     # KUBECONFIG=$KUBECONFIG, kubectl, helm
-  kubectl get vcjob,podgroup -A; kubectl get queue
+  kubectl get vcjob,podgroup -A; kubectl get queue     # the example job completes in ~30 s
 Logs:
   $logs/tephra-admission.log
   $logs/tephra-controller-manager.log
