@@ -48,10 +48,13 @@ import socket
 s = [socket.socket() for _ in range(4)]
 for x in s: x.bind(("127.0.0.1", 0))
 print(" ".join(str(x.getsockname()[1]) for x in s))')"
+values=(-f charts/tephra/values-local.yaml --set "admission.port=$p1" --set "admission.healthzPort=$p2"
+        --set "controllerManager.healthzPort=$p3" --set "scheduler.metricsPort=$p4")
+# A server-side dry run works before the CRDs exist (the default Queue's lookup is skipped).
+helm_ install tephra charts/tephra --namespace "$ns" --create-namespace --dry-run=server \
+  "${values[@]}" >/dev/null || fail "helm install --dry-run=server failed"
 say "helm install (local mode, webhook on 127.0.0.1:$p1)"
-helm_ install tephra charts/tephra --namespace "$ns" --create-namespace \
-  -f charts/tephra/values-local.yaml --set "admission.port=$p1" --set "admission.healthzPort=$p2" \
-  --set "controllerManager.healthzPort=$p3" --set "scheduler.metricsPort=$p4" >/dev/null ||
+helm_ install tephra charts/tephra --namespace "$ns" --create-namespace "${values[@]}" >/dev/null ||
   fail "helm install failed"
 
 # Every object of the release exists (kubectl get -f fails on the first one missing).
@@ -107,5 +110,13 @@ left=$(kubectl get -f "$manifest" --ignore-not-found -o name)
 [[ -z "$left" ]] || fail "left after uninstall: $left"
 [[ -z "$(helm list -n "$ns" -q)" ]] || fail "the release is still listed"
 kubectl get crd jobs.batch.volcano.sh >/dev/null || fail "uninstall removed the CRDs"
-kubectl get queue default >/dev/null || fail "uninstall removed the default Queue"
+queue_uid=$(kubectl get queue default -o 'jsonpath={.metadata.uid}') ||
+  fail "uninstall removed the default Queue"
+
+# Installing again adopts the kept default Queue instead of replacing it (same uid).
+helm_ install tephra charts/tephra --namespace "$ns" "${values[@]}" >/dev/null ||
+  fail "helm install after uninstall failed"
+[[ "$(kubectl get queue default -o 'jsonpath={.metadata.uid}')" == "$queue_uid" ]] ||
+  fail "the second install replaced the default Queue"
+helm_ uninstall tephra -n "$ns" --wait >/dev/null || fail "the second helm uninstall failed"
 say "PASS"
