@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <map>
 
 namespace tephra::scheduler {
 
@@ -31,6 +30,14 @@ int64_t Size(const api::Resources& r) { return r.milli_cpu() + r.memory() / (102
 
 }  // namespace
 
+std::optional<size_t> VictimPlanner::JobOf(const NodeTask& nt) {
+  auto [it, inserted] = job_of_.try_emplace(nt.pod.get());
+  if (inserted && !nt.pod->group_name.empty()) {
+    it->second = session_.JobIndex(nt.pod->metadata.namespace_ + "/" + nt.pod->group_name);
+  }
+  return it->second;
+}
+
 bool VictimPlanner::Eligible(const TaskInfo& preemptor, size_t preemptor_job, const TaskInfo& victim,
                              size_t victim_job) const {
   if (victim.status != TaskStatus::kRunning && victim.status != TaskStatus::kBound) return false;
@@ -58,8 +65,7 @@ std::vector<VictimPlanner::Victim> VictimPlanner::Candidates(const TaskInfo& pre
   std::vector<const TaskInfo*> offered;
   std::vector<size_t> offered_jobs;
   for (const auto& [uid, nt] : session_.node(node).tasks) {
-    if (nt.pod->group_name.empty()) continue;  // not one of our jobs' pods: never ours to evict
-    auto j = session_.JobIndex(nt.pod->metadata.namespace_ + "/" + nt.pod->group_name);
+    auto j = JobOf(nt);  // none: not one of our jobs' pods, never ours to evict
     if (!j) continue;
     const auto& tasks = session_.job(*j).tasks;
     auto it = tasks.find(uid);
@@ -85,6 +91,69 @@ std::vector<VictimPlanner::Victim> VictimPlanner::Candidates(const TaskInfo& pre
   return out;
 }
 
+const VictimPlanner::NodeScan& VictimPlanner::Scan(const TaskInfo& task, size_t job, size_t i) {
+  const SchedulingSpec* spec = task.pod->spec.get();
+  bool reusable = !spec->has_pod_affinity && spec->spread.empty();
+  if (!reusable || job != scan_job_ || spec != scan_spec_ || scans_.size() != session_.node_count()) {
+    scans_.assign(session_.node_count(), NodeScan{});
+    scan_job_ = job;
+    scan_spec_ = reusable ? spec : nullptr;
+  }
+  NodeScan& scan = scans_[i];
+  if (scan.valid && scan.version == session_.NodeVersion(i)) return scan;
+  scan = NodeScan{};
+  scan.valid = true;
+  scan.version = session_.NodeVersion(i);
+  scan.fit = session_.PredicateAt(task, i);
+  if (scan.fit.code == Fit::Code::kUnschedulableUnresolvable) return scan;
+  const NodeInfo& node = session_.node(i);
+  const api::Resources& request = task.request();
+  if (scan.fit.ok() && node.FitsFutureIdle(request, nullptr)) {
+    scan.room = true;
+    return scan;
+  }
+  // Eligible tasks by job: a running gang gives up only tasks above its minimum, or all of its
+  // tasks at once when they all run here; anything else is WholeGang's business.
+  std::vector<std::pair<size_t, std::vector<const TaskInfo*>>> by_job;
+  for (const auto& [vuid, nt] : node.tasks) {
+    auto vj = JobOf(nt);
+    if (!vj) continue;
+    auto it = session_.job(*vj).tasks.find(vuid);
+    if (it == session_.job(*vj).tasks.end() || !Eligible(task, job, it->second, *vj)) continue;
+    auto slot = std::find_if(by_job.begin(), by_job.end(), [&](const auto& e) { return e.first == *vj; });
+    if (slot == by_job.end()) slot = by_job.insert(by_job.end(), {*vj, {}});
+    slot->second.push_back(&it->second);
+  }
+  std::vector<const TaskInfo*> eligible;
+  scan.min_priority = std::numeric_limits<int32_t>::max();
+  for (const auto& [vj, tasks] : by_job) {
+    const JobInfo& victim = session_.job(vj);
+    api::Resources freed;
+    for (const TaskInfo* t : tasks) freed.Add(t->request());
+    if (vj != job) scan.whole_gangs.emplace_back(vj, std::move(freed));
+    int32_t ready = victim.ReadyCount();
+    size_t usable = static_cast<int32_t>(tasks.size()) >= ready
+                        ? tasks.size()
+                        : static_cast<size_t>(std::clamp(ready - victim.min_available, 0, static_cast<int32_t>(tasks.size())));
+    if (usable == 0) continue;
+    std::vector<const TaskInfo*> sorted = tasks;
+    std::sort(sorted.begin(), sorted.end(), [](const TaskInfo* a, const TaskInfo* b) {
+      return Size(a->request()) > Size(b->request());
+    });
+    eligible.insert(eligible.end(), sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(usable));
+    scan.min_priority = std::min(scan.min_priority, victim.priority);
+  }
+  std::sort(eligible.begin(), eligible.end(), [](const TaskInfo* a, const TaskInfo* b) {
+    return Size(a->request()) > Size(b->request());
+  });
+  api::Resources available = node.FutureIdle();
+  size_t need = 0;
+  while (need < eligible.size() && !Covers(available, request)) available.Add(eligible[need++]->request());
+  scan.enough = Covers(available, request);
+  scan.lower_bound = need;
+  return scan;
+}
+
 bool VictimPlanner::MakeRoom(Statement& stmt, size_t job, const std::string& uid,
                              const std::string& reason, FitErrors* why) {
   const TaskInfo task = session_.job(job).tasks.at(uid);  // a copy: evictions copy jobs
@@ -95,42 +164,23 @@ bool VictimPlanner::MakeRoom(Statement& stmt, size_t job, const std::string& uid
   struct NodeBound {
     size_t node;
     size_t lower_bound;
+    int32_t min_priority;  // no plan on this node can have a lower highest victim priority
   };
   std::vector<NodeBound> bounds;
   std::vector<size_t> resolvable;
   for (size_t i = 0; i < session_.node_count(); ++i) {
-    Fit fit = session_.PredicateAt(task, i);
-    if (fit.code == Fit::Code::kUnschedulableUnresolvable) {
-      if (why != nullptr) why->Add(fit.reason);
+    const NodeScan& scan = Scan(task, job, i);
+    if (scan.fit.code == Fit::Code::kUnschedulableUnresolvable) {
+      if (why != nullptr) why->Add(scan.fit.reason);
       continue;
     }
-    const NodeInfo& node = session_.node(i);
-    if (fit.ok() && node.FitsFutureIdle(request, nullptr)) {
-      // Room already (being released): no victim needed.
-      return stmt.Pipeline(job, uid, i).ok();
-    }
+    if (scan.room) return stmt.Pipeline(job, uid, i).ok();  // room already (being released)
     resolvable.push_back(i);
-    std::vector<int64_t> sizes;
-    api::Resources available = node.FutureIdle();
-    std::vector<const TaskInfo*> eligible;
-    for (const auto& [vuid, nt] : node.tasks) {
-      if (nt.pod->group_name.empty()) continue;
-      auto vj = session_.JobIndex(nt.pod->metadata.namespace_ + "/" + nt.pod->group_name);
-      if (!vj) continue;
-      auto it = session_.job(*vj).tasks.find(vuid);
-      if (it == session_.job(*vj).tasks.end() || !Eligible(task, job, it->second, *vj)) continue;
-      eligible.push_back(&it->second);
-    }
-    std::sort(eligible.begin(), eligible.end(), [](const TaskInfo* a, const TaskInfo* b) {
-      return Size(a->request()) > Size(b->request());
-    });
-    size_t need = 0;
-    while (need < eligible.size() && !Covers(available, request)) available.Add(eligible[need++]->request());
-    if (!Covers(available, request)) {
+    if (!scan.enough) {
       if (why != nullptr) why->Add("node(s) could not free enough resources by preemption");
       continue;
     }
-    bounds.push_back({i, need});
+    bounds.push_back({i, scan.lower_bound, scan.min_priority});
   }
   std::sort(bounds.begin(), bounds.end(),
             [](const NodeBound& a, const NodeBound& b) { return a.lower_bound < b.lower_bound; });
@@ -142,6 +192,8 @@ bool VictimPlanner::MakeRoom(Statement& stmt, size_t job, const std::string& uid
   std::vector<Victim> best_plan;
   for (const NodeBound& b : bounds) {
     if (b.lower_bound > best_count) break;
+    // A tie can only win on priority: skip nodes whose every victim ranks at least as high.
+    if (b.lower_bound == best_count && b.min_priority >= best_priority) continue;
     std::vector<Victim> victims = Candidates(task, job, b.node);
     api::Resources available = session_.node(b.node).FutureIdle();
     size_t n = 0;
@@ -190,23 +242,13 @@ bool VictimPlanner::WholeGang(Statement& stmt, size_t job, const std::string& ui
     int32_t priority;
   };
   std::optional<Option> best;
-  std::map<size_t, std::map<size_t, api::Resources>> freed;  // victim job → node → resources
   for (size_t i : nodes) {
-    for (const auto& [vuid, nt] : session_.node(i).tasks) {
-      if (nt.pod->group_name.empty()) continue;
-      auto vj = session_.JobIndex(nt.pod->metadata.namespace_ + "/" + nt.pod->group_name);
-      if (!vj || *vj == job) continue;
-      auto it = session_.job(*vj).tasks.find(vuid);
-      if (it == session_.job(*vj).tasks.end() || !Eligible(task, job, it->second, *vj)) continue;
-      freed[*vj][i].Add(it->second.request());
-    }
-  }
-  for (const auto& [vj, per_node] : freed) {
-    const JobInfo& victim = session_.job(vj);
-    for (const auto& [i, r] : per_node) {
+    const NodeScan& scan = Scan(task, job, i);
+    for (const auto& [vj, freed] : scan.whole_gangs) {
       api::Resources available = session_.node(i).FutureIdle();
-      available.Add(r);
+      available.Add(freed);
       if (!Covers(available, request)) continue;
+      const JobInfo& victim = session_.job(vj);
       Option o{vj, i, victim.ReadyCount(), victim.priority};
       if (!best || o.size < best->size || (o.size == best->size && o.priority < best->priority)) best = o;
     }

@@ -12,7 +12,9 @@
 // the victims are gone.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "scheduler/framework/session.h"
@@ -53,9 +55,36 @@ class VictimPlanner {
                 size_t victim_job) const;
   bool WholeGang(Statement& stmt, size_t job, const std::string& uid, const std::string& reason,
                  const std::vector<size_t>& nodes);
+  // What one node offers a pending task before the plugins speak: whether it fits there now,
+  // and otherwise the fewest eligible victims that could free enough (a lower bound on any
+  // plan there: plugins only remove victims, and a gang's slack only shrinks as the session
+  // evicts) and the lowest priority among them.
+  struct NodeScan {
+    uint64_t version = 0;
+    bool valid = false;
+    Fit fit;
+    bool room = false;    // fits in the node's future idle resources: no victim needed
+    bool enough = false;  // evicting every eligible task would free enough
+    size_t lower_bound = 0;
+    int32_t min_priority = 0;
+    // Per other job with eligible tasks here: what evicting all of them here frees.
+    std::vector<std::pair<size_t, api::Resources>> whole_gangs;
+  };
+  // Scans are kept per node for consecutive calls with the same job and pod spec and redone
+  // only for nodes that changed since — a 100-pod gang costs one pass over the cluster, not
+  // a hundred. Specs with inter-pod terms are rescanned every time: their fit on one node
+  // depends on pods elsewhere.
+  const NodeScan& Scan(const TaskInfo& task, size_t job, size_t node);
+  // The session's index of the job a pod on a node belongs to (none for pods not in our jobs),
+  // remembered per pod: the planner asks for every pod of every node, for every pending task.
+  std::optional<size_t> JobOf(const NodeTask& nt);
 
   Session& session_;
   VictimScope scope_;
+  std::unordered_map<const PodInfo*, std::optional<size_t>> job_of_;
+  size_t scan_job_ = 0;
+  const SchedulingSpec* scan_spec_ = nullptr;
+  std::vector<NodeScan> scans_;
 };
 
 }  // namespace tephra::scheduler

@@ -298,7 +298,9 @@ void StatusWriter::Apply(const SessionOutcome& outcome) {
     item.namespace_ = p.namespace_;
     item.name = p.name;
     json::Writer w;
-    w.StartObject().Key("status").StartObject().Key("conditions").StartArray().StartObject();
+    w.StartObject().Key("status").StartObject();
+    if (!p.nominated_node.empty()) w.Field("nominatedNodeName", p.nominated_node);
+    w.Key("conditions").StartArray().StartObject();
     w.Field("type", "PodScheduled")
         .Field("status", p.condition.status)
         .Field("reason", p.condition.reason)

@@ -110,23 +110,29 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
     bool gang_blocked = cond && cond->type == "Unschedulable";
     if (errors == nullptr && !gang_blocked) continue;
     for (const auto& [uid, task] : job.tasks) {
-      if (task.status != TaskStatus::kPending) continue;
+      bool pipelined = task.status == TaskStatus::kPipelined;
+      if (task.status != TaskStatus::kPending && !pipelined) continue;
       std::string message;
       if (errors != nullptr) {
         auto e = errors->find(uid);
         if (e != errors->end()) message = e->second.ToString();
+      }
+      if (message.empty() && pipelined) {
+        message = "waiting on node " + task.node + " for resources being released";
       }
       if (message.empty()) {
         if (!gang_blocked) continue;
         message = cond->message;
       }
       ScheduledCondition want{"False", "Unschedulable", std::move(message)};
+      std::string nominated = pipelined ? task.node : "";
       const auto& have = task.pod->scheduled;
+      bool same_node = nominated.empty() || nominated == task.pod->nominated_node;
       if (have && have->status == want.status && have->reason == want.reason &&
-          have->message == want.message) {
+          have->message == want.message && same_node) {
         continue;
       }
-      out.pods.push_back({job.namespace_, task.name(), uid, std::move(want)});
+      out.pods.push_back({job.namespace_, task.name(), uid, std::move(want), std::move(nominated)});
     }
   }
   // Roll usage up the queue hierarchy.

@@ -1,6 +1,7 @@
 // What a closed session wants written back to the API server — only what changed:
 // PodGroup status (phase, counts, conditions), Queue status.allocated, and the PodScheduled
-// condition (with a FailedScheduling event) of pods left pending for a new reason.
+// condition (with a FailedScheduling event) of pods left pending for a new reason, and the
+// nominated node of pods pipelined onto resources being released.
 #pragma once
 
 #include <string>
@@ -33,6 +34,9 @@ struct PodConditionUpdate {
   std::string name;
   std::string uid;
   ScheduledCondition condition;
+  // status.nominatedNodeName for a pipelined pod: where it will run once resources being
+  // released are free (kubectl get pods -o wide shows it as NOMINATED NODE).
+  std::string nominated_node;
 };
 
 struct SessionOutcome {

@@ -45,6 +45,7 @@ Session::Session(std::shared_ptr<const Snapshot> snapshot, const SchedulerConf& 
     : snapshot_(std::move(snapshot)), conf_(conf), registry_(registry), options_(std::move(options)) {
   nodes_ = snapshot_->nodes;
   node_owned_.assign(nodes_.size(), false);
+  node_version_.assign(nodes_.size(), 0);
   node_index_.reserve(nodes_.size());
   for (size_t i = 0; i < nodes_.size(); ++i) node_index_.emplace(nodes_[i]->name, i);
   jobs_ = snapshot_->jobs;
@@ -117,6 +118,7 @@ size_t Session::NodesToFind(size_t n) const {
 }
 
 NodeInfo& Session::MutableNode(size_t i) {
+  ++node_version_[i];
   if (!node_owned_[i]) {
     nodes_[i] = std::make_shared<NodeInfo>(*nodes_[i]);
     node_owned_[i] = true;

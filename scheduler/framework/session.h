@@ -174,6 +174,9 @@ class Session {
   const std::optional<JobConditionOut>& JobCondition(size_t job) const;
   // Jobs an action touched (allocation, phase change, fit errors, condition).
   const std::vector<bool>& touched_jobs() const { return touched_; }
+  // Changes so far to node i in this session (including rolled-back ones): lets an action
+  // keep per-node conclusions across calls and redo only the nodes that changed.
+  uint64_t NodeVersion(size_t i) const { return node_version_[i]; }
 
   Binder* binder() const { return options_.binder; }
   Evictor* evictor() const { return options_.evictor; }
@@ -204,6 +207,7 @@ class Session {
 
   std::vector<std::shared_ptr<const NodeInfo>> nodes_;
   std::vector<bool> node_owned_;  // nodes_[i] is this session's own copy
+  std::vector<uint64_t> node_version_;
   std::unordered_map<std::string, size_t> node_index_;
   std::vector<std::shared_ptr<const JobInfo>> jobs_;
   std::vector<bool> job_owned_;

@@ -58,7 +58,9 @@ TEST_CASE("a high-priority gang preempts a low-priority job in its queue and the
   REQUIRE(Eventually([&] { return CountPrefix(f.Bindings(ns.name()), "high-") == 2; }, std::chrono::seconds(60)));
   auto bound = f.Bindings(ns.name());
   CHECK(CountPrefix(bound, "low-") == 4);  // the fewest victims: 2 CPUs per preemptor pod
-  CHECK(Jsonpath(f.kubectl(), ns.name(), "podgroup/high", "{.status.phase}") == "Running");
+  // The PodGroup's status follows in a later cycle, once the binds are seen.
+  CHECK(Eventually([&] { return Jsonpath(f.kubectl(), ns.name(), "podgroup/high", "{.status.phase}") == "Running"; },
+                   std::chrono::seconds(30)));
 
   // Every victim's event names the preemptor; so does the victims' PodGroup's.
   int victims = 0;

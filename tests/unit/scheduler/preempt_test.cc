@@ -46,6 +46,15 @@ TEST_CASE("a high-priority gang preempts lower-priority pods in its queue") {
   const auto* cond = WrittenCondition(r, "ns/high", "Unschedulable");
   REQUIRE(cond != nullptr);
   CHECK(cond->message.find("waiting for 2 preempted pod(s) to terminate") != std::string::npos);
+  // Each preemptor pod names the node it waits for (NOMINATED NODE in kubectl -o wide).
+  int nominated = 0;
+  for (const auto& p : r.outcome.pods) {
+    if (p.name.rfind("high-", 0) != 0) continue;
+    CHECK(p.nominated_node == "n1");
+    CHECK(p.condition.message.find("waiting for 2 preempted pod(s) to terminate") != std::string::npos);
+    ++nominated;
+  }
+  CHECK(nominated == 2);
   // The victims go; the next cycle binds the gang.
   for (const auto& pod : r.evictions) {
     PodInfo gone;

@@ -158,8 +158,9 @@ TEST_CASE("A rotation by another replica reaches the files through the Secret wa
   std::string rotated;
   REQUIRE(json::ApplyMergePatch(stored, R"({"data":)" + SecretDataJson(other->material) + "}", &rotated).ok());
   fake->Put(kSecrets, rotated);
+  // The files are written before the manager records them as current: wait for both.
   CHECK(Soon([&] { return ReadFile(manager.cert_file()) == other->material.cert; }));
-  CHECK(manager.current() == other->material);
+  CHECK(Soon([&] { return manager.current() == other->material; }));
   manager.Stop();
   factory.Stop();
 }
