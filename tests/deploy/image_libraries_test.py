@@ -32,20 +32,24 @@ def runtime_packages(dockerfile):
     return packages
 
 
-def linked_packages(binary):
-    """{library path: Debian package} for every shared library the binary loads."""
+def linked_libraries(binary):
     out = subprocess.run(["ldd", binary], capture_output=True, text=True, check=True).stdout
-    found = {}
-    for path in re.findall(r"=> (/\S+)", out):
-        real = os.path.realpath(path)
-        owner = None
-        for candidate in (path, real, "/usr" + path, "/usr" + real):
-            r = subprocess.run(["dpkg", "-S", candidate], capture_output=True, text=True)
-            if r.returncode == 0:
-                owner = r.stdout.split(":")[0]
-                break
-        found[path] = owner
-    return found
+    return re.findall(r"=> (/\S+)", out)
+
+
+def owners(paths):
+    """{library path: Debian package or None}, with one dpkg query for all (each is slow)."""
+    candidates = {p: [p, os.path.realpath(p)] for p in paths}
+    for c in candidates.values():  # /lib is /usr/lib (usrmerge); dpkg knows one of the two
+        c += ["/usr" + x for x in c if not x.startswith("/usr/")]
+    queried = sorted({x for c in candidates.values() for x in c})
+    out = subprocess.run(["dpkg", "-S", *queried], capture_output=True, text=True).stdout
+    package_of = {}
+    for line in out.splitlines():
+        package, _, path = line.partition(": ")
+        package_of[path] = package.split(",")[0].split(":")[0]
+    return {p: next((package_of[x] for x in c if x in package_of), None)
+            for p, c in candidates.items()}
 
 
 def main(argv):
@@ -55,8 +59,11 @@ def main(argv):
     dockerfile, bin_dir = argv[1], argv[2]
     installed = runtime_packages(dockerfile) | BASE_IMAGE
     problems = []
-    for daemon in DAEMONS:
-        for path, package in linked_packages(os.path.join(bin_dir, daemon)).items():
+    linked = {d: linked_libraries(os.path.join(bin_dir, d)) for d in DAEMONS}
+    package_of = owners({p for paths in linked.values() for p in paths})
+    for daemon, paths in linked.items():
+        for path in paths:
+            package = package_of[path]
             if package is not None and SANITIZERS.match(package):
                 continue
             if package is None:
