@@ -17,7 +17,9 @@ trap '"$root/hack/control-plane.sh" down --name "$name" >/dev/null 2>&1' EXIT
 "$root/hack/control-plane.sh" up --name "$name" --nodes 1 >/dev/null
 eval "$("$root/hack/control-plane.sh" env --name "$name")"
 kubectl apply -f "$root/crds/" >/dev/null
-kubectl apply -f "$root/tests/integration/controllers/rbac.yaml" >/dev/null
+# The chart's RBAC for the controller-manager identity (which runs without leader election).
+helm template tephra "$root/charts/tephra" -n tephra-system --set leaderElection.enabled=false \
+  --show-only templates/rbac-controller-manager.yaml | kubectl apply -f - >/dev/null
 kubectl wait --for condition=established --timeout=60s crd/jobs.batch.volcano.sh \
   crd/podgroups.scheduling.volcano.sh >/dev/null
 

@@ -12,7 +12,7 @@ packages=(
   protobuf-compiler-grpc libgoogle-glog-dev libgflags-dev catch2 libssl-dev libyaml-cpp-dev
   libbenchmark-dev
   # control plane, tests and benchmarks
-  openssl curl jq python3 procps iproute2 gnuplot-nox
+  openssl curl jq python3 python3-yaml procps iproute2 gnuplot-nox
 )
 
 missing=()

@@ -1,12 +1,12 @@
 // tephra-admission against the real kube-apiserver: the daemon runs as a local process with
-// the admission identity (RBAC from webhooks/config/rbac.yaml), generates its certificates into
-// a Secret, fills in the caBundle of webhook configurations rendered by
-// webhooks/config/render-webhooks.sh (url https://127.0.0.1:PORT/...), and kubectl sees its
-// answers.
+// the admission identity (RBAC rendered from the Helm chart, charts/tephra), generates its
+// certificates into the chart's Secret, fills in the caBundle of the chart's webhook
+// configurations (local mode: url https://127.0.0.1:PORT/...), and kubectl sees its answers.
 //
-// Tests run in parallel with others on one control plane, so every test scopes its hooks: to
-// namespaces carrying a label unique to the test, and (queues being cluster-scoped) to queues
-// carrying that label. Cleanup removes the webhook configurations before the daemon goes.
+// Tests run in parallel with others on one control plane, so every test renders the chart as a
+// release of its own (tephra-it-<id>) and scopes its hooks: to namespaces carrying a label unique
+// to the test, and (queues being cluster-scoped) to queues carrying that label. Cleanup removes
+// the webhook configurations before the daemon goes.
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -39,13 +39,6 @@ std::string ReadFile(const std::string& path) {
   return s.str();
 }
 
-std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {
-  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
-    text.replace(pos, from.size(), to);
-  }
-  return text;
-}
-
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
@@ -63,6 +56,11 @@ uint16_t FreePort() {
   ::close(fd);
   return ntohs(addr.sin_port);
 }
+
+// Every admission path, so that the rendered RBAC covers whichever hooks a test registers.
+const char kAllPaths[] =
+    "{/jobs/mutate,/jobs/validate,/podgroups/mutate,/podgroups/validate,/queues/mutate,"
+    "/queues/validate,/pods/mutate,/pods/validate}";
 
 std::string SuiteNamespace() {
   const char* ns = std::getenv("TEPHRA_NAMESPACE");
@@ -94,23 +92,23 @@ class Suite {
       : k_(ClusterEnv::Get().kubeconfig),
         id_(RandomSuffix()),
         label_("tephra-it-" + id_),
-        secret_("tephra-it-" + id_ + "-certs"),
+        release_("tephra-it-" + id_),
+        secret_(release_ + "-admission-certs"),
         namespace_(SuiteNamespace()) {
     InstallCrds();
     k_.Run({"create", "namespace", namespace_});  // AlreadyExists is fine
-    std::string rbac = ReadFile(kSource + "/webhooks/config/rbac.yaml");
-    rbac = ReplaceAll(rbac, "${NAME}", "tephra-admission-it-" + id_);
-    rbac = ReplaceAll(rbac, "${NAMESPACE}", namespace_);
-    rbac = ReplaceAll(rbac, "${SECRET}", secret_);
-    rbac = ReplaceAll(rbac, "${SERVICE_ACCOUNT}", "tephra-admission");
-    k_.MustRun({"apply", "-f", "-"}, rbac);
-    rbac_ = rbac;
+    // The chart's admission RBAC and (empty) certificate Secret, bound to the control plane's
+    // admission identity.
+    rbac_ = RenderChart(release_, namespace_, "templates/rbac-admission.yaml",
+                        {"--set", "admission.serviceAccount.name=tephra-admission", "--set",
+                         std::string("admission.enabledAdmissions=") + kAllPaths});
+    k_.MustRun({"apply", "-f", "-"}, rbac_);
   }
 
   ~Suite() {
     for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) k_.Run(*it);
     k_.Run({"delete", "mutatingwebhookconfigurations,validatingwebhookconfigurations", "-l",
-            "tephra-it=" + id_, "--ignore-not-found"});
+            "app.kubernetes.io/instance=" + release_, "--ignore-not-found"});
     for (auto& r : replicas_) {
       if (r->process->started()) {
         r->process->Signal(SIGKILL);
@@ -148,7 +146,7 @@ class Suite {
                                  "--healthz-address=127.0.0.1:" + std::to_string(r->health_port),
                                  "--extra-san=IP:127.0.0.1", "--namespace=" + namespace_,
                                  "--secret-name=" + secret_, "--cert-dir=" + r->cert_dir,
-                                 "--webhook-config-name-prefix=tephra-it-" + id_,
+                                 "--webhook-config-name-prefix=" + release_ + "-admission",
                                  "--enabled-admission=" + paths, "-v=2"},
         r->log);
     REQUIRE(r->process->started());
@@ -161,16 +159,18 @@ class Suite {
     return replica;
   }
 
-  // Webhook configurations for `paths` served by `port`, scoped to this test.
+  // The chart's webhook configurations (local mode) for `paths` served by `port`, scoped to
+  // this test.
   void RegisterWebhooks(uint16_t port, const std::string& paths) {
-    CommandResult rendered = RunCommand(
-        {kSource + "/webhooks/config/render-webhooks.sh", "--url",
-         "https://127.0.0.1:" + std::to_string(port), "--paths", paths, "--name-prefix",
-         "tephra-it-" + id_, "--suite-namespace", namespace_, "--namespace-label",
-         label_ + "=true", "--queue-object-label", label_, "--label", "tephra-it=" + id_});
-    INFO(rendered.err);
-    REQUIRE(rendered.ok());
-    k_.MustRun({"apply", "-f", "-"}, rendered.out);
+    std::string manifest = RenderChart(
+        release_, namespace_, "templates/webhooks.yaml",
+        {"--set", "local.enabled=true", "--set", "admission.port=" + std::to_string(port), "--set",
+         "admission.enabledAdmissions={" + paths + "}", "--set-json",
+         R"(admission.webhook.namespaceSelector={"matchLabels":{")" + label_ + R"(":"true"}})",
+         "--set-json",
+         R"(admission.webhook.queueObjectSelector={"matchExpressions":[{"key":")" + label_ +
+             R"(","operator":"Exists"}]})"});
+    k_.MustRun({"apply", "-f", "-"}, manifest);
   }
 
   // A namespace whose objects this test's hooks see.
@@ -248,6 +248,7 @@ class Suite {
   Kubectl k_;
   std::string id_;
   std::string label_;
+  std::string release_;
   std::string secret_;
   std::string namespace_;
   std::string rbac_;
@@ -457,7 +458,8 @@ TEST_CASE("A second replica reuses the Secret, and its certificate chains to the
   REQUIRE(ca.has_value());
   CHECK(Contains(*ca, "BEGIN CERTIFICATE"));
   std::string bundle = suite.k().MustRun(
-      {"get", "validatingwebhookconfiguration", "tephra-it-" + suite.id() + "-jobs-validate", "-o",
+      {"get", "validatingwebhookconfiguration",
+       "tephra-it-" + suite.id() + "-admission-jobs-validate", "-o",
        "jsonpath={.webhooks[0].clientConfig.caBundle}"});
   CHECK(Base64Decode(bundle) == ca);
 

@@ -75,6 +75,20 @@ Status StartComponent(const std::string& component) { return ControlPlane({"star
 
 Status CompactEtcd() { return ControlPlane({"compact"}); }
 
+std::string RenderChart(const std::string& release, const std::string& ns, const std::string& templ,
+                        const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"helm", "template", release,
+                                std::string(TEPHRA_SOURCE_DIR) + "/charts/tephra", "--namespace",
+                                ns, "--show-only", templ};
+  argv.insert(argv.end(), args.begin(), args.end());
+  CommandResult r = RunCommand(argv);
+  if (!r.ok()) {
+    throw std::runtime_error("helm template " + templ + " failed (exit " +
+                             std::to_string(r.exit_code) + "): " + r.err);
+  }
+  return r.out;
+}
+
 std::string RandomSuffix(size_t length) {
   static thread_local std::mt19937_64 rng{std::random_device{}()};
   static constexpr std::string_view kAlphabet = "abcdefghijklmnopqrstuvwxyz0123456789";

@@ -62,6 +62,12 @@ Status StartComponent(const std::string& component);
 // (configmaps in hack/test.sh) then answer watches from older versions with 410 Gone.
 Status CompactEtcd();
 
+// Templates of the Helm chart charts/tephra rendered offline (`helm template RELEASE --namespace
+// NS --show-only TEMPLATE ARGS...`): tests grant the daemons the chart's RBAC, so a rule missing
+// from the chart fails them. Throws std::runtime_error with helm's message.
+std::string RenderChart(const std::string& release, const std::string& ns, const std::string& templ,
+                        const std::vector<std::string>& args = {});
+
 // A random lowercase suffix usable in object names.
 std::string RandomSuffix(size_t length = 6);
 

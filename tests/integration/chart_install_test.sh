@@ -1,0 +1,122 @@
+#!/usr/bin/env bash
+# `helm install` of charts/tephra on a real control plane, then the three daemons as local
+# processes with the chart's identities (hack/local-daemons.sh): every rendered object exists,
+# the webhooks are live, a gang job runs to Completed, no daemon was refused anything (a missing
+# RBAC rule shows as Forbidden in its log and fails the test), and `helm uninstall` removes every
+# object of the release but keeps the CRDs and the default Queue.
+#
+# The chart's ClusterRoles, Leases and cluster-wide webhooks would collide with the other tests'
+# daemons, so this test starts a control plane of its own.
+#
+#   chart_install_test.sh SOURCE_DIR BIN_DIR     (TEPHRA_KEEP_CONTROL_PLANE=1: leave it up)
+set -euo pipefail
+src=$1 bin=$2
+name=chart-it-$$
+ns=tephra-system
+cd "$src"
+
+say() { echo "chart_install_test: $*"; }
+fail() {
+  say "FAIL: $*"
+  for f in "$TEPHRA_CP_DIR"/logs/tephra-*.log; do
+    [[ -f "$f" ]] && { echo "----- tail of $f"; tail -n 25 "$f"; }
+  done
+  exit 1
+}
+cleanup() {
+  if [[ -n "${TEPHRA_KEEP_CONTROL_PLANE:-}" ]]; then say "kept control plane $name"; return; fi
+  hack/local-daemons.sh stop --name "$name" >/dev/null 2>&1 || true
+  hack/control-plane.sh down --name "$name" >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+# The chart's CRDs are symlinks to crds/; helm reports each one on every command.
+helm_() { helm "$@" 2> >(grep -v 'found symbolic link in path' >&2); }
+eventually() {  # eventually SECONDS command...: polls until the command (a function) succeeds
+  local deadline=$(( $(date +%s) + $1 )); shift
+  until "$@" >/dev/null 2>&1; do
+    (( $(date +%s) < deadline )) || return 1
+    sleep 0.5
+  done
+}
+
+say "starting control plane $name"
+hack/control-plane.sh up --name "$name" --nodes 2 --node-cpu 8 --node-memory 32Gi >/dev/null
+eval "$(hack/control-plane.sh env --name "$name")"
+
+read -r p1 p2 p3 p4 <<<"$(python3 -c '
+import socket
+s = [socket.socket() for _ in range(4)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(" ".join(str(x.getsockname()[1]) for x in s))')"
+values=(-f charts/tephra/values-local.yaml --set "admission.port=$p1" --set "admission.healthzPort=$p2"
+        --set "controllerManager.healthzPort=$p3" --set "scheduler.metricsPort=$p4")
+# A server-side dry run works before the CRDs exist (the default Queue's lookup is skipped).
+helm_ install tephra charts/tephra --namespace "$ns" --create-namespace --dry-run=server \
+  "${values[@]}" >/dev/null || fail "helm install --dry-run=server failed"
+say "helm install (local mode, webhook on 127.0.0.1:$p1)"
+helm_ install tephra charts/tephra --namespace "$ns" --create-namespace "${values[@]}" >/dev/null ||
+  fail "helm install failed"
+
+# Every object of the release exists (kubectl get -f fails on the first one missing).
+manifest=$TEPHRA_CP_DIR/release-manifest.yaml
+helm_ get manifest tephra -n "$ns" >"$manifest"
+objects=$(kubectl get -f "$manifest" -o name) || fail "objects of the release are missing"
+count=$(wc -l <<<"$objects")
+want=$(grep -c '^# Source:' "$manifest")  # helm heads each rendered object with its template
+(( count == want && count > 20 )) || fail "$count objects of the release exist, want $want: $objects"
+say "$count objects of the release exist"
+for crd in jobs.batch.volcano.sh queues.scheduling.volcano.sh podgroups.scheduling.volcano.sh \
+           commands.bus.volcano.sh; do
+  kubectl wait --for=condition=Established "crd/$crd" --timeout=30s >/dev/null ||
+    fail "CRD $crd not established"
+done
+kubectl get queue default >/dev/null || fail "the default Queue was not created"
+
+say "starting the daemons with the chart's identities"
+hack/local-daemons.sh start --name "$name" --bin "$bin" || fail "the daemons did not start"
+held() { [[ -n "$(kubectl -n "$ns" get lease "$1" -o 'jsonpath={.spec.holderIdentity}')" ]]; }
+for lease in tephra-scheduler tephra-controller-manager; do
+  eventually 30 held "$lease" || fail "nobody holds lease $ns/$lease"
+done
+
+# The webhooks answer: a Job with minAvailable above its replicas is denied by tephra-admission.
+kubectl create namespace demo >/dev/null
+bad=$(sed 's/minAvailable: 3/minAvailable: 4/' examples/job-tensorflow.yaml)
+if out=$(kubectl -n demo create --dry-run=server -f - <<<"$bad" 2>&1); then
+  fail "an invalid Job was admitted"
+fi
+grep -q 'validatejob.volcano.sh' <<<"$out" || fail "the invalid Job was not denied by the webhook: $out"
+
+say "a gang job to Completed"
+kubectl apply -f examples/queues.yaml >/dev/null
+sed 's/duration: 30s/duration: 2s/' examples/job-tensorflow.yaml | kubectl -n demo create -f - >/dev/null
+job_phase() { kubectl -n demo get job.batch.volcano.sh tf-dist-mnist -o 'jsonpath={.status.state.phase}'; }
+completed() { [[ "$(job_phase)" == Completed ]]; }
+eventually 120 completed || fail "job phase '$(job_phase)', want Completed"
+# maxRetry is written only by the mutating webhook (the controller defaults in memory).
+[[ "$(kubectl -n demo get job.batch.volcano.sh tf-dist-mnist -o 'jsonpath={.spec.maxRetry}')" == 3 ]] ||
+  fail "the Job was not defaulted by the mutating webhook"
+
+# Least privilege must still be enough: no request of any daemon was refused.
+if grep -n 'Forbidden' "$TEPHRA_CP_DIR"/logs/tephra-*.log; then
+  fail "a daemon was refused a request: the chart's RBAC misses a rule (lines above)"
+fi
+say "no request was refused"
+
+hack/local-daemons.sh stop --name "$name" >/dev/null
+say "helm uninstall"
+helm_ uninstall tephra -n "$ns" --wait >/dev/null || fail "helm uninstall failed"
+left=$(kubectl get -f "$manifest" --ignore-not-found -o name)
+[[ -z "$left" ]] || fail "left after uninstall: $left"
+[[ -z "$(helm list -n "$ns" -q)" ]] || fail "the release is still listed"
+kubectl get crd jobs.batch.volcano.sh >/dev/null || fail "uninstall removed the CRDs"
+queue_uid=$(kubectl get queue default -o 'jsonpath={.metadata.uid}') ||
+  fail "uninstall removed the default Queue"
+
+# Installing again adopts the kept default Queue instead of replacing it (same uid).
+helm_ install tephra charts/tephra --namespace "$ns" "${values[@]}" >/dev/null ||
+  fail "helm install after uninstall failed"
+[[ "$(kubectl get queue default -o 'jsonpath={.metadata.uid}')" == "$queue_uid" ]] ||
+  fail "the second install replaced the default Queue"
+helm_ uninstall tephra -n "$ns" --wait >/dev/null || fail "the second helm uninstall failed"
+say "PASS"
