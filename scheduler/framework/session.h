@@ -141,6 +141,12 @@ class Session {
   bool JobReady(const JobInfo& job) const;
   bool JobPipelined(const JobInfo& job) const;
   bool JobEnqueueable(const JobInfo& job) const;
+  // The same vote, with `credit`: resources the job could take by preempting lower-priority
+  // tasks of its own queue. Plugins that count the cluster's or the queue's usage read it
+  // through AdmissionCredit() and treat it as free.
+  bool JobEnqueueable(const JobInfo& job, const api::Resources& credit);
+  // During a JobEnqueueable vote: the credit it was given (empty otherwise).
+  const api::Resources& AdmissionCredit() const { return admission_credit_; }
   void JobEnqueued(const JobInfo& job) const;
   bool JobStarving(const JobInfo& job) const;
   bool Overused(const QueueInfo& queue) const;
@@ -205,6 +211,7 @@ class Session {
   std::vector<bool> touched_;
   std::vector<std::unordered_map<std::string, FitErrors>> fit_errors_;  // per job
   std::vector<std::optional<JobConditionOut>> conditions_;               // per job
+  api::Resources admission_credit_;  // set only during JobEnqueueable(job, credit)
 
   // Registrations (by plugin) and their compiled, tiered forms.
   std::vector<Registered<JobCompareFn>> job_order_;

@@ -122,7 +122,8 @@ class CapacityPlugin : public Plugin {
       }
       return victims;
     });
-    ssn.AddJobEnqueueableFn(name(), [this](const JobInfo& job) {
+    Session* s = &ssn;
+    ssn.AddJobEnqueueableFn(name(), [this, s](const JobInfo& job) {
       const Attr* leaf = Find(job.queue);
       if (leaf == nullptr || leaf->queue == nullptr || !leaf->queue->IsOpen()) return Vote::kReject;
       if (!job.min_resources) return Vote::kPermit;
@@ -131,7 +132,9 @@ class CapacityPlugin : public Plugin {
         Resources want = min;
         want.Add(a->allocated);
         want.Add(a->inqueue);
-        if (!LessEqualInDims(want, a->real_capability, min)) return Vote::kReject;
+        Resources capability = a->real_capability;
+        capability.Add(s->AdmissionCredit());  // the leaf's own tasks, so every ancestor's too
+        if (!LessEqualInDims(want, capability, min)) return Vote::kReject;
       }
       return Vote::kPermit;
     });

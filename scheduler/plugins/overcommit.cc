@@ -26,11 +26,14 @@ class OvercommitPlugin : public Plugin {
         inqueue_.Add(waiting);
       }
     }
-    ssn.AddJobEnqueueableFn(name(), [this](const JobInfo& job) {
+    Session* s = &ssn;
+    ssn.AddJobEnqueueableFn(name(), [this, s](const JobInfo& job) {
       if (!job.min_resources) return Vote::kPermit;
       api::Resources want = inqueue_;
       want.Add(*job.min_resources);
-      return want.LessEqual(idle_, api::Resources::Missing::kZero) ? Vote::kPermit : Vote::kReject;
+      api::Resources room = idle_;
+      room.Add(s->AdmissionCredit());  // tasks the job may preempt free their share
+      return want.LessEqual(room, api::Resources::Missing::kZero) ? Vote::kPermit : Vote::kReject;
     });
     ssn.AddJobEnqueuedFn(name(), [this](const JobInfo& job) {
       if (job.min_resources) inqueue_.Add(*job.min_resources);

@@ -159,8 +159,9 @@ class ProportionPlugin : public Plugin {
       want.Add(a.allocated);
       want.Add(a.inqueue);
       want.Sub(a.elastic);
-      return LessEqualInDims(want, a.real_capability, *job.min_resources) ? Vote::kPermit
-                                                                         : Vote::kReject;
+      Resources capability = a.real_capability;
+      capability.Add(s->AdmissionCredit());  // the queue's own tasks the job may preempt
+      return LessEqualInDims(want, capability, *job.min_resources) ? Vote::kPermit : Vote::kReject;
     });
     ssn.AddJobEnqueuedFn(name(), [this](const JobInfo& job) {
       auto it = attrs_.find(job.queue);
