@@ -290,7 +290,8 @@ int Run(int argc, char** argv) {
   std::thread creator([&] {
     Parallel(static_cast<int64_t>(items.size()), creators, [&](int64_t i) {
       if (create_qps > 0) bucket.Wait();
-      auto res = client->Create(*items[i].resource, work.namespace_, items[i].body);
+      const Item& item = items[static_cast<size_t>(i)];
+      auto res = client->Create(*item.resource, work.namespace_, item.body);
       if (res.ok()) {
         ++created;
       } else if (++create_errors <= 5) {
