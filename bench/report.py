@@ -68,14 +68,14 @@ mem = [r for r in default5k if r["pending_pods"] == 100000]
 if mem:
     targets.append(("scheduler memory < 1 GiB at 5,000 nodes / 100,000 pods (in-process peak RSS)",
                     "%s MiB" % fmt(mem[0]["peak_rss_mib"]), mem[0]["peak_rss_mib"] < 1024))
-if e2e:
-    runs = e2e["runs"]
+if e2e and e2e["sizes"]:
+    runs = e2e["sizes"][-1]["runs"]  # the largest cluster
     ceiling = runs.get("ceiling")
     plain = runs.get("tephra-plain")
     kube = runs.get("kube-scheduler")
     if ceiling and plain:
         ratio = plain["pods_per_second"] / ceiling["pods_per_second"] if ceiling["pods_per_second"] else 0
-        targets.append(("end to end ≥ 80% of the bind ceiling (tephra, plain pods)", "%.0f%%" % (100 * ratio), ratio >= 0.8))
+        targets.append(("end to end ≥ 80%% of the bind ceiling (tephra, plain pods, %s nodes)" % fmt(e2e["sizes"][-1]["nodes"]), "%.0f%%" % (100 * ratio), ratio >= 0.8))
     if kube and plain:
         targets.append(("end to end ahead of kube-scheduler on plain pods",
                         "%s vs %s pods/s" % (fmt(plain["pods_per_second"]), fmt(kube["pods_per_second"])),
@@ -152,72 +152,95 @@ if inproc:
 
 # ------------------------------------------------------------------ end to end
 if e2e:
-    runs = e2e["runs"]
-    order = [n for n in ["ceiling", "kube-scheduler", "tephra-plain", "tephra-gang", "tephra-grouped"] if n in runs]
+    sizes = e2e["sizes"]
+    order_all = ["ceiling", "kube-scheduler", "tephra-plain", "tephra-gang"]
     labels = {"ceiling": "bind ceiling (bench_binder)", "kube-scheduler": "kube-scheduler v1.37.2, plain pods",
-              "tephra-plain": "tephra-scheduler, plain pods", "tephra-gang": "tephra-scheduler, gang Jobs (10 pods)",
-              "tephra-grouped": "tephra-scheduler, PodGroups + pods"}
-    ceiling = runs.get("ceiling", {}).get("pods_per_second") or 0
+              "tephra-plain": "tephra-scheduler, plain pods", "tephra-gang": "tephra-scheduler, gang Jobs (10 pods)"}
+    colors = {"ceiling": "#000000", "kube-scheduler": "#1f77b4", "tephra-plain": "#d62728", "tephra-gang": "#2ca02c"}
     w("## End to end on the real control plane")
     w("")
-    w("etcd 3.7.3 + kube-apiserver v1.37.2 + kube-controller-manager + kwok on 127.0.0.1, "
-      "%s kwok nodes (32 CPU, 256Gi, 110 pods each); every contender gets the same stream of %s "
-      "pods created by `bench_e2e` with 16 concurrent creators into a fresh namespace, while it "
-      "runs; `bench_e2e` watches the namespace and records when each pod was first seen and first "
-      "seen bound. Client QPS/burst %d for every daemon. Between contenders the namespace is "
-      "force-deleted and the daemons stopped. **time** = first create → last bind; "
-      "**pods/s** = pods / time; **ratio** = pods/s ÷ the bind ceiling's; bind rate = binds per "
-      "whole second between the first and last bind; latency = first seen → first seen bound. "
-      "CPU is user+system seconds of the process during the run (from /proc/PID/stat); peak RSS is "
-      "VmHWM (daemons are started fresh for each contender)." % (
-          fmt(e2e["nodes"]), fmt(e2e["pods"]), e2e["client_qps"]))
+    w("etcd 3.7.3 + kube-apiserver v1.37.2 + kube-controller-manager + kwok on 127.0.0.1, kwok "
+      "nodes of 32 CPU, 256Gi, 110 pods. For each cluster size every contender gets the same stream "
+      "of %s pods, created by `bench_e2e` with 16 concurrent creators into a fresh namespace while "
+      "the contender runs; `bench_e2e` watches the namespace and records when each pod was first "
+      "seen and first seen bound. Client QPS/burst %d for every daemon (kube-scheduler through its "
+      "configuration file); tephra-controller-manager with %d PodGroup workers. Between contenders "
+      "the namespace is force-deleted and the daemons stopped; daemons start fresh for each run. "
+      "**time** = first create → last bind; **pods/s** = pods / time; **ratio** = pods/s ÷ the "
+      "bind ceiling's; **bind rate** = binds per whole second between the first and the last bind; "
+      "**latency** = first seen → first seen bound; CPU = user+system seconds during the run "
+      "(/proc/PID/stat); peak RSS = VmHWM; **created/s** is the creation stream's rate, an upper "
+      "bound for every contender's pods/s." % (fmt(e2e["pods"]), e2e["client_qps"], e2e.get("podgroup_workers", 5)))
     w("")
-    w("| contender | bound | time s | pods/s | ratio | bind rate mean / p50 / max | latency p50 / p90 / p99 s | daemon CPU s | daemon peak RSS MiB | apiserver CPU s | created/s |")
-    w("|---|---:|---:|---:|---:|---|---|---|---|---:|---:|")
-    for n in order:
-        r = runs[n]
-        procs = {k: v for k, v in r["processes"].items() if k not in ("kube-apiserver", "etcd", "kwok")}
-        cpu = " + ".join("%s %s" % (k, fmt(v["cpu_seconds"], 1)) for k, v in procs.items())
-        rss = " + ".join("%s %s" % (k, fmt(v["peak_rss_mib"])) for k, v in procs.items())
-        api = r["processes"].get("kube-apiserver", {}).get("cpu_seconds")
-        br = r["bind_rate_per_s"]
-        lat = r["latency_s"]
-        w("| %s%s | %s/%s | %s | **%s** | %s | %s / %s / %s | %s / %s / %s | %s | %s | %s | %s |" % (
-            labels.get(n, n), "" if r["outcome"] == "complete" else " (%s)" % r["outcome"],
-            fmt(r["bound"]), fmt(r["pods"]), fmt(r["first_create_to_last_bind_s"], 1), fmt(r["pods_per_second"]),
-            "%.2f" % (r["pods_per_second"] / ceiling) if ceiling else "–",
-            fmt(br["mean"]), fmt(br["p50"]), fmt(br["max"]),
-            fmt(lat["p50"], 2), fmt(lat["p90"], 2), fmt(lat["p99"], 2), cpu, rss, fmt(api, 1), fmt(r["create_rate"])))
-    w("")
-    colors = ["#000000", "#1f77b4", "#d62728", "#2ca02c", "#9467bd"]
-    bound_plot, rate_plot, lat_plot = [], [], []
-    for i, n in enumerate(order):
-        s = os.path.join(raw, "e2e-%s.series" % n)
-        if not os.path.exists(s):
-            continue
-        c = colors[i % len(colors)]
-        bound_plot.append('"%s" using 1:4 with lines lw 2 lc rgb "%s" title "%s"' % (s, c, labels.get(n, n)))
-        bound_plot.append('"%s" using 1:3 with lines dt 3 lc rgb "%s" notitle' % (s, c))
-        rate_plot.append('"%s" using 1:(d=$4-prev%d, prev%d=$4, d) with lines lw 2 lc rgb "%s" title "%s"' % (
-            s, i, i, c, labels.get(n, n)))
-        lat = s + ".latency"
-        if os.path.exists(lat):
-            lat_plot.append('"%s" using 1:2 with lines lw 2 lc rgb "%s" title "%s"' % (lat, c, labels.get(n, n)))
-    if bound_plot:
-        gnuplot("e2e-bound-over-time",
-                'set title "Pods bound over time (solid) and pods seen (dotted), %s nodes"\n'
-                'set xlabel "seconds since the first create"\nset ylabel "pods"\n' % fmt(e2e["nodes"]) +
-                "plot " + ", ".join(bound_plot) + "\n")
-        inits = "".join("prev%d=0; " % i for i in range(len(order)))
-        gnuplot("e2e-bind-rate",
-                'set title "Binds per second"\nset xlabel "seconds since the first create"\n'
-                'set ylabel "pods bound per second"\nset yrange [0:*]\n' + inits + "\n"
-                "plot " + ", ".join(rate_plot) + "\n")
-    if lat_plot:
-        gnuplot("e2e-latency",
-                'set title "Creation → bind latency by percentile"\nset xlabel "percentile"\n'
-                'set ylabel "seconds"\nset xrange [0:100]\nset yrange [0:*]\nset xtics 10\n'
-                "plot " + ", ".join(lat_plot) + "\n")
+    for size in sizes:
+        runs = size["runs"]
+        order = [n for n in order_all if n in runs]
+        ceiling = runs.get("ceiling", {}).get("pods_per_second") or 0
+        w("### %s nodes" % fmt(size["nodes"]))
+        w("")
+        w("| contender | bound | time s | pods/s | ratio | bind rate mean / p50 / max | latency p50 / p90 / p99 s | daemon CPU s | daemon peak RSS MiB | apiserver CPU s | created/s |")
+        w("|---|---:|---:|---:|---:|---|---|---|---|---:|---:|")
+        for n in order:
+            r = runs[n]
+            procs = {k: v for k, v in r["processes"].items() if k not in ("kube-apiserver", "etcd", "kwok")}
+            cpu = " + ".join("%s %s" % (k, fmt(v["cpu_seconds"], 1)) for k, v in procs.items())
+            rss = " + ".join("%s %s" % (k, fmt(v["peak_rss_mib"])) for k, v in procs.items())
+            api = r["processes"].get("kube-apiserver", {}).get("cpu_seconds")
+            br = r["bind_rate_per_s"]
+            lat = r["latency_s"]
+            w("| %s%s | %s/%s | %s | **%s** | %s | %s / %s / %s | %s / %s / %s | %s | %s | %s | %s |" % (
+                labels.get(n, n), "" if r["outcome"] == "complete" else " (%s)" % r["outcome"],
+                fmt(r["bound"]), fmt(r["pods"]), fmt(r["first_create_to_last_bind_s"], 1), fmt(r["pods_per_second"]),
+                "%.2f" % (r["pods_per_second"] / ceiling) if ceiling else "–",
+                fmt(br["mean"]), fmt(br["p50"]), fmt(br["max"]),
+                fmt(lat["p50"], 2), fmt(lat["p90"], 2), fmt(lat["p99"], 2), cpu, rss, fmt(api, 1), fmt(r["create_rate"])))
+        w("")
+        # Plots per size: bound over time, binds per second, latency by percentile.
+        bound_plot, rate_plot, lat_plot = [], [], []
+        for i, n in enumerate(order):
+            s = os.path.join(raw, "e2e-%d-%s.series" % (size["nodes"], n))
+            if not os.path.exists(s):
+                continue
+            c = colors.get(n, "#9467bd")
+            bound_plot.append('"%s" using 1:4 with lines lw 2 lc rgb "%s" title "%s"' % (s, c, labels.get(n, n)))
+            bound_plot.append('"%s" using 1:3 with lines dt 3 lc rgb "%s" notitle' % (s, c))
+            rate_plot.append('"%s" using 1:(d=$4-prev%d, prev%d=$4, d) with lines lw 2 lc rgb "%s" title "%s"' % (
+                s, i, i, c, labels.get(n, n)))
+            lat = s + ".latency"
+            if os.path.exists(lat):
+                lat_plot.append('"%s" using 1:2 with lines lw 2 lc rgb "%s" title "%s"' % (lat, c, labels.get(n, n)))
+        suffix = "-%d" % size["nodes"]
+        if bound_plot:
+            gnuplot("e2e-bound-over-time" + suffix,
+                    'set title "Pods bound (solid) and pods created (dotted) over time, %s nodes"\n'
+                    'set xlabel "seconds since the first create"\nset ylabel "pods"\n' % fmt(size["nodes"]) +
+                    "plot " + ", ".join(bound_plot) + "\n")
+            inits = "".join("prev%d=0; " % i for i in range(len(order)))
+            gnuplot("e2e-bind-rate" + suffix,
+                    'set title "Pods bound per second, %s nodes"\nset xlabel "seconds since the first create"\n'
+                    'set ylabel "pods bound per second"\nset yrange [0:*]\n' % fmt(size["nodes"]) + inits + "\n"
+                    "plot " + ", ".join(rate_plot) + "\n")
+        if lat_plot:
+            gnuplot("e2e-latency" + suffix,
+                    'set title "Creation → bind latency by percentile, %s nodes"\nset xlabel "percentile"\n'
+                    'set ylabel "seconds"\nset xrange [0:100]\nset yrange [0:*]\nset xtics 10\n' % fmt(size["nodes"]) +
+                    "plot " + ", ".join(lat_plot) + "\n")
+    if len(sizes) >= 2:
+        plot = []
+        for n in order_all:
+            pts = [(s["nodes"], s["runs"][n]["pods_per_second"]) for s in sizes if n in s["runs"]]
+            if len(pts) < 2:
+                continue
+            dat = os.path.join(raw, "e2e-vs-nodes-%s.dat" % n)
+            with open(dat, "w") as f:
+                for nodes, pps in pts:
+                    f.write("%d %f\n" % (nodes, pps))
+            plot.append('"%s" using 1:2 with linespoints lw 2 lc rgb "%s" title "%s"' % (dat, colors[n], labels[n]))
+        if plot:
+            gnuplot("e2e-throughput-vs-nodes",
+                    'set title "End-to-end pods bound per second against cluster size"\n'
+                    'set logscale x\nset xlabel "nodes"\nset ylabel "pods/s (first create → last bind)"\n'
+                    'set yrange [0:*]\nset key right top\n' + "plot " + ", ".join(plot) + "\n")
 
 if plots:
     w("## Plots")

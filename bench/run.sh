@@ -2,11 +2,13 @@
 # Tephra's benchmark suite: the in-process scheduler grid and the end-to-end contenders on a
 # real control plane, then a Markdown report with gnuplot plots.
 #
-#   bench/run.sh [--quick | --full] [--no-inprocess] [--no-e2e] [--e2e-nodes N] [--e2e-pods P]
+#   bench/run.sh [--quick | --full] [--no-inprocess] [--no-e2e] [--e2e-nodes "N ..."] [--e2e-pods P]
 #
 #   --quick  (default) a few minutes: a slice of the in-process grid, end to end on 500 nodes
+#            with 5,000 pods
 #   --full   the whole grid (nodes 500/5,000/15,000 × pending 10k/50k/100k × 4 configurations,
-#            3 node shapes) and end to end on 5,000 nodes
+#            3 node shapes) and end to end on 500 then 5,000 nodes with 30,000 pods
+#   --e2e-nodes "N ..."  end-to-end cluster sizes (grown in one control plane); --e2e-pods P
 #
 # Output: bench/results/<preset>/{report.md,inprocess.json,e2e.json,*.png}; raw series, daemon
 # logs and per-run JSON in bench/results/<preset>/raw/ (not committed).
@@ -24,7 +26,7 @@ while [[ $# -gt 0 ]]; do
     --no-e2e) e2e=0; shift ;;
     --e2e-nodes) e2e_nodes=$2; shift 2 ;;
     --e2e-pods) e2e_pods=$2; shift 2 ;;
-    *) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
 
@@ -95,8 +97,10 @@ fi
 
 # ------------------------------------------------------------------------------ end to end
 if (( e2e )); then
-  if [[ $preset == quick ]]; then nodes=${e2e_nodes:-500} pods=${e2e_pods:-5000}
-  else nodes=${e2e_nodes:-5000} pods=${e2e_pods:-30000}; fi
+  # Cluster sizes grow within one control plane (nodes are only added), so every contender of
+  # one size runs on the same cluster.
+  if [[ $preset == quick ]]; then sizes=${e2e_nodes:-500} pods=${e2e_pods:-5000}
+  else sizes=${e2e_nodes:-"500 5000"} pods=${e2e_pods:-30000}; fi
   cp_name="bench-$$"
   daemon_pids=()
   cleanup() {
@@ -106,16 +110,19 @@ if (( e2e )); then
     hack/control-plane.sh down --name "$cp_name" >/dev/null 2>&1 || true
   }
   trap cleanup EXIT
-  step "control plane $cp_name with $nodes kwok nodes"
-  # The apiserver's default in-flight limits (400 mutating) are not what is measured here.
+  step "control plane $cp_name"
   run hack/control-plane.sh up --name "$cp_name" --nodes 0 >/dev/null
   eval "$(hack/control-plane.sh env --name "$cp_name")"
   kubectl apply -f crds/ >/dev/null
   kubectl wait --for condition=established --timeout=60s crd/jobs.batch.volcano.sh \
     crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh >/dev/null
-  run "$bin/bench_e2e" setup --kubeconfig "$KUBECONFIG" --nodes "$nodes" --shape uniform
   plane_pids=$(awk '$1=="kube-apiserver"||$1=="etcd"||$1=="kwok"{printf "%s%s=%s", sep, $1, $2; sep=","}' "$TEPHRA_CP_DIR/pids")
+  # Every client of the API server gets the same rate limit: kube-scheduler's default (50/100)
+  # would measure its client, not its scheduling (scheduler_perf raises it the same way).
   qps=5000
+  # The PodGroup controller makes a PodGroup per plain pod; its default 5 workers (Volcano's)
+  # cap plain-pod throughput at 5 / API latency, so it gets as many workers as the binders.
+  pg_workers=16
   ks_conf="$raw/kube-scheduler.yaml"
   cat >"$ks_conf" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -130,17 +137,18 @@ profiles:
 - schedulerName: default-scheduler
 EOF
 
-  # start_daemon NAME PORT_CHECK_URL command...: starts a daemon, waits until the URL answers.
+  # start_daemon NAME URL command...: starts a daemon (log raw/<NAME>-<tag>.log) and waits
+  # until URL answers; its pid is then in pid_<NAME>.
   start_daemon() {
     local name=$1 url=$2; shift 2
     printf '%q ' "$@" | sed "s|$root/||g; s|$TEPHRA_CP_DIR|\$CP_DIR|g" >>"$commands"; echo "&" >>"$commands"
-    "$@" >"$raw/$name.log" 2>&1 &
+    "$@" >"$raw/$name-$tag.log" 2>&1 &
     local pid=$!
     daemon_pids+=("$pid")
     eval "pid_$name=$pid"
     for _ in $(seq 300); do
       curl -skf "$url" >/dev/null 2>&1 && return 0
-      kill -0 "$pid" 2>/dev/null || { tail -20 "$raw/$name.log" >&2; return 1; }
+      kill -0 "$pid" 2>/dev/null || { tail -20 "$raw/$name-$tag.log" >&2; return 1; }
       sleep 0.2
     done
     echo "run.sh: $name not ready" >&2; return 1
@@ -153,58 +161,70 @@ EOF
   }
   free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 
-  # contender NAME MODE SCHEDULER_NAME PIDS: one measured run, then reset.
-  contender() {
+  # measure NAME MODE SCHEDULER_NAME PIDS: one measured run of the running daemons, then reset.
+  measure() {
     local name=$1 mode=$2 sched=$3 pids=$4 rc=0
-    step "e2e: $name ($mode, $pods pods)"
+    step "e2e $nodes nodes: $name ($mode, $pods pods)"
     run "$bin/bench_e2e" run --kubeconfig "$KUBECONFIG" --namespace "bench-$name" --mode "$mode" \
       --scheduler-name "$sched" --pods "$pods" --creators 16 --pids "$pids,$plane_pids" \
-      --json "$raw/e2e-$name.json" --series "$raw/e2e-$name.series" || rc=$?
+      --json "$raw/e2e-$nodes-$name.json" --series "$raw/e2e-$nodes-$name.series" || rc=$?
     stop_daemons
-    [[ $rc == 0 ]] || echo "run.sh: $name did not bind every pod (see $raw/e2e-$name.json)" >&2
+    [[ $rc == 0 ]] || echo "run.sh: $name did not bind every pod (see $raw/e2e-$nodes-$name.json)" >&2
     run "$bin/bench_e2e" reset --kubeconfig "$KUBECONFIG" --namespace "bench-$name"
   }
-
-  rm -f "$raw"/e2e-*
-  # The bind ceiling has no health endpoint: it is ready once it has listed the nodes.
-  printf 'build/release/bin/bench_binder --kubeconfig $KUBECONFIG --workers 32 --max-seconds 1800 &\n' >>"$commands"
-  "$bin/bench_binder" --kubeconfig "$KUBECONFIG" --workers 32 --max-seconds 1800 >"$raw/binder.log" 2>&1 &
-  daemon_pids+=("$!")
-  sleep 1
-  contender ceiling pods bench-binder "bench_binder=${daemon_pids[0]}"
-
-  port=$(free_port)
-  start_daemon kube_scheduler "https://127.0.0.1:$port/healthz" \
-    "$TEPHRA_TOOLS_BIN/kube-scheduler" --config "$ks_conf" --bind-address 127.0.0.1 --secure-port "$port" \
-    --cert-dir "$raw/kube-scheduler-certs" \
-    --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --authentication-skip-lookup=true
-  contender kube-scheduler pods default-scheduler "kube_scheduler=$pid_kube_scheduler"
-
   tephra_daemons() {
     local sport cport
     sport=$(free_port); cport=$(free_port)
     start_daemon tephra_controller_manager "http://127.0.0.1:$cport/readyz" \
       "$bin/tephra-controller-manager" --kubeconfig "$KUBECONFIG" --leader-elect=false \
-      --kube-api-qps "$qps" --kube-api-burst "$qps" --healthz-address "127.0.0.1:$cport"
+      --kube-api-qps "$qps" --kube-api-burst "$qps" --worker-threads-for-podgroup "$pg_workers" \
+      --healthz-address "127.0.0.1:$cport"
     start_daemon tephra_scheduler "http://127.0.0.1:$sport/readyz" \
       "$bin/tephra-scheduler" --kubeconfig "$KUBECONFIG" --leader-elect=false \
       --kube-api-qps "$qps" --kube-api-burst "$qps" --listen-address "127.0.0.1:$sport"
   }
-  tephra_daemons
-  contender tephra-plain pods volcano \
-    "tephra_scheduler=$pid_tephra_scheduler,tephra_controller_manager=$pid_tephra_controller_manager"
-  tephra_daemons
-  contender tephra-gang jobs volcano \
-    "tephra_scheduler=$pid_tephra_scheduler,tephra_controller_manager=$pid_tephra_controller_manager"
 
-  python3 - "$out/e2e.json" "$nodes" "$pods" "$qps" "$raw"/e2e-*.json <<'PY'
-import json, os, sys
-out, nodes, pods, qps = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-runs = {}
+  rm -f "$raw"/e2e-* "$raw"/*.log
+  for nodes in $sizes; do
+    step "e2e: growing the cluster to $nodes kwok nodes"
+    run "$bin/bench_e2e" setup --kubeconfig "$KUBECONFIG" --nodes "$nodes" --shape uniform
+
+    # The bind ceiling has no health endpoint: it is ready once it has listed the nodes.
+    tag="$nodes-ceiling"
+    printf 'build/release/bin/bench_binder --kubeconfig $KUBECONFIG --workers 32 --max-seconds 3600 &\n' >>"$commands"
+    "$bin/bench_binder" --kubeconfig "$KUBECONFIG" --workers 32 --max-seconds 3600 >"$raw/bench_binder-$tag.log" 2>&1 &
+    daemon_pids+=("$!")
+    sleep 1
+    measure ceiling pods bench-binder "bench_binder=${daemon_pids[0]}"
+
+    tag="$nodes-kube-scheduler"
+    port=$(free_port)
+    start_daemon kube_scheduler "https://127.0.0.1:$port/healthz" \
+      "$TEPHRA_TOOLS_BIN/kube-scheduler" --config "$ks_conf" --bind-address 127.0.0.1 --secure-port "$port" \
+      --cert-dir "$raw/kube-scheduler-certs" \
+      --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --authentication-skip-lookup=true
+    measure kube-scheduler pods default-scheduler "kube_scheduler=$pid_kube_scheduler"
+
+    tag="$nodes-tephra-plain"
+    tephra_daemons
+    measure tephra-plain pods volcano \
+      "tephra_scheduler=$pid_tephra_scheduler,tephra_controller_manager=$pid_tephra_controller_manager"
+    tag="$nodes-tephra-gang"
+    tephra_daemons
+    measure tephra-gang jobs volcano \
+      "tephra_scheduler=$pid_tephra_scheduler,tephra_controller_manager=$pid_tephra_controller_manager"
+  done
+
+  python3 - "$out/e2e.json" "$pods" "$qps" "$pg_workers" "$raw"/e2e-*.json <<'PY'
+import json, os, re, sys
+out, pods, qps, pg_workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+sizes = {}
 for p in sys.argv[5:]:
-    name = os.path.basename(p)[4:-5]
-    runs[name] = json.load(open(p))
-json.dump({"nodes": nodes, "pods": pods, "client_qps": qps, "runs": runs}, open(out, "w"), indent=1)
+    nodes, name = re.match(r"e2e-(\d+)-(.+)\.json$", os.path.basename(p)).groups()
+    sizes.setdefault(nodes, {})[name] = json.load(open(p))
+json.dump({"pods": pods, "client_qps": qps, "podgroup_workers": pg_workers,
+           "sizes": [{"nodes": int(n), "runs": sizes[n]} for n in sorted(sizes, key=int)]},
+          open(out, "w"), indent=1)
 PY
   trap - EXIT
   cleanup
