@@ -14,6 +14,9 @@
 //       bound, when binding stalls for --stall seconds, or after --timeout. Writes a summary
 //       (first create → last bind, pods/s, creation → bind latency percentiles, per-second bind
 //       rates, CPU seconds and peak RSS of each --pids process) and a per-second series.
+//   bench_e2e manifests [--nodes 10] [--shape uniform|mixed|taints] [--mode pods|grouped|jobs]
+//                       [--pods 100] [--gang-size 10] [--plain-fraction 0.2] [--queues 4]
+//       prints the cluster and the workload as one v1 List of JSON objects (no server needed).
 //   bench_e2e reset --kubeconfig F --namespace NS
 //       force-deletes the namespace's pods, PodGroups and Jobs, then the namespace, and waits
 //       until it is gone.
@@ -150,8 +153,6 @@ int Reset(int argc, char** argv) {
   Die("namespace " + ns + " still there after 600 s");
 }
 
-// ---------------------------------------------------------------------------------- run
-
 // CPU seconds (user + system) of a process, from /proc/PID/stat; -1 when unreadable.
 double CpuSeconds(const std::string& pid) {
   std::ifstream in("/proc/" + pid + "/stat");
@@ -231,6 +232,52 @@ struct Item {
   std::string body;
 };
 
+// The objects a run creates, in order: bare pods, PodGroups with their pods, or Volcano Jobs.
+std::vector<Item> CreationStream(const bench::WorkloadSpec& work, const std::string& mode) {
+  std::vector<Item> items;
+  for (const auto& job : bench::PlanJobs(work)) {
+    if (mode == "jobs") {
+      items.push_back({&api::kJobs, bench::VolcanoJobJson(work, job)});
+      continue;
+    }
+    if (mode == "grouped") items.push_back({&api::kPodGroups, bench::PodGroupJson(work, job, "Pending")});
+    for (int i = 0; i < job.size; ++i) {
+      items.push_back({&kube::resources::kPods, bench::PodJson(work, job, i, mode == "grouped", work.scheduler_name)});
+    }
+  }
+  return items;
+}
+
+// ---------------------------------------------------------------------------------- manifests
+
+// Writes the cluster and the workload as one v1 List (for kubectl create -f, or to read).
+int Manifests(int argc, char** argv) {
+  bench::ClusterSpec cluster;
+  bench::WorkloadSpec work;
+  cluster.nodes = std::stoi(Arg(argc, argv, "--nodes", "10"));
+  if (!bench::ParseNodeShape(Arg(argc, argv, "--shape", "uniform"), &cluster.shape)) Die("bad --shape");
+  const std::string mode = Arg(argc, argv, "--mode", "grouped");
+  if (mode != "pods" && mode != "grouped" && mode != "jobs") Die("bad --mode " + mode);
+  work.shape = cluster.shape;
+  work.namespace_ = Arg(argc, argv, "--namespace", "bench");
+  work.scheduler_name = Arg(argc, argv, "--scheduler-name", "volcano");
+  work.pods = std::stoll(Arg(argc, argv, "--pods", "100"));
+  work.gang_size = std::stoi(Arg(argc, argv, "--gang-size", "10"));
+  work.queues = std::stoi(Arg(argc, argv, "--queues", "4"));
+  work.plain_fraction = mode == "pods" ? 1.0 : std::stod(Arg(argc, argv, "--plain-fraction", "0.2"));
+  std::vector<std::string> objects = bench::PriorityClassJsons(work);
+  for (auto& q : bench::QueueJsons(work)) objects.push_back(std::move(q));
+  for (int i = 0; i < cluster.nodes; ++i) objects.push_back(bench::NodeJson(cluster, i));
+  objects.push_back(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":)" + json::Quote(work.namespace_) + "}}");
+  for (auto& item : CreationStream(work, mode)) objects.push_back(std::move(item.body));
+  std::cout << R"({"apiVersion":"v1","kind":"List","items":[)";
+  for (size_t i = 0; i < objects.size(); ++i) std::cout << (i ? ",\n" : "\n") << objects[i];
+  std::cout << "\n]}\n";
+  return 0;
+}
+
+// ---------------------------------------------------------------------------------- run
+
 int Run(int argc, char** argv) {
   const std::string kubeconfig = Arg(argc, argv, "--kubeconfig", "");
   const std::string mode = Arg(argc, argv, "--mode", "pods");
@@ -268,17 +315,7 @@ int Run(int argc, char** argv) {
   if (!ns_res.ok()) Die("creating namespace: " + ns_res.status().ToString());
 
   // The creation stream, planned before the clock starts.
-  std::vector<Item> items;
-  for (const auto& job : bench::PlanJobs(work)) {
-    if (mode == "jobs") {
-      items.push_back({&api::kJobs, bench::VolcanoJobJson(work, job)});
-      continue;
-    }
-    if (mode == "grouped") items.push_back({&api::kPodGroups, bench::PodGroupJson(work, job, "Pending")});
-    for (int i = 0; i < job.size; ++i) {
-      items.push_back({&kube::resources::kPods, bench::PodJson(work, job, i, mode == "grouped", scheduler_name)});
-    }
-  }
+  const std::vector<Item> items = CreationStream(work, mode);
 
   std::map<std::string, double> cpu0;
   for (const auto& [name, pid] : pids) cpu0[name] = CpuSeconds(pid);
@@ -415,6 +452,7 @@ int main(int argc, char** argv) {
   if (cmd == "setup") return Setup(argc, argv);
   if (cmd == "run") return Run(argc, argv);
   if (cmd == "reset") return Reset(argc, argv);
-  std::cerr << "usage: bench_e2e setup|run|reset --kubeconfig FILE ... (see bench/e2e.cc)\n";
+  if (cmd == "manifests") return Manifests(argc, argv);
+  std::cerr << "usage: bench_e2e setup|run|reset|manifests --kubeconfig FILE ... (see bench/e2e.cc)\n";
   return 2;
 }

@@ -56,14 +56,24 @@ w("**Machine:** %s, %d cores, %.0f GiB, Linux %s. Load average at start: %s%s. "
       machine["cpu"], machine["cores"], machine["memory_gib"], machine["kernel"],
       machine["load_at_start"], ", at the end: " + " ".join(open("/proc/loadavg").read().split()[:3])))
 w("")
+if float(machine["load_at_start"].split()[0]) > machine["cores"]:
+    w("> **Noisy run:** the load average at the start exceeded the number of cores, so wall-clock "
+      "numbers here are lower than this machine gives when quiet. The in-process *pods/CPU-s* "
+      "column (placements per CPU second of the single scheduling thread) is the better estimate; "
+      "end-to-end ratios are only comparable within the same run.")
+    w("")
 
 # ------------------------------------------------------------------ targets
 targets = []
 default5k = [r for r in inproc if r["conf"] == "default" and r["shape"] == "uniform" and r["nodes"] == 5000]
 if default5k:
-    best = min(r["pods_per_second"] for r in default5k)
-    targets.append(("in-process ≥ 20,000 pods/s at 5,000 nodes (default conf, slowest pending size)",
-                    "%s pods/s" % fmt(best), best >= 20000))
+    slowest = min(default5k, key=lambda r: r["pods_per_second"])
+    per_cpu = slowest.get("pods_per_cpu_second", 0)
+    targets.append(("in-process ≥ 20,000 pods/s at 5,000 nodes (default conf, slowest pending size: %s)"
+                    % fmt(slowest["pending_pods"]),
+                    "%s pods/s wall clock, %s per CPU second" % (fmt(slowest["pods_per_second"]), fmt(per_cpu)),
+                    "yes" if slowest["pods_per_second"] >= 20000 else
+                    ("**no** (wall clock); yes per CPU second" if per_cpu >= 20000 else "**no**")))
 mem = [r for r in default5k if r["pending_pods"] == 100000]
 if mem:
     targets.append(("scheduler memory < 1 GiB at 5,000 nodes / 100,000 pods (in-process peak RSS)",
@@ -86,7 +96,7 @@ if targets:
     w("| target | measured | met |")
     w("|---|---|---|")
     for t, m, ok in targets:
-        w("| %s | %s | %s |" % (t, m, "yes" if ok else "**no**"))
+        w("| %s | %s | %s |" % (t, m, ok if isinstance(ok, str) else ("yes" if ok else "**no**")))
     w("")
 
 # ------------------------------------------------------------------ in-process
@@ -103,13 +113,13 @@ if inproc:
       "gangs of 10 (minMember 10) plus 20% plain pods, 4 weighted queues, 3 priority classes, "
       "requests 0.5–2 CPU; nodes 32 CPU / 256Gi / 110 pods (shapes: see bench/workload.h).")
     w("")
-    w("| conf | shape | nodes | pending | placed | pods/s | cycles | first open ms | allocate ms | steady open ms | steady cycle ms | peak RSS MiB |")
-    w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    w("| conf | shape | nodes | pending | placed | pods/s | pods/CPU-s | cycles | first open ms | allocate ms | steady open ms | steady cycle ms | peak RSS MiB |")
+    w("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in inproc:
         fc = r["first_cycle"]
-        w("| %s | %s | %s | %s | %s | **%s** | %d | %s | %s | %s | %s | %s |" % (
+        w("| %s | %s | %s | %s | %s | **%s** | %s | %d | %s | %s | %s | %s | %s |" % (
             r["conf"], r["shape"], fmt(r["nodes"]), fmt(r["pending_pods"]), fmt(r["placed"]),
-            fmt(r["pods_per_second"]), r["cycles"], fmt(fc["open_ms"], 1), fmt(fc.get("allocate_ms"), 0),
+            fmt(r["pods_per_second"]), fmt(r.get("pods_per_cpu_second")), r["cycles"], fmt(fc["open_ms"], 1), fmt(fc.get("allocate_ms"), 0),
             fmt(r["steady"]["open_ms"], 2), fmt(r["steady"]["cycle_ms"], 1), fmt(r["peak_rss_mib"])))
     w("")
     # throughput against cluster size: one line per (conf, pending) with ≥ 2 node counts
@@ -117,18 +127,20 @@ if inproc:
     for r in inproc:
         if r["shape"] != "uniform":
             continue
-        series.setdefault((r["conf"], r["pending_pods"]), []).append((r["nodes"], r["pods_per_second"], r["peak_rss_mib"]))
+        series.setdefault((r["conf"], r["pending_pods"]), []).append(
+            (r["nodes"], r["pods_per_second"], r.get("pods_per_cpu_second", 0)))
     curves = [(k, sorted(v)) for k, v in sorted(series.items()) if len(v) >= 2]
     if curves:
         plot = []
         for i, ((conf, pend), pts) in enumerate(curves):
             dat = os.path.join(raw, "inproc-%s-%d.dat" % (conf, pend))
             with open(dat, "w") as f:
-                for n, pps, _ in pts:
-                    f.write("%d %f\n" % (n, pps))
-            plot.append('"%s" using 1:2 with linespoints lw 2 title "%s, %s pending"' % (dat, conf, fmt(pend)))
+                for n, pps, cpu in pts:
+                    f.write("%d %f %f\n" % (n, pps, cpu))
+            plot.append('"%s" using 1:2 with linespoints lw 2 lc %d title "%s, %s pending"' % (dat, i + 1, conf, fmt(pend)))
+            plot.append('"%s" using 1:3 with linespoints lw 1 dt 2 lc %d notitle' % (dat, i + 1))
         gnuplot("inprocess-throughput-vs-nodes",
-                'set title "In-process placement throughput against cluster size"\n'
+                'set title "In-process placement throughput against cluster size (dashed: per CPU second)"\n'
                 'set logscale x\nset xlabel "nodes"\nset ylabel "pods placed per second"\n'
                 'set yrange [0:*]\nset key right top\n'
                 "plot " + ", ".join(plot) + "\n")
