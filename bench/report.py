@@ -176,13 +176,14 @@ if e2e:
       "of %s pods, created by `bench_e2e` with 16 concurrent creators into a fresh namespace while "
       "the contender runs; `bench_e2e` watches the namespace and records when each pod was first "
       "seen and first seen bound. Client QPS/burst %d for every daemon (kube-scheduler through its "
-      "configuration file); tephra-controller-manager with %d PodGroup workers. Between contenders "
+      "configuration file); the bind ceiling, tephra-scheduler's binder and the PodGroup controller "
+      "each with %d workers (kube-scheduler binds in unbounded goroutines). Between contenders "
       "the namespace is force-deleted and the daemons stopped; daemons start fresh for each run. "
       "**time** = first create → last bind; **pods/s** = pods / time; **ratio** = pods/s ÷ the "
       "bind ceiling's; **bind rate** = binds per whole second between the first and the last bind; "
       "**latency** = first seen → first seen bound; CPU = user+system seconds during the run "
       "(/proc/PID/stat); peak RSS = VmHWM; **created/s** is the creation stream's rate, an upper "
-      "bound for every contender's pods/s." % (fmt(e2e["pods"]), e2e["client_qps"], e2e.get("podgroup_workers", 5)))
+      "bound for every contender's pods/s." % (fmt(e2e["pods"]), e2e["client_qps"], e2e.get("workers", 32)))
     w("")
     for size in sizes:
         runs = size["runs"]

@@ -120,9 +120,11 @@ if (( e2e )); then
   # Every client of the API server gets the same rate limit: kube-scheduler's default (50/100)
   # would measure its client, not its scheduling (scheduler_perf raises it the same way).
   qps=5000
-  # The PodGroup controller makes a PodGroup per plain pod; its default 5 workers (Volcano's)
-  # cap plain-pod throughput at 5 / API latency, so it gets as many workers as the binders.
-  pg_workers=16
+  # Concurrency where a daemon's default would cap throughput at workers / API latency: the
+  # PodGroup controller (a PodGroup per plain pod; default 5, Volcano's) and tephra-scheduler's
+  # binder (default 16) get as many workers as the bind ceiling has (kube-scheduler binds in
+  # unbounded goroutines).
+  workers=32
   ks_conf="$raw/kube-scheduler.yaml"
   cat >"$ks_conf" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -168,6 +170,10 @@ EOF
     run "$bin/bench_e2e" run --kubeconfig "$KUBECONFIG" --namespace "bench-$name" --mode "$mode" \
       --scheduler-name "$sched" --pods "$pods" --creators 16 --pids "$pids,$plane_pids" \
       --json "$raw/e2e-$nodes-$name.json" --series "$raw/e2e-$nodes-$name.series" || rc=$?
+    # The daemons' own metrics (cycle, bind and status-write latencies) explain their numbers.
+    local m
+    for m in $metrics_urls; do curl -skf "${m#*=}" >"$raw/metrics-$nodes-$name-${m%%=*}.txt" || true; done
+    metrics_urls=""
     stop_daemons
     [[ $rc == 0 ]] || echo "run.sh: $name did not bind every pod (see $raw/e2e-$nodes-$name.json)" >&2
     run "$bin/bench_e2e" reset --kubeconfig "$KUBECONFIG" --namespace "bench-$name"
@@ -177,14 +183,17 @@ EOF
     sport=$(free_port); cport=$(free_port)
     start_daemon tephra_controller_manager "http://127.0.0.1:$cport/readyz" \
       "$bin/tephra-controller-manager" --kubeconfig "$KUBECONFIG" --leader-elect=false \
-      --kube-api-qps "$qps" --kube-api-burst "$qps" --worker-threads-for-podgroup "$pg_workers" \
+      --kube-api-qps "$qps" --kube-api-burst "$qps" --worker-threads-for-podgroup "$workers" \
       --healthz-address "127.0.0.1:$cport"
     start_daemon tephra_scheduler "http://127.0.0.1:$sport/readyz" \
       "$bin/tephra-scheduler" --kubeconfig "$KUBECONFIG" --leader-elect=false \
-      --kube-api-qps "$qps" --kube-api-burst "$qps" --listen-address "127.0.0.1:$sport"
+      --kube-api-qps "$qps" --kube-api-burst "$qps" --bind-workers "$workers" \
+      --listen-address "127.0.0.1:$sport"
+    metrics_urls="tephra_scheduler=http://127.0.0.1:$sport/metrics tephra_controller_manager=http://127.0.0.1:$cport/metrics"
   }
 
-  rm -f "$raw"/e2e-* "$raw"/*.log
+  rm -f "$raw"/e2e-* "$raw"/*.log "$raw"/metrics-*
+  metrics_urls=""
   for nodes in $sizes; do
     step "e2e: growing the cluster to $nodes kwok nodes"
     run "$bin/bench_e2e" setup --kubeconfig "$KUBECONFIG" --nodes "$nodes" --shape uniform
@@ -199,6 +208,7 @@ EOF
 
     tag="$nodes-kube-scheduler"
     port=$(free_port)
+    metrics_urls="kube_scheduler=https://127.0.0.1:$port/metrics"
     start_daemon kube_scheduler "https://127.0.0.1:$port/healthz" \
       "$TEPHRA_TOOLS_BIN/kube-scheduler" --config "$ks_conf" --bind-address 127.0.0.1 --secure-port "$port" \
       --cert-dir "$raw/kube-scheduler-certs" \
@@ -215,14 +225,14 @@ EOF
       "tephra_scheduler=$pid_tephra_scheduler,tephra_controller_manager=$pid_tephra_controller_manager"
   done
 
-  python3 - "$out/e2e.json" "$pods" "$qps" "$pg_workers" "$raw"/e2e-*.json <<'PY'
+  python3 - "$out/e2e.json" "$pods" "$qps" "$workers" "$raw"/e2e-*.json <<'PY'
 import json, os, re, sys
-out, pods, qps, pg_workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+out, pods, qps, workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
 sizes = {}
 for p in sys.argv[5:]:
     nodes, name = re.match(r"e2e-(\d+)-(.+)\.json$", os.path.basename(p)).groups()
     sizes.setdefault(nodes, {})[name] = json.load(open(p))
-json.dump({"pods": pods, "client_qps": qps, "podgroup_workers": pg_workers,
+json.dump({"pods": pods, "client_qps": qps, "workers": workers,
            "sizes": [{"nodes": int(n), "runs": sizes[n]} for n in sorted(sizes, key=int)]},
           open(out, "w"), indent=1)
 PY
