@@ -176,8 +176,8 @@ if e2e:
       "of %s pods, created by `bench_e2e` with 16 concurrent creators into a fresh namespace while "
       "the contender runs; `bench_e2e` watches the namespace and records when each pod was first "
       "seen and first seen bound. Client QPS/burst %d for every daemon (kube-scheduler through its "
-      "configuration file); the bind ceiling, tephra-scheduler's binder and the PodGroup controller "
-      "each with %d workers (kube-scheduler binds in unbounded goroutines). Between contenders "
+      "configuration file); the bind ceiling, tephra-scheduler's binder and status writer and the PodGroup "
+      "controller each with %d workers (kube-scheduler binds in unbounded goroutines). Between contenders "
       "the namespace is force-deleted and the daemons stopped; daemons start fresh for each run. "
       "**time** = first create → last bind; **pods/s** = pods / time; **ratio** = pods/s ÷ the "
       "bind ceiling's; **bind rate** = binds per whole second between the first and the last bind; "
@@ -262,15 +262,19 @@ if plots:
         w("![%s](%s)" % (p[:-4], p))
         w("")
 
-cmds = os.path.join(raw, "commands.txt")
-if os.path.exists(cmds):
+cmd_lines = []
+for part in ("build", "inprocess", "e2e"):
+    p = os.path.join(raw, "commands-%s.txt" % part)
+    if os.path.exists(p):
+        cmd_lines += [line.rstrip() for line in open(p) if line.strip()]
+if cmd_lines:
     w("## Command lines")
     w("")
+    w("In order (`$KUBECONFIG` and `$CP_DIR` are the run's control plane; `&` marks a daemon):")
+    w("")
     w("```")
-    for line in open(cmds):
-        line = line.rstrip()
-        if line:
-            w(line)
+    for line in cmd_lines:
+        w(line)
     w("```")
     w("")
 

@@ -33,11 +33,16 @@ done
 out="$root/bench/results/$preset"
 raw="$out/raw"
 mkdir -p "$raw"
-commands="$raw/commands.txt"
+# The exact command lines, per part, so that a part run alone keeps the other's.
+commands="$raw/commands-build.txt"
 : >"$commands"
 step() { echo "==> $* ($(date +%T))" >&2; }
 # run CMD...: records the exact command line for the report, then runs it.
-run() { printf '%q ' "$@" | sed "s|$root/||g" >>"$commands"; echo >>"$commands"; "$@"; }
+run() {
+  printf '%q ' "$@" | sed "s|$root/||g; s|${TEPHRA_CP_DIR:-/nonexistent}|\$CP_DIR|g" >>"$commands"
+  echo >>"$commands"
+  "$@"
+}
 
 step "machine"
 python3 - "$raw/machine.json" <<'PY'
@@ -54,14 +59,16 @@ print(m)
 PY
 
 step "building (release preset)"
-bash hack/install-deps.sh
-cmake --preset release >/dev/null
-cmake --build --preset release -j2 --target bench_scheduler bench_binder bench_e2e \
+run bash hack/install-deps.sh
+run cmake --preset release >/dev/null
+run cmake --build --preset release -j2 --target bench_scheduler bench_binder bench_e2e \
   tephra-scheduler tephra-controller-manager
 bin="$root/build/release/bin"
 
 # ------------------------------------------------------------------------------ in-process
 if (( inprocess )); then
+  commands="$raw/commands-inprocess.txt"
+  : >"$commands"
   step "in-process grid"
   grid=()  # "nodes pods conf shape"
   if [[ $preset == quick ]]; then
@@ -97,6 +104,8 @@ fi
 
 # ------------------------------------------------------------------------------ end to end
 if (( e2e )); then
+  commands="$raw/commands-e2e.txt"
+  : >"$commands"
   # Cluster sizes grow within one control plane (nodes are only added), so every contender of
   # one size runs on the same cluster.
   if [[ $preset == quick ]]; then sizes=${e2e_nodes:-500} pods=${e2e_pods:-5000}
@@ -121,9 +130,9 @@ if (( e2e )); then
   # would measure its client, not its scheduling (scheduler_perf raises it the same way).
   qps=5000
   # Concurrency where a daemon's default would cap throughput at workers / API latency: the
-  # PodGroup controller (a PodGroup per plain pod; default 5, Volcano's) and tephra-scheduler's
-  # binder (default 16) get as many workers as the bind ceiling has (kube-scheduler binds in
-  # unbounded goroutines).
+  # PodGroup controller (a PodGroup per plain pod; default 5, Volcano's), tephra-scheduler's
+  # binder (default 16) and status writer (default 4) get as many workers as the bind ceiling
+  # has (kube-scheduler binds in unbounded goroutines).
   workers=32
   ks_conf="$raw/kube-scheduler.yaml"
   cat >"$ks_conf" <<EOF
@@ -187,7 +196,7 @@ EOF
       --healthz-address "127.0.0.1:$cport"
     start_daemon tephra_scheduler "http://127.0.0.1:$sport/readyz" \
       "$bin/tephra-scheduler" --kubeconfig "$KUBECONFIG" --leader-elect=false \
-      --kube-api-qps "$qps" --kube-api-burst "$qps" --bind-workers "$workers" \
+      --kube-api-qps "$qps" --kube-api-burst "$qps" --bind-workers "$workers" --status-workers "$workers" \
       --listen-address "127.0.0.1:$sport"
     metrics_urls="tephra_scheduler=http://127.0.0.1:$sport/metrics tephra_controller_manager=http://127.0.0.1:$cport/metrics"
   }
