@@ -29,7 +29,7 @@ def gnuplot(name, script):
     with open(gp, "w") as f:
         f.write('set terminal pngcairo size 900,540 font "sans,10"\n')
         f.write('set output "%s"\n' % path)
-        f.write("set grid\nset key left top\n")
+        f.write("set termoption noenhanced\nset grid\nset key left top\n")
         f.write(script)
     subprocess.run(["gnuplot", gp], check=True)
     plots.append(name + ".png")
@@ -226,7 +226,7 @@ if e2e:
         if bound_plot:
             gnuplot("e2e-bound-over-time" + suffix,
                     'set title "Pods bound (solid) and pods created (dotted) over time, %s nodes"\n'
-                    'set xlabel "seconds since the first create"\nset ylabel "pods"\n' % fmt(size["nodes"]) +
+                    'set xlabel "seconds since the first create"\nset ylabel "pods"\nset key right bottom\n' % fmt(size["nodes"]) +
                     "plot " + ", ".join(bound_plot) + "\n")
             inits = "".join("prev%d=0; " % i for i in range(len(order)))
             gnuplot("e2e-bind-rate" + suffix,
