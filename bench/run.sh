@@ -26,7 +26,7 @@ while [[ $# -gt 0 ]]; do
     --no-e2e) e2e=0; shift ;;
     --e2e-nodes) e2e_nodes=$2; shift 2 ;;
     --e2e-pods) e2e_pods=$2; shift 2 ;;
-    *) sed -n '2,16p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
 
