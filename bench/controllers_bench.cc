@@ -20,6 +20,7 @@
 #include <rapidjson/document.h>
 
 #include "api/scheduling.h"
+#include "bench/common.h"
 #include "kube/client.h"
 #include "kube/config.h"
 #include "kube/flags.h"
@@ -34,20 +35,7 @@ using Clock = std::chrono::steady_clock;
 const kube::Resource kJobs{"batch.volcano.sh", "v1alpha1", "jobs", true, "Job"};
 const kube::Resource kPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups", true, "PodGroup"};
 
-[[noreturn]] void Die(const std::string& what) {
-  std::cerr << "bench_controllers: " << what << "\n";
-  std::exit(1);
-}
-
-std::shared_ptr<kube::Client> ClientFor(const std::string& kubeconfig) {
-  auto cfg = kube::LoadKubeconfig({kubeconfig, ""});
-  if (!cfg.ok()) Die(cfg.status().ToString());
-  cfg->qps = 2000;
-  cfg->burst = 4000;
-  auto client = kube::Client::FromConfig(*cfg);
-  if (!client.ok()) Die(client.status().ToString());
-  return *client;
-}
+using bench::Die;
 
 std::string JobJson(const std::string& name, int replicas) {
   return R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":")" + name +
@@ -184,7 +172,7 @@ int Run(int argc, char** argv) {
   flags.AddString("json", &json_out, "where to write the results");
   flags.AddInt("worker-threads", &workers, "job controller workers");
   if (Status s = flags.Parse(argc, argv); !s.ok()) Die(s.message());
-  auto admin = ClientFor(admin_kubeconfig);
+  auto admin = bench::UnthrottledClient(admin_kubeconfig);
 
   const std::string log = "/tmp/bench-controller-manager.log";
   std::remove(log.c_str());

@@ -40,6 +40,7 @@ int main(int argc, char** argv) {
   flags.AddInt("percentage-nodes-to-find", &f.scheduler.percentage_nodes_to_find, "Node sample in percent (0: adaptive).");
   flags.AddString("node-selector", &f.scheduler.node_selector, "Only schedule onto nodes matching this label selector.");
   flags.AddInt("bind-workers", &f.scheduler.binder.workers, "Concurrent pods/binding requests.");
+  flags.AddInt("status-workers", &f.scheduler.status_workers, "Concurrent PodGroup, Queue and pod status writes.");
   flags.AddBool("record-scheduled-events", &f.scheduler.binder.record_scheduled_events, "Record a Scheduled event for every bound pod.");
   flags.SetGroup("Leader election");
   f.leader.Register(flags);

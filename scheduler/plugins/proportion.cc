@@ -98,9 +98,11 @@ class ProportionPlugin : public Plugin {
       attr.allocated.Add(WithoutPods(job.allocated));
       Resources request = WithoutPods(job.allocated);
       request.Add(WithoutPods(job.pending));
-      // A PodGroup not admitted yet has no pods; its minResources are its demand. Counting
-      // them gives its queue a deserved share to reclaim for (see reclaim).
-      if (job.IsPending() && job.min_resources) request.Add(WithoutPods(*job.min_resources));
+      // A PodGroup not admitted yet may have no pods; its minResources are then its demand,
+      // which gives its queue a deserved share to reclaim for (see reclaim). When its pods
+      // already exist (plain pods, operators that create pods first) they are that demand:
+      // adding both would double the queue's request and starve lighter queues.
+      if (job.IsPending() && job.min_resources) request.MaxWith(WithoutPods(*job.min_resources));
       attr.request.Add(request);
       if (job.phase == "Inqueue" && job.min_resources) attr.inqueue.Add(*job.min_resources);
       if (job.phase == "Running" && job.min_resources) {

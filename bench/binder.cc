@@ -1,0 +1,136 @@
+// The bind ceiling: a scheduler that does no scheduling. It watches pending pods that name
+// it (spec.schedulerName) and POSTs pods/binding to the nodes in round-robin with concurrent
+// workers, as fast as the API server accepts — the physical limit on binds per second for
+// this machine and control plane, against which the real schedulers are compared.
+//
+//   bench_binder --kubeconfig FILE [--scheduler-name bench-binder] [--workers 32]
+//                [--max-seconds 3600]
+//
+// Runs until SIGTERM/SIGINT or --max-seconds.
+#include <csignal>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <iostream>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bench/common.h"
+#include "kube/json.h"
+
+namespace {
+
+using namespace tephra;
+
+std::atomic<bool> g_stop{false};
+void OnSignal(int) { g_stop = true; }
+
+struct PodRef {
+  std::string namespace_, name, uid;
+};
+
+class Binder {
+ public:
+  Binder(std::shared_ptr<kube::Client> client, std::vector<std::string> nodes, int workers)
+      : client_(std::move(client)), nodes_(std::move(nodes)) {
+    for (int i = 0; i < workers; ++i) threads_.emplace_back([this] { Loop(); });
+  }
+  ~Binder() {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      done_ = true;
+    }
+    cv_.notify_all();
+    for (auto& t : threads_) t.join();
+  }
+  void Add(PodRef pod) {
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      queue_.push_back(std::move(pod));
+    }
+    cv_.notify_one();
+  }
+  int64_t bound() const { return bound_; }
+  int64_t failed() const { return failed_; }
+
+ private:
+  void Loop() {
+    while (true) {
+      PodRef pod;
+      size_t slot = 0;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        cv_.wait(l, [this] { return done_ || !queue_.empty(); });
+        if (done_) return;
+        pod = std::move(queue_.front());
+        queue_.pop_front();
+        slot = next_++ % nodes_.size();
+      }
+      json::Writer body;
+      body.StartObject().Field("apiVersion", "v1").Field("kind", "Binding").Key("metadata").StartObject()
+          .Field("name", pod.name).Field("namespace", pod.namespace_).Field("uid", pod.uid).EndObject()
+          .Key("target").StartObject().Field("apiVersion", "v1").Field("kind", "Node")
+          .Field("name", nodes_[slot]).EndObject().EndObject();
+      auto r = client_->CreateSubresource(kube::resources::kPods, pod.namespace_, pod.name, "binding", body.str());
+      if (r.ok()) {
+        ++bound_;
+      } else {
+        ++failed_;
+        if (failed_ <= 10) std::cerr << "bench_binder: " << pod.name << ": " << r.status().ToString() << "\n";
+      }
+    }
+  }
+
+  std::shared_ptr<kube::Client> client_;
+  std::vector<std::string> nodes_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<PodRef> queue_;  // guarded by mu_
+  size_t next_ = 0;           // guarded by mu_
+  bool done_ = false;         // guarded by mu_
+  std::atomic<int64_t> bound_{0}, failed_{0};
+  std::vector<std::thread> threads_;
+};
+
+PodRef RefOf(const json::Value& pod) {
+  json::Errors errors;
+  json::Reader meta = json::Reader(&pod, &errors)["metadata"];
+  return {meta["namespace"].String(), meta["name"].String(), meta["uid"].String()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const std::string kubeconfig = bench::Arg(argc, argv, "--kubeconfig", "");
+  const std::string scheduler_name = bench::Arg(argc, argv, "--scheduler-name", "bench-binder");
+  const int workers = std::stoi(bench::Arg(argc, argv, "--workers", "32"));
+  const int max_seconds = std::stoi(bench::Arg(argc, argv, "--max-seconds", "3600"));
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGINT, OnSignal);
+  auto client = bench::UnthrottledClient(kubeconfig);
+
+  std::vector<std::string> nodes;
+  auto listed = client->ListAll(kube::resources::kNodes, "", {}, [&](const json::Value& node) {
+    nodes.push_back(RefOf(node).name);
+    return Status::Ok();
+  });
+  if (!listed.ok() || nodes.empty()) bench::Die("no nodes to bind to");
+
+  Binder binder(client, nodes, workers);
+  bench::ListWatcher pending(client, kube::resources::kPods, "",
+                            "spec.schedulerName=" + scheduler_name + ",spec.nodeName=",
+                            [&](const json::Value& pod, bool added) {
+                              if (added) binder.Add(RefOf(pod));
+                            });
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(max_seconds);
+  while (!g_stop && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  pending.Stop();
+  std::cerr << "bench_binder: bound " << binder.bound() << ", failed " << binder.failed() << "\n";
+  return 0;
+}

@@ -1,0 +1,107 @@
+#include "bench/common.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "kube/config.h"
+
+namespace tephra::bench {
+
+std::string Arg(int argc, char** argv, const std::string& name, const std::string& def) {
+  for (int i = 1; i + 1 < argc; ++i) {
+    if (argv[i] == name) return argv[i + 1];
+  }
+  return def;
+}
+
+void Die(const std::string& what) {
+  std::ifstream comm("/proc/self/comm");
+  std::string program;
+  std::getline(comm, program);
+  std::cerr << program << ": " << what << "\n";
+  std::exit(2);
+}
+
+std::shared_ptr<kube::Client> UnthrottledClient(const std::string& kubeconfig) {
+  auto cfg = kube::LoadKubeconfig({kubeconfig, ""});
+  if (!cfg.ok()) Die(cfg.status().ToString());
+  cfg->qps = 1e6;
+  cfg->burst = 1000000;
+  cfg->user_agent = "tephra-bench";
+  auto client = kube::Client::FromConfig(*cfg);
+  if (!client.ok()) Die(client.status().ToString());
+  return *client;
+}
+
+double ProcStatusMiB(const std::string& pid, const char* key) {
+  std::ifstream in("/proc/" + pid + "/status");
+  std::string line;
+  const size_t n = std::strlen(key);
+  while (std::getline(in, line)) {
+    if (line.compare(0, n, key) == 0 && line.size() > n && line[n] == ':') {
+      return std::strtod(line.c_str() + n + 1, nullptr) / 1024.0;
+    }
+  }
+  return 0;
+}
+
+ListWatcher::ListWatcher(std::shared_ptr<kube::Client> client, const kube::Resource& resource,
+                         std::string ns, std::string field_selector, Callback each)
+    : client_(std::move(client)),
+      resource_(resource),
+      ns_(std::move(ns)),
+      field_selector_(std::move(field_selector)),
+      each_(std::move(each)) {
+  thread_ = std::thread([this] { Loop(); });
+}
+
+ListWatcher::~ListWatcher() { Stop(); }
+
+void ListWatcher::Stop() {
+  stop_ = true;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    if (watch_ != nullptr) watch_->Stop();
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+void ListWatcher::Loop() {
+  while (!stop_) {
+    kube::ListOptions lo;
+    lo.field_selector = field_selector_;
+    auto rv = client_->ListAll(resource_, ns_, lo, [&](const json::Value& object) {
+      each_(object, true);
+      return Status::Ok();
+    });
+    if (!rv.ok()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      continue;
+    }
+    kube::WatchOptions wo;
+    wo.resource_version = *rv;
+    wo.field_selector = field_selector_;
+    auto watch = client_->StartWatch(resource_, ns_, wo);
+    if (!watch.ok()) continue;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (stop_) return;
+      watch_ = watch->get();
+    }
+    while (!stop_) {
+      auto ev = (*watch)->Next();
+      if (!ev.ok() || !ev->has_value()) break;
+      auto type = (*ev)->type;
+      if (type == kube::WatchEventType::kAdded || type == kube::WatchEventType::kModified) {
+        each_((*ev)->object(), type == kube::WatchEventType::kAdded);
+      }
+    }
+    std::lock_guard<std::mutex> l(mu_);
+    watch_ = nullptr;
+  }
+}
+
+}  // namespace tephra::bench

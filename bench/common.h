@@ -1,0 +1,51 @@
+// Small helpers shared by the benchmark programs: flags, fatal errors, API clients.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "kube/client.h"
+
+namespace tephra::bench {
+
+// The value after `--name` on the command line, or `def`.
+std::string Arg(int argc, char** argv, const std::string& name, const std::string& def);
+
+// Prints "<program>: what" and exits with status 2.
+[[noreturn]] void Die(const std::string& what);
+
+// A client for the kubeconfig, effectively unthrottled (the API server is what is measured).
+std::shared_ptr<kube::Client> UnthrottledClient(const std::string& kubeconfig);
+
+// VmHWM / VmRSS / ... of a process ("self" or a pid) in MiB, 0 when unreadable.
+double ProcStatusMiB(const std::string& pid, const char* key);
+
+// Lists and then watches a resource on its own thread, calling `each` for every listed object
+// and every ADDED or MODIFIED one (with `added` true for listed and ADDED objects); re-lists
+// when the watch ends. Stop() (or the destructor) ends it.
+class ListWatcher {
+ public:
+  using Callback = std::function<void(const json::Value& object, bool added)>;
+  ListWatcher(std::shared_ptr<kube::Client> client, const kube::Resource& resource, std::string ns,
+              std::string field_selector, Callback each);
+  ~ListWatcher();
+  void Stop();
+
+ private:
+  void Loop();
+
+  std::shared_ptr<kube::Client> client_;
+  const kube::Resource& resource_;
+  const std::string ns_, field_selector_;
+  Callback each_;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  kube::Watch* watch_ = nullptr;  // guarded by mu_
+  std::thread thread_;
+};
+
+}  // namespace tephra::bench

@@ -1,0 +1,256 @@
+#!/usr/bin/env bash
+# Tephra's benchmark suite: the in-process scheduler grid and the end-to-end contenders on a
+# real control plane, then a Markdown report with gnuplot plots.
+#
+#   bench/run.sh [--quick | --full] [--no-inprocess] [--no-e2e] [--e2e-nodes "N ..."] [--e2e-pods P]
+#
+#   --quick  (default) a few minutes: a slice of the in-process grid, end to end on 500 nodes
+#            with 5,000 pods
+#   --full   the whole grid (nodes 500/5,000/15,000 × pending 10k/50k/100k × 4 configurations,
+#            3 node shapes) and end to end on 500 then 5,000 nodes with 30,000 pods
+#   --e2e-nodes "N ..."  end-to-end cluster sizes (grown in one control plane); --e2e-pods P
+#
+# Output: bench/results/<preset>/{report.md,inprocess.json,e2e.json,*.png}; raw series, daemon
+# logs and per-run JSON in bench/results/<preset>/raw/ (not committed).
+# Everything runs on 127.0.0.1; every daemon started here is stopped here, also on failure.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$root"
+
+preset=quick inprocess=1 e2e=1 e2e_nodes="" e2e_pods=""
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --quick) preset=quick; shift ;;
+    --full) preset=full; shift ;;
+    --no-inprocess) inprocess=0; shift ;;
+    --no-e2e) e2e=0; shift ;;
+    --e2e-nodes) e2e_nodes=$2; shift 2 ;;
+    --e2e-pods) e2e_pods=$2; shift 2 ;;
+    *) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+  esac
+done
+
+out="$root/bench/results/$preset"
+raw="$out/raw"
+mkdir -p "$raw"
+# The exact command lines, per part, so that a part run alone keeps the other's.
+commands="$raw/commands-build.txt"
+: >"$commands"
+step() { echo "==> $* ($(date +%T))" >&2; }
+# run CMD...: records the exact command line for the report, then runs it.
+run() {
+  printf '%q ' "$@" | sed "s|$root/||g; s|${TEPHRA_CP_DIR:-/nonexistent}|\$CP_DIR|g" >>"$commands"
+  echo >>"$commands"
+  "$@"
+}
+
+step "machine"
+python3 - "$raw/machine.json" <<'PY'
+import json, os, platform, subprocess, sys
+def sh(c):
+    try: return subprocess.run(c, shell=True, capture_output=True, text=True).stdout.strip()
+    except Exception: return ""
+m = {"kernel": platform.release(), "cpu": sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").strip(),
+     "cores": os.cpu_count(), "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+     "load_at_start": sh("cut -d' ' -f1-3 /proc/loadavg"), "date": sh("date -u +%FT%TZ"),
+     "commit": sh("git rev-parse --short HEAD"), "dirty": bool(sh("git status --porcelain"))}
+json.dump(m, open(sys.argv[1], "w"), indent=1)
+print(m)
+PY
+
+step "building (release preset)"
+run bash hack/install-deps.sh
+run cmake --preset release >/dev/null
+run cmake --build --preset release -j2 --target bench_scheduler bench_binder bench_e2e \
+  tephra-scheduler tephra-controller-manager
+bin="$root/build/release/bin"
+
+# ------------------------------------------------------------------------------ in-process
+if (( inprocess )); then
+  commands="$raw/commands-inprocess.txt"
+  : >"$commands"
+  step "in-process grid"
+  grid=()  # "nodes pods conf shape"
+  if [[ $preset == quick ]]; then
+    grid+=("500 10000 default uniform" "5000 10000 default uniform" "5000 50000 default uniform"
+           "5000 100000 default uniform" "15000 10000 default uniform"
+           "5000 10000 binpack uniform" "5000 10000 drf uniform" "5000 10000 proportion uniform"
+           "5000 10000 default mixed" "5000 10000 default taints")
+  else
+    for conf in default binpack drf proportion; do
+      for nodes in 500 5000 15000; do
+        for pods in 10000 50000 100000; do grid+=("$nodes $pods $conf uniform"); done
+      done
+    done
+    for shape in mixed taints; do
+      for nodes in 500 5000 15000; do
+        for pods in 10000 100000; do grid+=("$nodes $pods default $shape"); done
+      done
+    done
+  fi
+  rm -f "$raw"/inprocess-*.json
+  for point in "${grid[@]}"; do
+    read -r nodes pods conf shape <<<"$point"
+    run "$bin/bench_scheduler" --nodes "$nodes" --pods "$pods" --conf "$conf" --shape "$shape" \
+      --json "$raw/inprocess-$conf-$shape-$nodes-$pods.json"
+  done
+  python3 - "$out/inprocess.json" "$raw"/inprocess-*.json <<'PY'
+import json, sys
+runs = [json.load(open(p)) for p in sys.argv[2:]]
+runs.sort(key=lambda r: (r["conf"], r["shape"], r["nodes"], r["pending_pods"]))
+json.dump(runs, open(sys.argv[1], "w"), indent=1)
+PY
+fi
+
+# ------------------------------------------------------------------------------ end to end
+if (( e2e )); then
+  commands="$raw/commands-e2e.txt"
+  : >"$commands"
+  # Cluster sizes grow within one control plane (nodes are only added), so every contender of
+  # one size runs on the same cluster.
+  if [[ $preset == quick ]]; then sizes=${e2e_nodes:-500} pods=${e2e_pods:-5000}
+  else sizes=${e2e_nodes:-"500 5000"} pods=${e2e_pods:-30000}; fi
+  cp_name="bench-$$"
+  daemon_pids=()
+  cleanup() {
+    local pid
+    for pid in "${daemon_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${daemon_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    hack/control-plane.sh down --name "$cp_name" >/dev/null 2>&1 || true
+  }
+  trap cleanup EXIT
+  step "control plane $cp_name"
+  run hack/control-plane.sh up --name "$cp_name" --nodes 0 >/dev/null
+  eval "$(hack/control-plane.sh env --name "$cp_name")"
+  kubectl apply -f crds/ >/dev/null
+  kubectl wait --for condition=established --timeout=60s crd/jobs.batch.volcano.sh \
+    crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh >/dev/null
+  plane_pids=$(awk '$1=="kube-apiserver"||$1=="etcd"||$1=="kwok"{printf "%s%s=%s", sep, $1, $2; sep=","}' "$TEPHRA_CP_DIR/pids")
+  # Every client of the API server gets the same rate limit: kube-scheduler's default (50/100)
+  # would measure its client, not its scheduling (scheduler_perf raises it the same way).
+  qps=5000
+  # Concurrency where a daemon's default would cap throughput at workers / API latency: the
+  # PodGroup controller (a PodGroup per plain pod; default 5, Volcano's), tephra-scheduler's
+  # binder (default 16) and status writer (default 4) get as many workers as the bind ceiling
+  # has (kube-scheduler binds in unbounded goroutines).
+  workers=32
+  ks_conf="$raw/kube-scheduler.yaml"
+  cat >"$ks_conf" <<EOF
+apiVersion: kubescheduler.config.k8s.io/v1
+kind: KubeSchedulerConfiguration
+clientConnection:
+  kubeconfig: $KUBECONFIG
+  qps: $qps
+  burst: $qps
+leaderElection:
+  leaderElect: false
+profiles:
+- schedulerName: default-scheduler
+EOF
+
+  # start_daemon NAME URL command...: starts a daemon (log raw/<NAME>-<tag>.log) and waits
+  # until URL answers; its pid is then in pid_<NAME>.
+  start_daemon() {
+    local name=$1 url=$2; shift 2
+    printf '%q ' "$@" | sed "s|$root/||g; s|$TEPHRA_CP_DIR|\$CP_DIR|g" >>"$commands"; echo "&" >>"$commands"
+    "$@" >"$raw/$name-$tag.log" 2>&1 &
+    local pid=$!
+    daemon_pids+=("$pid")
+    eval "pid_$name=$pid"
+    for _ in $(seq 300); do
+      curl -skf "$url" >/dev/null 2>&1 && return 0
+      kill -0 "$pid" 2>/dev/null || { tail -20 "$raw/$name-$tag.log" >&2; return 1; }
+      sleep 0.2
+    done
+    echo "run.sh: $name not ready" >&2; return 1
+  }
+  stop_daemons() {
+    local pid
+    for pid in "${daemon_pids[@]}"; do kill "$pid" 2>/dev/null || true; done
+    for pid in "${daemon_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
+    daemon_pids=()
+  }
+  free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+
+  # measure NAME MODE SCHEDULER_NAME PIDS: one measured run of the running daemons, then reset.
+  measure() {
+    local name=$1 mode=$2 sched=$3 pids=$4 rc=0
+    step "e2e $nodes nodes: $name ($mode, $pods pods)"
+    run "$bin/bench_e2e" run --kubeconfig "$KUBECONFIG" --namespace "bench-$name" --mode "$mode" \
+      --scheduler-name "$sched" --pods "$pods" --creators 16 --pids "$pids,$plane_pids" \
+      --json "$raw/e2e-$nodes-$name.json" --series "$raw/e2e-$nodes-$name.series" || rc=$?
+    # The daemons' own metrics (cycle, bind and status-write latencies) explain their numbers.
+    local m
+    for m in $metrics_urls; do curl -skf "${m#*=}" >"$raw/metrics-$nodes-$name-${m%%=*}.txt" || true; done
+    metrics_urls=""
+    stop_daemons
+    [[ $rc == 0 ]] || echo "run.sh: $name did not bind every pod (see $raw/e2e-$nodes-$name.json)" >&2
+    # After the last run the control plane goes away: no reset (minutes on a busy machine).
+    [[ $name == tephra-gang && $nodes == "${sizes##* }" ]] && return 0
+    run "$bin/bench_e2e" reset --kubeconfig "$KUBECONFIG" --namespace "bench-$name"
+  }
+  tephra_daemons() {
+    local sport cport
+    sport=$(free_port); cport=$(free_port)
+    start_daemon tephra_controller_manager "http://127.0.0.1:$cport/readyz" \
+      "$bin/tephra-controller-manager" --kubeconfig "$KUBECONFIG" --leader-elect=false \
+      --kube-api-qps "$qps" --kube-api-burst "$qps" --worker-threads-for-podgroup "$workers" \
+      --healthz-address "127.0.0.1:$cport"
+    start_daemon tephra_scheduler "http://127.0.0.1:$sport/readyz" \
+      "$bin/tephra-scheduler" --kubeconfig "$KUBECONFIG" --leader-elect=false \
+      --kube-api-qps "$qps" --kube-api-burst "$qps" --bind-workers "$workers" --status-workers "$workers" \
+      --listen-address "127.0.0.1:$sport"
+    metrics_urls="tephra_scheduler=http://127.0.0.1:$sport/metrics tephra_controller_manager=http://127.0.0.1:$cport/metrics"
+  }
+
+  rm -f "$raw"/e2e-* "$raw"/*.log "$raw"/metrics-*
+  metrics_urls=""
+  for nodes in $sizes; do
+    step "e2e: growing the cluster to $nodes kwok nodes"
+    run "$bin/bench_e2e" setup --kubeconfig "$KUBECONFIG" --nodes "$nodes" --shape uniform
+
+    # The bind ceiling has no health endpoint: it is ready once it has listed the nodes.
+    tag="$nodes-ceiling"
+    printf 'build/release/bin/bench_binder --kubeconfig $KUBECONFIG --workers 32 --max-seconds 3600 &\n' >>"$commands"
+    "$bin/bench_binder" --kubeconfig "$KUBECONFIG" --workers 32 --max-seconds 3600 >"$raw/bench_binder-$tag.log" 2>&1 &
+    daemon_pids+=("$!")
+    sleep 1
+    measure ceiling pods bench-binder "bench_binder=${daemon_pids[0]}"
+
+    tag="$nodes-kube-scheduler"
+    port=$(free_port)
+    metrics_urls="kube_scheduler=https://127.0.0.1:$port/metrics"
+    start_daemon kube_scheduler "https://127.0.0.1:$port/healthz" \
+      "$TEPHRA_TOOLS_BIN/kube-scheduler" --config "$ks_conf" --bind-address 127.0.0.1 --secure-port "$port" \
+      --cert-dir "$raw/kube-scheduler-certs" \
+      --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --authentication-skip-lookup=true
+    measure kube-scheduler pods default-scheduler "kube_scheduler=$pid_kube_scheduler"
+
+    tag="$nodes-tephra-plain"
+    tephra_daemons
+    measure tephra-plain pods volcano \
+      "tephra_scheduler=$pid_tephra_scheduler,tephra_controller_manager=$pid_tephra_controller_manager"
+    tag="$nodes-tephra-gang"
+    tephra_daemons
+    measure tephra-gang jobs volcano \
+      "tephra_scheduler=$pid_tephra_scheduler,tephra_controller_manager=$pid_tephra_controller_manager"
+  done
+
+  python3 - "$out/e2e.json" "$pods" "$qps" "$workers" "$raw"/e2e-*.json <<'PY'
+import json, os, re, sys
+out, pods, qps, workers = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+sizes = {}
+for p in sys.argv[5:]:
+    nodes, name = re.match(r"e2e-(\d+)-(.+)\.json$", os.path.basename(p)).groups()
+    sizes.setdefault(nodes, {})[name] = json.load(open(p))
+json.dump({"pods": pods, "client_qps": qps, "workers": workers,
+           "sizes": [{"nodes": int(n), "runs": sizes[n]} for n in sorted(sizes, key=int)]},
+          open(out, "w"), indent=1)
+PY
+  trap - EXIT
+  cleanup
+fi
+
+step "report"
+python3 bench/report.py "$out"
+echo "report: $out/report.md" >&2
