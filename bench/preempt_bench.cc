@@ -29,6 +29,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/common.h"
 #include "scheduler/builtins.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/framework/cycle.h"
@@ -37,14 +38,8 @@ namespace {
 
 using namespace tephra;
 using namespace tephra::scheduler;
+using tephra::bench::Arg;
 using Clock = std::chrono::steady_clock;
-
-std::string Arg(int argc, char** argv, const std::string& name, const std::string& def) {
-  for (int i = 1; i + 1 < argc; ++i) {
-    if (argv[i] == name) return argv[i + 1];
-  }
-  return def;
-}
 
 double Millis(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
