@@ -612,6 +612,27 @@ const std::optional<JobConditionOut>& Session::JobCondition(size_t job) const {
   return conditions_[job];
 }
 
+void Session::AddJobNote(size_t job, JobNote note) {
+  std::vector<JobNote>& notes = notes_[job];
+  if (notes.size() < kMaxJobNotes) notes.push_back(std::move(note));
+}
+
+const std::vector<JobNote>* Session::JobNotes(size_t job) const {
+  auto it = notes_.find(job);
+  return it == notes_.end() ? nullptr : &it->second;
+}
+
+int32_t Session::JobWithdrawn(size_t job) const { return job < withdrawn_.size() ? withdrawn_[job] : 0; }
+
+void Session::NoteWithdrawn(size_t job, int32_t tasks) {
+  if (withdrawn_.empty()) withdrawn_.assign(jobs_.size(), 0);
+  withdrawn_[job] = std::max(withdrawn_[job], tasks);
+}
+
+void Session::ReportQueueShare(const std::string& queue, QueueShareReport report) {
+  queue_shares_[queue] = std::move(report);
+}
+
 // ---- Statement ----
 
 Statement::~Statement() {
@@ -654,6 +675,19 @@ std::vector<std::pair<size_t, std::string>> Statement::Evictions() const {
 }
 
 void Statement::Discard() {
+  // Placements withdrawn per job, for explanations ("6/10 tasks fit"). A statement is nearly
+  // always about one job, so a short list beats a map.
+  std::vector<std::pair<size_t, int32_t>> placed;
+  for (const Op& op : ops_) {
+    if (op.kind == Kind::kEvict) continue;
+    auto it = std::find_if(placed.begin(), placed.end(), [&](const auto& p) { return p.first == op.job; });
+    if (it == placed.end()) {
+      placed.emplace_back(op.job, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  for (const auto& [job, n] : placed) session_.NoteWithdrawn(job, n);
   for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) {
     if (it->kind == Kind::kEvict) {
       session_.Unevict(it->job, it->uid, it->previous);

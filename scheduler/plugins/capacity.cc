@@ -124,14 +124,21 @@ class CapacityPlugin : public Plugin {
     });
     ssn.AddJobEnqueueableFn(name(), [this](const JobInfo& job) {
       const Attr* leaf = Find(job.queue);
-      if (leaf == nullptr || leaf->queue == nullptr || !leaf->queue->IsOpen()) return Vote::kReject;
+      if (leaf == nullptr || leaf->queue == nullptr || !leaf->queue->IsOpen()) {
+        NoteJob(*session_, job, QueueNotOpenNote(name(), job.queue, leaf == nullptr ? nullptr : leaf->queue));
+        return Vote::kReject;
+      }
       if (!job.min_resources) return Vote::kPermit;
       Resources min = WithoutPods(*job.min_resources);
       for (Attr* a : Chain(job.queue)) {
         Resources want = min;
         want.Add(a->allocated);
         want.Add(a->inqueue);
-        if (!LessEqualInDims(want, a->real_capability, min)) return Vote::kReject;
+        if (!LessEqualInDims(want, a->real_capability, min)) {
+          NoteJob(*session_, job, AdmissionShortfallNote(name(), a->queue != nullptr ? a->queue->name : job.queue, min,
+                                                         a->allocated, a->inqueue, a->real_capability, a->capability));
+          return Vote::kReject;
+        }
       }
       return Vote::kPermit;
     });
@@ -143,6 +150,13 @@ class CapacityPlugin : public Plugin {
     h.allocate = [this](const TaskEvent& e) { Move(e.task, +1); };
     h.deallocate = [this](const TaskEvent& e) { Move(e.task, -1); };
     ssn.AddEventHandler(name(), h);
+  }
+
+  // Explanations show every queue's entitlement as this session ended.
+  void OnSessionClose(Session& ssn) override {
+    for (const auto& [queue, a] : attrs_) {
+      ssn.ReportQueueShare(queue, {std::string(name()), a.deserved, a.allocated, a.real_capability, a.inqueue, Share(queue)});
+    }
   }
 
  private:

@@ -26,11 +26,18 @@ class OvercommitPlugin : public Plugin {
         inqueue_.Add(waiting);
       }
     }
-    ssn.AddJobEnqueueableFn(name(), [this](const JobInfo& job) {
+    Session* s = &ssn;
+    ssn.AddJobEnqueueableFn(name(), [this, s](const JobInfo& job) {
       if (!job.min_resources) return Vote::kPermit;
       api::Resources want = inqueue_;
       want.Add(*job.min_resources);
-      return want.LessEqual(idle_, api::Resources::Missing::kZero) ? Vote::kPermit : Vote::kReject;
+      if (want.LessEqual(idle_, api::Resources::Missing::kZero)) return Vote::kPermit;
+      NoteJob(*s, job, {std::string(name()),
+                        "the cluster has no room to admit it: minResources " + WithoutPods(*job.min_resources).ToString() +
+                            " + admitted, not started " + WithoutPods(inqueue_).ToString() + " > " +
+                            WithoutPods(idle_).ToString() + " (idle x overcommit-factor)",
+                        "wait for running or admitted jobs to finish, add nodes, or raise overcommit-factor"});
+      return Vote::kReject;
     });
     ssn.AddJobEnqueuedFn(name(), [this](const JobInfo& job) {
       if (job.min_resources) inqueue_.Add(*job.min_resources);
