@@ -2,9 +2,18 @@
 // so the controller starts creating their pods. Queues by QueueOrder, jobs by JobOrder; a job
 // without minResources is always admitted; otherwise every JobEnqueueable plugin (proportion,
 // overcommit, ...) must agree. Admission is by aggregate resources, not placement.
+//
+// With the preempt action configured, a job refused for lack of room is asked again with the
+// resources of lower-priority, preemptable tasks of its own queue counted as free (as far as
+// the Preemptable rules allow taking them). Admitted, it gets its pods and preempt makes the
+// real, placement-aware choice — so a high-priority gang is never stuck behind the very jobs
+// it may preempt (Volcano admits only into idle room, so preemption never starts).
+#include <algorithm>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "scheduler/actions/actions.h"
+#include "scheduler/actions/victims.h"
 
 namespace tephra::scheduler {
 namespace {
@@ -14,6 +23,9 @@ class EnqueueAction : public Action {
   std::string_view name() const override { return "enqueue"; }
 
   void Execute(Session& ssn) override {
+    const auto& actions = ssn.conf().actions;
+    const bool preempts = std::find(actions.begin(), actions.end(), "preempt") != actions.end();
+    std::unordered_set<std::string> promised;  // victims already counted for an admitted job
     std::vector<std::string> queue_names;
     std::unordered_map<std::string, size_t> slot;
     std::vector<IndexHeap> heaps;
@@ -36,7 +48,9 @@ class EnqueueAction : public Action {
       size_t q = queues.Pop();
       size_t j = heaps[q].Pop();
       const JobInfo& job = ssn.job(j);
-      if (!job.min_resources || ssn.JobEnqueueable(job)) {
+      if (!job.min_resources || ssn.JobEnqueueable(job) ||
+          (preempts && AdmitByPreemption(ssn, j, promised))) {
+        ssn.ClearJobNotes(j);  // a first refusal the preemption credit overturned
         ssn.JobEnqueued(job);
         ssn.SetJobPhase(j, "Inqueue");
       } else {
@@ -47,6 +61,31 @@ class EnqueueAction : public Action {
       }
       if (!heaps[q].empty()) queues.Push(q);
     }
+  }
+
+ private:
+  // Asks again with the job's preemption credit; on success the victims counted are promised
+  // to this job so that no second job counts them too.
+  static bool AdmitByPreemption(Session& ssn, size_t j, std::unordered_set<std::string>& promised) {
+    const JobInfo& job = ssn.job(j);
+    std::vector<const TaskInfo*> candidates;
+    for (size_t v = 0; v < ssn.job_count(); ++v) {
+      const JobInfo& victim = ssn.job(v);
+      if (v == j || victim.queue != job.queue || victim.priority >= job.priority) continue;
+      for (const auto& [uid, t] : victim.tasks) {
+        bool running = t.status == TaskStatus::kRunning || t.status == TaskStatus::kBound;
+        if (running && t.pod->preemptable && promised.count(uid) == 0) candidates.push_back(&t);
+      }
+    }
+    if (candidates.empty()) return false;
+    TaskInfo proxy = AdmissionProxy(job);
+    std::vector<const TaskInfo*> allowed = ssn.Preemptable(proxy, candidates);
+    if (allowed.empty()) return false;
+    api::Resources credit;
+    for (const TaskInfo* t : allowed) credit.Add(t->request());
+    if (!ssn.JobEnqueueable(job, credit)) return false;
+    for (const TaskInfo* t : allowed) promised.insert(t->uid());
+    return true;
   }
 };
 

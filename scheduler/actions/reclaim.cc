@@ -79,17 +79,7 @@ class ReclaimAction : public Action {
     const QueueInfo* queue = ssn.queue(job.queue);
     if (queue == nullptr || !queue->IsOpen() || ssn.Overused(*queue)) return;
     api::Resources need = *job.min_resources;
-    auto pod = std::make_shared<PodInfo>();
-    pod->metadata.namespace_ = job.namespace_;
-    pod->metadata.name = job.name + "-admission";
-    pod->metadata.uid = "admission-" + job.id;
-    SchedulingSpec spec;
-    spec.request = need;
-    pod->spec = std::make_shared<const SchedulingSpec>(std::move(spec));
-    TaskInfo pseudo;
-    pseudo.pod = pod;
-    pseudo.job = job.id;
-    pseudo.priority = job.priority;
+    TaskInfo pseudo = AdmissionProxy(job);
     if (!ssn.Preemptive(*queue, pseudo)) return;
     api::Resources room;
     for (size_t n = 0; n < ssn.node_count(); ++n) room.Add(ssn.node(n).FutureIdle());

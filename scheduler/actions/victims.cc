@@ -5,6 +5,21 @@
 #include <map>
 
 namespace tephra::scheduler {
+
+TaskInfo AdmissionProxy(const JobInfo& job) {
+  auto pod = std::make_shared<PodInfo>();
+  pod->metadata.namespace_ = job.namespace_;
+  pod->metadata.name = job.name + "-admission";
+  pod->metadata.uid = "admission-" + job.id;
+  SchedulingSpec spec;
+  if (job.min_resources) spec.request = *job.min_resources;
+  pod->spec = std::make_shared<const SchedulingSpec>(std::move(spec));
+  TaskInfo proxy;
+  proxy.pod = pod;
+  proxy.job = job.id;
+  proxy.priority = job.priority;
+  return proxy;
+}
 namespace {
 
 // request <= available in every dimension the request uses.

@@ -25,6 +25,11 @@ struct VictimScope {
   bool reclaim = false;  // ask Reclaimable (and require reclaimable queues) instead of Preemptable
 };
 
+// A stand-in task for a job that has no pods yet (a Pending PodGroup): it requests the job's
+// minResources at the job's priority, so the Preemptive/Preemptable/Reclaimable rules can be
+// asked on the job's behalf before it is admitted.
+TaskInfo AdmissionProxy(const JobInfo& job);
+
 class VictimPlanner {
  public:
   VictimPlanner(Session& session, VictimScope scope) : session_(session), scope_(scope) {}

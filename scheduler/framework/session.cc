@@ -400,6 +400,13 @@ bool Session::JobPipelined(const JobInfo& job) const { return Votes(c_job_pipeli
 
 bool Session::JobEnqueueable(const JobInfo& job) const { return Votes(c_job_enqueueable_, job); }
 
+bool Session::JobEnqueueable(const JobInfo& job, const api::Resources& credit) {
+  admission_credit_ = credit;
+  bool permitted = Votes(c_job_enqueueable_, job);
+  admission_credit_ = api::Resources();
+  return permitted;
+}
+
 void Session::JobEnqueued(const JobInfo& job) const {
   for (const auto& tier : c_job_enqueued_) {
     for (const auto& fn : tier) fn(job);

@@ -160,6 +160,12 @@ class Session {
   bool JobReady(const JobInfo& job) const;
   bool JobPipelined(const JobInfo& job) const;
   bool JobEnqueueable(const JobInfo& job) const;
+  // The same vote, with `credit`: resources the job could take by preempting lower-priority
+  // tasks of its own queue. Plugins that count the cluster's or the queue's usage read it
+  // through AdmissionCredit() and treat it as free.
+  bool JobEnqueueable(const JobInfo& job, const api::Resources& credit);
+  // During a JobEnqueueable vote: the credit it was given (empty otherwise).
+  const api::Resources& AdmissionCredit() const { return admission_credit_; }
   void JobEnqueued(const JobInfo& job) const;
   bool JobStarving(const JobInfo& job) const;
   bool Overused(const QueueInfo& queue) const;
@@ -192,6 +198,7 @@ class Session {
   // Keeps the first kMaxJobNotes notes per job.
   void AddJobNote(size_t job, JobNote note);
   const std::vector<JobNote>* JobNotes(size_t job) const;
+  void ClearJobNotes(size_t job) { notes_.erase(job); }
   // The most tasks of `job` one statement placed and then withdrew (the gang did not fit).
   int32_t JobWithdrawn(size_t job) const;
   void ReportQueueShare(const std::string& queue, QueueShareReport report);
@@ -239,6 +246,7 @@ class Session {
   std::unordered_map<size_t, std::vector<JobNote>> notes_;               // by job index
   std::vector<int32_t> withdrawn_;                                       // per job, once used
   std::map<std::string, QueueShareReport> queue_shares_;
+  api::Resources admission_credit_;  // set only during JobEnqueueable(job, credit)
 
   // Registrations (by plugin) and their compiled, tiered forms.
   std::vector<Registered<JobCompareFn>> job_order_;

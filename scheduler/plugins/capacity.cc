@@ -122,10 +122,11 @@ class CapacityPlugin : public Plugin {
       }
       return victims;
     });
-    ssn.AddJobEnqueueableFn(name(), [this](const JobInfo& job) {
+    Session* s = &ssn;
+    ssn.AddJobEnqueueableFn(name(), [this, s](const JobInfo& job) {
       const Attr* leaf = Find(job.queue);
       if (leaf == nullptr || leaf->queue == nullptr || !leaf->queue->IsOpen()) {
-        NoteJob(*session_, job, QueueNotOpenNote(name(), job.queue, leaf == nullptr ? nullptr : leaf->queue));
+        NoteJob(*s, job, QueueNotOpenNote(name(), job.queue, leaf == nullptr ? nullptr : leaf->queue));
         return Vote::kReject;
       }
       if (!job.min_resources) return Vote::kPermit;
@@ -134,8 +135,10 @@ class CapacityPlugin : public Plugin {
         Resources want = min;
         want.Add(a->allocated);
         want.Add(a->inqueue);
-        if (!LessEqualInDims(want, a->real_capability, min)) {
-          NoteJob(*session_, job, AdmissionShortfallNote(name(), a->queue != nullptr ? a->queue->name : job.queue, min,
+        Resources capability = a->real_capability;
+        capability.Add(s->AdmissionCredit());  // the leaf's own tasks, so every ancestor's too
+        if (!LessEqualInDims(want, capability, min)) {
+          NoteJob(*s, job, AdmissionShortfallNote(name(), a->queue != nullptr ? a->queue->name : job.queue, min,
                                                          a->allocated, a->inqueue, a->real_capability, a->capability));
           return Vote::kReject;
         }

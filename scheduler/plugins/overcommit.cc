@@ -31,7 +31,9 @@ class OvercommitPlugin : public Plugin {
       if (!job.min_resources) return Vote::kPermit;
       api::Resources want = inqueue_;
       want.Add(*job.min_resources);
-      if (want.LessEqual(idle_, api::Resources::Missing::kZero)) return Vote::kPermit;
+      api::Resources room = idle_;
+      room.Add(s->AdmissionCredit());  // tasks the job may preempt free their share
+      if (want.LessEqual(room, api::Resources::Missing::kZero)) return Vote::kPermit;
       NoteJob(*s, job, {std::string(name()),
                         "the cluster has no room to admit it: minResources " + WithoutPods(*job.min_resources).ToString() +
                             " + admitted, not started " + WithoutPods(inqueue_).ToString() + " > " +

@@ -162,7 +162,9 @@ class ProportionPlugin : public Plugin {
       want.Add(a.allocated);
       want.Add(a.inqueue);
       want.Sub(a.elastic);
-      if (LessEqualInDims(want, a.real_capability, *job.min_resources)) return Vote::kPermit;
+      Resources capability = a.real_capability;
+      capability.Add(s->AdmissionCredit());  // the queue's own tasks the job may preempt
+      if (LessEqualInDims(want, capability, *job.min_resources)) return Vote::kPermit;
       Resources allocated = a.allocated;
       allocated.Sub(a.elastic);
       NoteJob(*s, job, AdmissionShortfallNote(name(), job.queue, WithoutPods(*job.min_resources), allocated,

@@ -1,8 +1,4 @@
 // tephra-scheduler against the real control plane: a process scheduling onto kwok nodes.
-//
-// Tests run in parallel on one control plane, so each starts its own scheduler with its own
-// scheduler name, node pool (--node-selector) and default queue: no two tests ever compete
-// for a pod or a node.
 #include <signal.h>
 
 #include <filesystem>
@@ -17,156 +13,11 @@
 
 #include "api/resources.h"
 #include "kube/json.h"
+#include "tests/integration/scheduler_fixture.h"
 #include "tests/support/cluster.h"
 
 namespace tephra::testing {
 namespace {
-
-void EnsureClusterSetup(const Kubectl& kubectl) {
-  static bool done = false;
-  if (done) return;
-  kubectl.MustRun({"apply", "-f", std::string(TEPHRA_SOURCE_DIR) + "/crds/"});
-  kubectl.MustRun({"apply", "-f", std::string(TEPHRA_SOURCE_DIR) + "/tests/integration/fixtures/rbac-scheduler.yaml"});
-  kubectl.MustRun({"wait", "--for=condition=Established", "crd/podgroups.scheduling.volcano.sh",
-                   "crd/queues.scheduling.volcano.sh", "--timeout=60s"});
-  done = true;
-}
-
-class SchedulerFixture {
- public:
-  SchedulerFixture()
-      : kubectl_(ClusterEnv::Get().kubeconfig),
-        id_(RandomSuffix()),
-        name_("tephra-it-" + id_),
-        dir_("/tmp/tephra-sched-it-" + id_) {
-    EnsureClusterSetup(kubectl_);
-    std::filesystem::create_directories(dir_);
-  }
-  ~SchedulerFixture() {
-    process_.reset();
-    for (const auto& n : nodes_) kubectl_.Run({"delete", "node", n, "--wait=false"});
-    for (const auto& q : queues_) kubectl_.Run({"delete", "queue", q, "--wait=false"});
-    std::filesystem::remove_all(dir_);
-  }
-
-  const Kubectl& kubectl() const { return kubectl_; }
-  const std::string& name() const { return name_; }
-  std::string queue_name(const std::string& q) const { return q + "-" + id_; }
-
-  void AddNodes(int count, const std::string& cpu, const std::string& memory,
-                std::map<std::string, std::string> labels = {}) {
-    for (int i = 0; i < count; ++i) {
-      std::string node = "it-" + id_ + "-" + std::to_string(nodes_.size());
-      labels["tephra.dev/test-pool"] = id_;
-      std::string label_json;
-      for (const auto& [k, v] : labels) label_json += ",\"" + k + "\":\"" + v + "\"";
-      kubectl_.MustRun({"create", "-f", "-"},
-                       R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + node +
-                           R"(","annotations":{"kwok.x-k8s.io/node":"fake"},"labels":{"type":"kwok-it")" +
-                           label_json + R"(}},"status":{"allocatable":{"cpu":")" + cpu + R"(","memory":")" +
-                           memory + R"(","pods":"110"},"capacity":{"cpu":")" + cpu + R"(","memory":")" +
-                           memory + R"(","pods":"110"}}})");
-      nodes_.push_back(node);
-    }
-    REQUIRE(Eventually(
-        [&] {
-          for (const auto& n : nodes_) {
-            auto r = kubectl_.Run({"get", "node", n, "-o", R"(jsonpath={.status.conditions[?(@.type=="Ready")].status})"});
-            if (r.out != "True") return false;
-          }
-          return true;
-        },
-        std::chrono::seconds(60)));
-  }
-
-  void AddQueue(const std::string& q, int weight) {
-    std::string name = queue_name(q);
-    kubectl_.MustRun({"apply", "-f", "-"},
-                     R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":")" +
-                         name + R"("},"spec":{"weight":)" + std::to_string(weight) + "}}");
-    queues_.push_back(name);
-  }
-
-  // A PodGroup and `pods` pods requesting `cpu` each, in namespace ns.
-  void AddGang(const std::string& ns, const std::string& group, const std::string& queue, int min_member,
-               int pods, const std::string& cpu, const std::string& extra_spec = "") {
-    kubectl_.MustRun({"-n", ns, "create", "-f", "-"},
-                     R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":")" +
-                         group + R"("},"spec":{"minMember":)" + std::to_string(min_member) +
-                         R"(,"queue":")" + queue + R"("}})");
-    std::string list = R"({"apiVersion":"v1","kind":"List","items":[)";
-    for (int i = 0; i < pods; ++i) {
-      if (i > 0) list += ",";
-      list += R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + group + "-" + std::to_string(i) +
-              R"(","annotations":{"scheduling.k8s.io/group-name":")" + group + R"("}},
-              "spec":{"schedulerName":")" + name_ + R"(",)" + extra_spec +
-              R"("containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":")" + cpu + R"("}}}]}})";
-    }
-    list += "]}";
-    kubectl_.MustRun({"-n", ns, "create", "-f", "-"}, list);
-  }
-
-  void Start(const std::string& conf = "") {
-    std::vector<std::string> argv{TEPHRA_SCHEDULER_PATH,
-                                  "--kubeconfig=" + ClusterEnv::Get().kubeconfig_scheduler,
-                                  "--scheduler-name=" + name_,
-                                  "--node-selector=tephra.dev/test-pool=" + id_,
-                                  "--default-queue=" + queue_name("default"),
-                                  "--leader-elect=false",
-                                  "--listen-address=127.0.0.1:0",
-                                  "--schedule-period=500ms",
-                                  "-v=1"};
-    if (!conf.empty()) {
-      std::ofstream(dir_ + "/scheduler.conf") << conf;
-      argv.push_back("--scheduler-conf=" + dir_ + "/scheduler.conf");
-    }
-    queues_.push_back(queue_name("default"));
-    process_ = std::make_unique<BackgroundProcess>(argv, dir_ + "/scheduler.log");
-    REQUIRE(process_->started());
-  }
-
-  void Kill() {
-    process_->Signal(SIGKILL);
-    process_->Wait(std::chrono::seconds(5));
-  }
-
-  std::string Log() const {
-    std::ifstream in(dir_ + "/scheduler.log");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-  }
-
-  // pod name -> node, for bound pods in ns.
-  std::map<std::string, std::string> Bindings(const std::string& ns) const {
-    auto out = kubectl_.MustRun({"-n", ns, "get", "pods", "-o",
-                                 R"(jsonpath={range .items[*]}{.metadata.name}={.spec.nodeName}{"\n"}{end})"});
-    std::map<std::string, std::string> m;
-    std::stringstream ss(out);
-    for (std::string line; std::getline(ss, line);) {
-      auto eq = line.find('=');
-      if (eq != std::string::npos && eq + 1 < line.size()) m[line.substr(0, eq)] = line.substr(eq + 1);
-    }
-    return m;
-  }
-
-  const std::vector<std::string>& nodes() const { return nodes_; }
-
- private:
-  Kubectl kubectl_;
-  std::string id_;
-  std::string name_;
-  std::string dir_;
-  std::vector<std::string> nodes_;
-  std::vector<std::string> queues_;
-  std::unique_ptr<BackgroundProcess> process_;
-};
-
-std::string Jsonpath(const Kubectl& k, const std::string& ns, const std::string& what,
-                     const std::string& path) {
-  auto r = k.Run({"-n", ns, "get", what, "-o", "jsonpath=" + path});
-  return r.ok() ? r.out : "";
-}
 
 TEST_CASE("a gang larger than the cluster stays Pending and says why") {
   SchedulerFixture f;

@@ -162,6 +162,54 @@ TEST_CASE("without preempt in the configuration nothing is evicted") {
   CHECK(r.evictions.empty());
 }
 
+// Enqueue with overcommit and proportion: the cluster is full, so plain admission refuses.
+const char* kAdmitConf = R"(actions: "enqueue, allocate, preempt"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: overcommit}, {name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}])";
+
+TEST_CASE("a high-priority job is admitted into room it may preempt, a peer is not") {
+  Harness h;
+  FillWithLowPriority(h, 4);  // one gang of four: preemptable only as a whole
+  h.Group("ns/high", "default", 2, "Pending", "cpu=2", "high");
+  h.Group("ns/peer", "default", 2, "Pending", "cpu=2", "low");
+  auto r = h.Run(kAdmitConf);
+  CHECK(r.phases["ns/high"] == "Inqueue");
+  CHECK(r.phases["ns/peer"] == "Pending");
+  CHECK(r.evictions.empty());  // no pods yet: preempt decides once they exist
+
+  SECTION("without preempt configured, admission waits for idle room as in Volcano") {
+    auto plain = h.Run(R"(actions: "enqueue, allocate"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: overcommit}, {name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}])");
+    CHECK(plain.phases["ns/high"] == "Pending");
+  }
+}
+
+TEST_CASE("room promised to one admitted job is not promised again") {
+  Harness h;
+  FillWithLowPriority(h);  // 4 CPUs of preemptable pods
+  h.Group("ns/a", "default", 3, "Pending", "cpu=3", "high");
+  h.Group("ns/b", "default", 3, "Pending", "cpu=3", "high");
+  auto r = h.Run(kAdmitConf);
+  int admitted = (r.phases["ns/a"] == "Inqueue") + (r.phases["ns/b"] == "Inqueue");
+  CHECK(admitted == 1);
+}
+
+TEST_CASE("system-critical pods are no admission credit") {
+  Harness h;
+  h.PriorityClass("high", 1000);
+  h.Node("n1", "cpu=4,memory=16Gi").Queue("default");
+  h.Group("ns/crit", "default", 1, "Running");
+  for (int i = 0; i < 4; ++i) {
+    h.Pod("ns/crit-" + std::to_string(i), "crit").Request("cpu=1").PriorityClassName("system-node-critical").On("n1").Add();
+  }
+  h.Group("ns/high", "default", 2, "Pending", "cpu=2", "high");
+  auto r = h.Run(kAdmitConf);
+  CHECK(r.phases["ns/high"] == "Pending");
+}
+
 TEST_CASE("a starved queue reclaims down to its deserved share and no further") {
   Harness h;
   h.Node("n1", "cpu=8,memory=64Gi").Queue("a", 1).Queue("b", 1);

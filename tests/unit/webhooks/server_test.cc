@@ -1,0 +1,127 @@
+// The daemon's HTTPS server: TLS with a certificate the way the daemon makes it, admission
+// reviews answered, health endpoints, the 3 MiB body limit, and certificate reloads. curl is the
+// client, as it checks the certificate the way the API server does (by IP SAN).
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "api/scheduling.h"
+#include "kube/metrics.h"
+#include "tests/support/process.h"
+#include "webhooks/certificates.h"
+#include "webhooks/handlers.h"
+#include "webhooks/server.h"
+
+namespace tephra::webhooks {
+namespace {
+
+using tephra::testing::CommandResult;
+using tephra::testing::RunCommand;
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path);
+  out << text;
+  REQUIRE(out.good());
+}
+
+// A CA and a serving certificate for 127.0.0.1 in a scratch directory.
+struct Certs {
+  Certs() {
+    std::string pattern = "/tmp/tephra-server-test-XXXXXX";
+    REQUIRE(::mkdtemp(pattern.data()) != nullptr);
+    dir = pattern;
+    Issue("tephra-admission");
+  }
+  ~Certs() {
+    for (const char* f : {"/ca.crt", "/tls.crt", "/tls.key", "/body"}) ::unlink((dir + f).c_str());
+    ::rmdir(dir.c_str());
+  }
+  void Issue(const std::string& common_name) {
+    auto now = std::chrono::system_clock::now();
+    if (ca.cert_pem.empty()) {
+      auto made = GenerateCa("test-ca", std::chrono::hours(24), now);
+      REQUIRE(made.ok());
+      ca = *made;
+      WriteFile(dir + "/ca.crt", ca.cert_pem);
+    }
+    SubjectAltNames sans;
+    REQUIRE(AddSubjectAltName("IP:127.0.0.1", &sans).ok());
+    auto serving = IssueServingCertificate(ca, common_name, sans, std::chrono::hours(24), now);
+    REQUIRE(serving.ok());
+    WriteFile(dir + "/tls.key.new", serving->key_pem);
+    WriteFile(dir + "/tls.crt.new", serving->cert_pem);
+    REQUIRE(std::rename((dir + "/tls.key.new").c_str(), (dir + "/tls.key").c_str()) == 0);
+    REQUIRE(std::rename((dir + "/tls.crt.new").c_str(), (dir + "/tls.crt").c_str()) == 0);
+  }
+  std::string dir;
+  CertificateAndKey ca;
+};
+
+// curl with the CA; returns "<status> <body>".
+std::string Curl(const Certs& certs, uint16_t port, const std::string& path,
+                 const std::string& body_file = "") {
+  std::vector<std::string> argv{"curl", "-sS", "--max-time", "10", "--cacert",
+                                certs.dir + "/ca.crt", "-o", "-", "-w", " %{http_code}"};
+  if (!body_file.empty()) {
+    argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", "@" + body_file});
+  }
+  argv.push_back("https://127.0.0.1:" + std::to_string(port) + path);
+  CommandResult r = RunCommand(argv);
+  INFO(r.err);
+  REQUIRE(r.ok());
+  size_t space = r.out.rfind(' ');
+  return r.out.substr(space + 1) + " " + r.out.substr(0, space);
+}
+
+TEST_CASE("The HTTPS server answers reviews and health checks and refuses oversized bodies") {
+  Certs certs;
+  api::StaticQueueLookup queues;
+  metrics::Registry registry;
+  AdmissionServerOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.threads = 2;
+  options.cert_file = certs.dir + "/tls.crt";
+  options.key_file = certs.dir + "/tls.key";
+  AdmissionServer server(options, registry);
+  REQUIRE(server.AddAdmission(std::string(kQueuesValidate), NewQueueValidator(queues, {})).ok());
+  bool ready = false;
+  REQUIRE(server.AddReadinessCheck("test", [&] {
+    return ready ? Status::Ok() : Unavailable("not yet");
+  }).ok());
+  REQUIRE(server.StartWebhooks().ok());
+  CHECK(server.AddAdmission("/late", NewQueueMutator()).code() == StatusCode::kFailedPrecondition);
+  const uint16_t port = server.webhook_port();
+  REQUIRE(port != 0);
+
+  CHECK(Curl(certs, port, "/healthz") == "200 ok");
+  CHECK(Curl(certs, port, "/readyz").rfind("500 ", 0) == 0);
+  ready = true;
+  CHECK(Curl(certs, port, "/readyz") == "200 ok");
+
+  WriteFile(certs.dir + "/body", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+      "request":{"uid":"u","operation":"DELETE","name":"root","oldObject":{"metadata":{"name":"root"}}}})");
+  std::string answer = Curl(certs, port, "/queues/validate", certs.dir + "/body");
+  CHECK(answer.rfind("200 ", 0) == 0);
+  CHECK(answer.find(R"("message":"metadata.name: queue \"root\" cannot be deleted")") !=
+        std::string::npos);
+
+  WriteFile(certs.dir + "/body", std::string(3 * 1024 * 1024 + 1, ' '));
+  CHECK(Curl(certs, port, "/queues/validate", certs.dir + "/body").rfind("413 ", 0) == 0);
+  CHECK(registry.Render().find("tephra_admission_requests_total") != std::string::npos);
+
+  // A renewed certificate is served after ReloadTls, without a restart.
+  certs.Issue("renewed");
+  REQUIRE(server.ReloadTls().ok());
+  CommandResult subject = RunCommand(
+      {"sh", "-c", "openssl s_client -connect 127.0.0.1:" + std::to_string(port) +
+                       " -CAfile " + certs.dir + "/ca.crt </dev/null 2>/dev/null | grep subject="});
+  CHECK(subject.out.find("CN = renewed") != std::string::npos);
+  server.Stop(std::chrono::seconds(1));
+}
+
+}  // namespace
+}  // namespace tephra::webhooks

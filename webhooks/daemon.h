@@ -1,0 +1,15 @@
+// tephra-admission put together: the certificates (generated and shared, or given), the
+// informer caches, the handlers behind the router, the HTTPS server, the caBundle patcher and
+// the health/metrics endpoints. main() parses flags and calls RunAdmission.
+#pragma once
+
+#include "kube/process.h"
+#include "webhooks/options.h"
+
+namespace tephra::webhooks {
+
+// Runs until `shutdown` is requested; returns the process exit code (0 after a clean stop,
+// 1 when a component could not start).
+int RunAdmission(const AdmissionOptions& options, kube::ShutdownSignal& shutdown);
+
+}  // namespace tephra::webhooks

@@ -1,0 +1,109 @@
+#include "webhooks/server.h"
+
+#include <glog/logging.h>
+
+#include "kube/daemon.h"
+#include "kube/health.h"
+#include "kube/http_server.h"
+#include "webhooks/router.h"
+
+namespace tephra::webhooks {
+namespace {
+
+constexpr size_t kMaxBodyBytes = 3 * 1024 * 1024;  // Volcano's limit, and the API server's
+
+}  // namespace
+
+class AdmissionServer::Impl {
+ public:
+  Impl(AdmissionServerOptions options, metrics::Registry& registry)
+      : options_(std::move(options)), registry_(registry), router_(registry) {}
+
+  AdmissionServerOptions options_;
+  metrics::Registry& registry_;
+  AdmissionRouter router_;
+  kube::HealthChecks health_;
+  std::unique_ptr<kube::HttpServer> webhooks_;
+  std::unique_ptr<kube::HttpServer> health_server_;
+};
+
+AdmissionServer::AdmissionServer(AdmissionServerOptions options, metrics::Registry& registry)
+    : impl_(std::make_unique<Impl>(std::move(options), registry)) {}
+
+AdmissionServer::~AdmissionServer() { Stop(std::chrono::seconds(1)); }
+
+Status AdmissionServer::AddAdmission(std::string path,
+                                     std::shared_ptr<const AdmissionHandler> handler,
+                                     std::function<Status()> ready) {
+  if (impl_->webhooks_ != nullptr) return FailedPrecondition("the webhook server is running");
+  return impl_->router_.Add(std::move(path), std::move(handler), std::move(ready));
+}
+
+Status AdmissionServer::AddReadinessCheck(std::string name, std::function<Status()> check) {
+  return impl_->health_.AddReadinessCheck(std::move(name), std::move(check));
+}
+
+Status AdmissionServer::StartHealth() {
+  const std::string& address = impl_->options_.health_address;
+  if (address.empty() || impl_->health_server_ != nullptr) return Status::Ok();
+  kube::HealthServing serving;
+  serving.flag = "healthz-address";
+  serving.address = address;
+  TEPHRA_ASSIGN_OR_RETURN(impl_->health_server_,
+                          kube::ServeHealth(serving, impl_->health_, impl_->registry_));
+  return Status::Ok();
+}
+
+void AdmissionServer::SetCertificateFiles(std::string cert_file, std::string key_file) {
+  impl_->options_.cert_file = std::move(cert_file);
+  impl_->options_.key_file = std::move(key_file);
+}
+
+Status AdmissionServer::StartWebhooks() {
+  if (impl_->webhooks_ != nullptr) return Status::Ok();
+  const AdmissionServerOptions& o = impl_->options_;
+  kube::HttpServerOptions server;
+  server.address = o.address;
+  server.port = o.port;
+  server.threads = o.threads;
+  server.max_body_bytes = kMaxBodyBytes;
+  server.handler_timeout = o.request_timeout;
+  server.read_timeout = o.request_timeout;
+  server.name = "webhook";
+  kube::TlsOptions tls;
+  tls.cert_file = o.cert_file;
+  tls.key_file = o.key_file;
+  server.tls = tls;
+  auto webhooks = std::make_unique<kube::HttpServer>(server);
+  TEPHRA_RETURN_IF_ERROR(impl_->router_.Mount(*webhooks));
+  TEPHRA_RETURN_IF_ERROR(kube::MountHealthEndpoints(*webhooks, impl_->health_, impl_->registry_));
+  TEPHRA_RETURN_IF_ERROR(webhooks->Start().WithContext("webhook server"));
+  impl_->webhooks_ = std::move(webhooks);
+  std::string paths;
+  for (const std::string& p : impl_->router_.paths()) paths += " " + p;
+  LOG(INFO) << "serving admission webhooks on https://" << o.address << ":"
+            << impl_->webhooks_->port() << ":" << paths;
+  return Status::Ok();
+}
+
+Status AdmissionServer::ReloadTls() {
+  if (impl_->webhooks_ == nullptr) return Status::Ok();
+  return impl_->webhooks_->ReloadTls();
+}
+
+void AdmissionServer::Stop(std::chrono::milliseconds grace) {
+  if (impl_->webhooks_ != nullptr) impl_->webhooks_->Stop(grace);
+  if (impl_->health_server_ != nullptr) impl_->health_server_->Stop(std::chrono::seconds(1));
+}
+
+uint16_t AdmissionServer::webhook_port() const {
+  return impl_->webhooks_ == nullptr ? 0 : impl_->webhooks_->port();
+}
+
+uint16_t AdmissionServer::health_port() const {
+  return impl_->health_server_ == nullptr ? 0 : impl_->health_server_->port();
+}
+
+std::vector<std::string> AdmissionServer::paths() const { return impl_->router_.paths(); }
+
+}  // namespace tephra::webhooks
