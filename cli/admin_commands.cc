@@ -5,6 +5,7 @@
 #include <map>
 
 #include <google/protobuf/util/json_util.h>
+#include <rapidjson/document.h>
 
 #include "api/batch.h"
 #include "api/kinds.h"

@@ -183,7 +183,6 @@ int QueueCreate(Context& ctx, const std::vector<std::string>& args, const Create
   TEPHRA_CLI_ASSIGN(api::ResourceList capability, ParseResourceList("capability", f.capability));
   TEPHRA_CLI_ASSIGN(api::ResourceList deserved, ParseResourceList("deserved", f.deserved));
   TEPHRA_CLI_ASSIGN(api::ResourceList guarantee, ParseResourceList("guarantee", f.guarantee));
-  TEPHRA_CLI_ASSIGN(auto client, ctx.Client());
   api::Queue q;
   q.api_version = std::string(api::kSchedulingApiVersion);
   q.kind = std::string(api::kQueueKind);
@@ -193,6 +192,7 @@ int QueueCreate(Context& ctx, const std::vector<std::string>& args, const Create
     if (eq == std::string::npos || eq == 0) return UsageError(ctx, "--label: \"" + l + "\" is not KEY=VALUE");
     q.metadata.labels[l.substr(0, eq)] = l.substr(eq + 1);
   }
+  TEPHRA_CLI_ASSIGN(auto client, ctx.Client());
   q.spec.weight = f.weight;
   q.spec.capability = capability;
   q.spec.deserved = deserved;

@@ -121,8 +121,8 @@ class AdminService final : public pb::SchedulerAdmin::Service {
                                                  " in the scheduler's cache (scheduler names: " + Names() + ")"};
       }
     } else {
-      for (const auto& candidate : s_.cache->Jobs()) {
-        if (candidate->namespace_ != req->namespace_() || !OwnedBy(*candidate, req->job())) continue;
+      for (const auto& candidate : s_.cache->JobsIn(req->namespace_())) {
+        if (!OwnedBy(*candidate, req->job())) continue;
         if (!job || (candidate->creation && job->creation && *candidate->creation > *job->creation)) job = candidate;
       }
       if (!job) {
@@ -147,15 +147,7 @@ class AdminService final : public pb::SchedulerAdmin::Service {
     std::shared_ptr<const Snapshot> snap = s_.cache->TakeSnapshot();
     std::map<std::string, QueueView> views = QueueViewsOf(*snap);
     SessionSummary last = s_.recorder->Last();
-    for (const auto& [name, report] : last.shares) {
-      auto it = views.find(name);
-      if (it == views.end()) continue;
-      it->second.share_plugin = report.plugin;
-      it->second.deserved = report.deserved;
-      it->second.real_capability = report.real_capability;
-      it->second.inqueue = report.inqueue;
-      it->second.share = report.share;
-    }
+    ApplyShares(last.shares, &views);
     if (!last.id.empty()) {
       out->mutable_session()->set_id(last.id);
       out->mutable_session()->set_time(kube::FormatTime(last.time));

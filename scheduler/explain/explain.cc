@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
+#include <unordered_set>
 
 #include "api/batch.h"
 #include "scheduler/framework/outcome.h"
@@ -182,7 +184,10 @@ std::string ShortReason(const std::string& reason) {
 
 std::vector<UnplacedGroup> GroupUnplaced(const JobInfo& job,
                                          const std::unordered_map<std::string, FitErrors>* errors,
-                                         int32_t* not_tried) {
+                                         const std::vector<std::string>* withdrawn, int32_t* not_tried) {
+  std::unordered_set<std::string_view> fit;
+  if (withdrawn != nullptr) fit.insert(withdrawn->begin(), withdrawn->end());
+  auto was_withdrawn = [&fit](const std::string& uid) { return fit.count(uid) != 0; };
   struct Entry {
     const SchedulingSpec* spec;
     const FitErrors* errors;  // null: tasks held back without errors (scheduling gates)
@@ -212,7 +217,7 @@ std::vector<UnplacedGroup> GroupUnplaced(const JobInfo& job,
   int32_t untried = 0;
   for (const auto& [uid, t] : job.tasks) {
     if (t.status != TaskStatus::kPending || t.best_effort()) continue;
-    if (errors != nullptr && errors->count(uid) != 0) continue;
+    if ((errors != nullptr && errors->count(uid) != 0) || was_withdrawn(uid)) continue;
     const SchedulingSpec* spec = t.pod->spec.get();
     Entry* e = nullptr;
     for (auto& candidate : entries) {
@@ -250,16 +255,20 @@ std::map<std::string, QueueView> QueueViews(const Session& ssn) {
   jobs.reserve(ssn.job_count());
   for (size_t j = 0; j < ssn.job_count(); ++j) jobs.push_back(&ssn.job(j));
   std::map<std::string, QueueView> views = BuildQueueViews(ssn.queues(), jobs);
-  for (const auto& [name, report] : ssn.queue_shares()) {
-    auto it = views.find(name);
-    if (it == views.end()) continue;
+  ApplyShares(ssn.queue_shares(), &views);
+  return views;
+}
+
+void ApplyShares(const std::map<std::string, QueueShareReport>& shares, std::map<std::string, QueueView>* views) {
+  for (const auto& [name, report] : shares) {
+    auto it = views->find(name);
+    if (it == views->end()) continue;
     it->second.share_plugin = report.plugin;
     it->second.deserved = report.deserved;
     it->second.real_capability = report.real_capability;
     it->second.inqueue = report.inqueue;
     it->second.share = report.share;
   }
-  return views;
 }
 
 std::map<std::string, QueueView> QueueViewsOf(const Snapshot& snapshot) {
@@ -293,8 +302,10 @@ JobExplanation ExplainSessionJob(const Session& ssn, size_t j, const QueueView* 
   if (job.min_resources) e.min_resources = DropPods(*job.min_resources);
   e.tasks = static_cast<int32_t>(job.tasks.size());
   e.ready = job.ReadyCount();
-  e.fit = std::min(e.tasks, e.ready + job.Count(TaskStatus::kPipelined) + ssn.JobWithdrawn(j));
-  e.groups = GroupUnplaced(job, ssn.JobFitErrors(j), &e.not_tried);
+  const std::vector<std::string>* withdrawn = ssn.JobWithdrawn(j);
+  const int32_t withdrawn_count = withdrawn == nullptr ? 0 : static_cast<int32_t>(withdrawn->size());
+  e.fit = std::min(e.tasks, e.ready + job.Count(TaskStatus::kPipelined) + withdrawn_count);
+  e.groups = GroupUnplaced(job, ssn.JobFitErrors(j), withdrawn, &e.not_tried);
   static constexpr std::string_view kInsufficient = "Insufficient ";
   for (auto& g : e.groups) {
     e.unplaced += g.tasks;

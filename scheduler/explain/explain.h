@@ -104,11 +104,13 @@ inline constexpr size_t kExamplePods = 3;
 inline constexpr size_t kMaxGroups = 8;
 inline constexpr size_t kMaxReasons = 8;
 
-// Groups the failed tasks of `job` (errors: the session's fit errors of the job, may be null).
-// `not_tried` receives the pending tasks with neither errors nor a group of the same spec.
+// Groups the failed tasks of `job` (errors: the session's fit errors of the job, may be null;
+// withdrawn: tasks that found a node but were withdrawn with the gang, may be null — they fit,
+// so they are in no group). `not_tried` receives the other pending tasks with neither errors
+// nor a group of the same spec.
 std::vector<UnplacedGroup> GroupUnplaced(const JobInfo& job,
                                          const std::unordered_map<std::string, FitErrors>* errors,
-                                         int32_t* not_tried);
+                                         const std::vector<std::string>* withdrawn, int32_t* not_tried);
 
 // The explanation of job `j` of a closed session. `queue` is the job's queue as the session saw
 // it (QueueViews), or null when the queue is unknown; `largest_free` (LargestFree), when given,
@@ -123,6 +125,8 @@ std::map<std::string, int64_t> LargestFree(const Session& ssn);
 std::map<std::string, QueueView> QueueViews(const Session& ssn);
 // The same over a snapshot (no session: no deserved shares), for "now" views.
 std::map<std::string, QueueView> QueueViewsOf(const Snapshot& snapshot);
+// Fills the share plugin's figures (deserved, real capability, ...) into `views`.
+void ApplyShares(const std::map<std::string, QueueShareReport>& shares, std::map<std::string, QueueView>* views);
 
 // One line, as in the header comment.
 std::string Summarize(const JobExplanation& e);

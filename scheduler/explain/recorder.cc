@@ -32,16 +32,6 @@ std::shared_ptr<const JobExplanation> ExplanationStore::Get(const JobId& id) con
   return it == index_.end() ? nullptr : *it->second;
 }
 
-std::vector<std::shared_ptr<const JobExplanation>> ExplanationStore::ByOwner(const std::string& ns,
-                                                                             const std::string& job) const {
-  std::vector<Entry> out;
-  std::lock_guard<std::mutex> l(mu_);
-  for (const auto& e : lru_) {
-    if (e->namespace_ == ns && e->owner_job == job) out.push_back(e);
-  }
-  return out;
-}
-
 size_t ExplanationStore::size() const {
   std::lock_guard<std::mutex> l(mu_);
   return lru_.size();
@@ -53,9 +43,11 @@ void SessionRecorder::Record(const Session& ssn, Decisions decisions, kube::Time
   std::optional<std::map<std::string, int64_t>> free;
   for (size_t j = 0; j < ssn.job_count(); ++j) {
     const JobInfo& job = ssn.job(j);
-    // Jobs waiting for something, and jobs this session placed; everything else keeps its
-    // last explanation (touched_jobs() is no filter: gang marks every ready job each session).
-    const bool waiting = job.IsPending() || job.Count(TaskStatus::kPending) > job.pending_best_effort;
+    // Jobs waiting for something (admission, a node, their pods), and jobs this session placed;
+    // everything else keeps its last explanation (touched_jobs() is no filter: gang marks every
+    // ready job each session).
+    const bool waiting = job.IsPending() || job.Count(TaskStatus::kPending) > job.pending_best_effort ||
+                         (job.tasks.empty() && job.phase == "Inqueue");
     const bool placed = job.Count(TaskStatus::kAllocated) + job.Count(TaskStatus::kPipelined) > 0;
     if (!waiting && !placed) continue;
     const QueueView* queue = nullptr;

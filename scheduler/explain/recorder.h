@@ -33,9 +33,6 @@ class ExplanationStore {
   explicit ExplanationStore(size_t capacity) : capacity_(capacity == 0 ? 1 : capacity) {}
   void PutAll(std::vector<std::shared_ptr<const JobExplanation>> explanations);
   std::shared_ptr<const JobExplanation> Get(const JobId& id) const;
-  // Explanations of PodGroups owned by Volcano Job `ns/job`.
-  std::vector<std::shared_ptr<const JobExplanation>> ByOwner(const std::string& ns,
-                                                             const std::string& job) const;
   size_t size() const;
   size_t capacity() const { return capacity_; }
 

@@ -629,11 +629,14 @@ const std::vector<JobNote>* Session::JobNotes(size_t job) const {
   return it == notes_.end() ? nullptr : &it->second;
 }
 
-int32_t Session::JobWithdrawn(size_t job) const { return job < withdrawn_.size() ? withdrawn_[job] : 0; }
+const std::vector<std::string>* Session::JobWithdrawn(size_t job) const {
+  auto it = withdrawn_.find(job);
+  return it == withdrawn_.end() ? nullptr : &it->second;
+}
 
-void Session::NoteWithdrawn(size_t job, int32_t tasks) {
-  if (withdrawn_.empty()) withdrawn_.assign(jobs_.size(), 0);
-  withdrawn_[job] = std::max(withdrawn_[job], tasks);
+void Session::NoteWithdrawn(size_t job, std::vector<std::string> uids) {
+  std::vector<std::string>& kept = withdrawn_[job];
+  if (uids.size() > kept.size()) kept = std::move(uids);
 }
 
 void Session::ReportQueueShare(const std::string& queue, QueueShareReport report) {
@@ -684,17 +687,14 @@ std::vector<std::pair<size_t, std::string>> Statement::Evictions() const {
 void Statement::Discard() {
   // Placements withdrawn per job, for explanations ("6/10 tasks fit"). A statement is nearly
   // always about one job, so a short list beats a map.
-  std::vector<std::pair<size_t, int32_t>> placed;
+  std::vector<std::pair<size_t, std::vector<std::string>>> placed;
   for (const Op& op : ops_) {
     if (op.kind == Kind::kEvict) continue;
     auto it = std::find_if(placed.begin(), placed.end(), [&](const auto& p) { return p.first == op.job; });
-    if (it == placed.end()) {
-      placed.emplace_back(op.job, 1);
-    } else {
-      ++it->second;
-    }
+    if (it == placed.end()) it = placed.insert(placed.end(), {op.job, {}});
+    it->second.push_back(op.uid);
   }
-  for (const auto& [job, n] : placed) session_.NoteWithdrawn(job, n);
+  for (auto& [job, uids] : placed) session_.NoteWithdrawn(job, std::move(uids));
   for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) {
     if (it->kind == Kind::kEvict) {
       session_.Unevict(it->job, it->uid, it->previous);

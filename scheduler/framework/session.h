@@ -199,8 +199,9 @@ class Session {
   void AddJobNote(size_t job, JobNote note);
   const std::vector<JobNote>* JobNotes(size_t job) const;
   void ClearJobNotes(size_t job) { notes_.erase(job); }
-  // The most tasks of `job` one statement placed and then withdrew (the gang did not fit).
-  int32_t JobWithdrawn(size_t job) const;
+  // The tasks of `job` a statement placed and then withdrew because the gang did not fit (the
+  // largest such set this session; null when none).
+  const std::vector<std::string>* JobWithdrawn(size_t job) const;
   void ReportQueueShare(const std::string& queue, QueueShareReport report);
   const std::map<std::string, QueueShareReport>& queue_shares() const { return queue_shares_; }
   const std::shared_ptr<const Snapshot>& snapshot_ptr() const { return snapshot_; }
@@ -226,7 +227,7 @@ class Session {
   void FireAllocate(const TaskInfo& task, const std::string& node);
   void FireDeallocate(const TaskInfo& task, const std::string& node);
   friend class Statement;
-  void NoteWithdrawn(size_t job, int32_t tasks);
+  void NoteWithdrawn(size_t job, std::vector<std::string> uids);
 
   std::shared_ptr<const Snapshot> snapshot_;
   const SchedulerConf& conf_;
@@ -244,7 +245,7 @@ class Session {
   std::vector<std::unordered_map<std::string, FitErrors>> fit_errors_;  // per job
   std::vector<std::optional<JobConditionOut>> conditions_;               // per job
   std::unordered_map<size_t, std::vector<JobNote>> notes_;               // by job index
-  std::vector<int32_t> withdrawn_;                                       // per job, once used
+  std::unordered_map<size_t, std::vector<std::string>> withdrawn_;       // by job index
   std::map<std::string, QueueShareReport> queue_shares_;
   api::Resources admission_credit_;  // set only during JobEnqueueable(job, credit)
 

@@ -57,6 +57,18 @@ struct Served {
   std::string address() const { return "127.0.0.1:" + std::to_string(server->port()); }
 };
 
+// tephractl's connection settings: plaintext unless a CA is given.
+cli::AdminConnection Conn(std::string address, std::string ca = "", std::string cert = "", std::string key = "",
+                          std::string server_name = "") {
+  cli::AdminConnection c;
+  c.address = std::move(address);
+  c.ca_file = std::move(ca);
+  c.cert_file = std::move(cert);
+  c.key_file = std::move(key);
+  c.server_name = std::move(server_name);
+  return c;
+}
+
 std::unique_ptr<cli::AdminClient> Connect(const cli::AdminConnection& c) {
   auto client = cli::AdminClient::Create(c);
   REQUIRE(client.ok());
@@ -65,7 +77,7 @@ std::unique_ptr<cli::AdminClient> Connect(const cli::AdminConnection& c) {
 
 TEST_CASE("ExplainJob finds a Volcano Job's PodGroup and returns the last session's explanation") {
   Served s;
-  auto client = Connect({s.address()});
+  auto client = Connect(Conn(s.address()));
   auto e = client->ExplainJob("ns", "train", "");
   REQUIRE(e.ok());
   CHECK(e->pod_group() == "train-0f3c");
@@ -93,7 +105,7 @@ TEST_CASE("ExplainJob finds a Volcano Job's PodGroup and returns the last sessio
 
 TEST_CASE("ExplainJob errors name what is missing") {
   Served s;
-  auto client = Connect({s.address()});
+  auto client = Connect(Conn(s.address()));
   auto missing = client->ExplainJob("ns", "nope", "");
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().code() == StatusCode::kNotFound);
@@ -109,7 +121,7 @@ TEST_CASE("ExplainJob errors name what is missing") {
 
 TEST_CASE("QueueUsage, GetInfo, health and DumpSnapshot") {
   Served s;
-  auto client = Connect({s.address()});
+  auto client = Connect(Conn(s.address()));
   CHECK(client->Health().ok());
   auto usage = client->QueueUsage("");
   REQUIRE(usage.ok());
@@ -146,7 +158,7 @@ TEST_CASE("QueueUsage, GetInfo, health and DumpSnapshot") {
   CHECK(DecodeSnapshot(text, interner).ok());
 
   s.server->Stop(std::chrono::milliseconds(100));
-  cli::AdminConnection quick{s.address()};
+  cli::AdminConnection quick = Conn(s.address());
   quick.timeout = std::chrono::milliseconds(500);
   auto gone = Connect(quick)->ExplainJob("ns", "train", "");
   REQUIRE_FALSE(gone.ok());
@@ -202,17 +214,17 @@ TEST_CASE("with a certificate and a client CA the admin API speaks mutual TLS") 
   }
   {
     Served s({"127.0.0.1:0", f("server.crt"), f("server.key"), f("ca.crt")});
-    cli::AdminConnection c{s.address(), f("ca.crt"), f("client.crt"), f("client.key"), "localhost"};
+    cli::AdminConnection c = Conn(s.address(), f("ca.crt"), f("client.crt"), f("client.key"), "localhost");
     auto client = Connect(c);
     auto info = client->GetInfo();
     REQUIRE(info.ok());
     CHECK(info->tls());
     // Without a client certificate the handshake fails.
-    cli::AdminConnection anonymous{s.address(), f("ca.crt"), "", "", "localhost"};
+    cli::AdminConnection anonymous = Conn(s.address(), f("ca.crt"), "", "", "localhost");
     anonymous.timeout = std::chrono::milliseconds(2000);
     CHECK_FALSE(Connect(anonymous)->GetInfo().ok());
     // Plaintext against a TLS port fails too.
-    cli::AdminConnection plain{s.address()};
+    cli::AdminConnection plain = Conn(s.address());
     plain.timeout = std::chrono::milliseconds(2000);
     CHECK_FALSE(Connect(plain)->GetInfo().ok());
   }

@@ -137,6 +137,32 @@ TEST_CASE("a job in a closed queue says so and how to open it") {
   CHECK(HasHint(*e, "tephractl queue open shut"));
 }
 
+TEST_CASE("admission by preemption credit leaves no refusal note, a refused peer keeps one") {
+  Harness h;
+  h.PriorityClass("high", 1000).PriorityClass("low", 10);
+  h.Node("n1", "cpu=4,memory=16Gi").Queue("default");
+  h.Group("ns/low", "default", 4, "Running", "", "low");
+  for (int i = 0; i < 4; ++i) h.Pod("ns/low-" + std::to_string(i), "low").Request("cpu=1").Priority(10).On("n1").Add();
+  h.Group("ns/high", "default", 2, "Pending", "cpu=2", "high");
+  h.Group("ns/peer", "default", 2, "Pending", "cpu=2", "low");
+  SessionRecorder recorder({100, false});
+  h.inspect = [&](const Session& ssn) { recorder.Record(ssn, Decisions{}, ssn.Now()); };
+  h.Run(R"(actions: "enqueue, allocate, preempt"
+tiers:
+- plugins: [{name: priority}, {name: gang}, {name: conformance}]
+- plugins: [{name: overcommit}, {name: drf}, {name: predicates}, {name: proportion}, {name: nodeorder}])");
+  auto high = recorder.Explanation("ns/high");
+  REQUIRE(high != nullptr);
+  CHECK(high->admitted);
+  CHECK(high->notes.empty());  // overcommit refused it first; the credit overturned that
+  auto peer = recorder.Explanation("ns/peer");
+  REQUIRE(peer != nullptr);
+  CHECK_FALSE(peer->admitted);
+  REQUIRE(peer->notes.size() == 1);  // the plain refusal only, not a second one with the credit
+  CHECK(peer->notes[0].plugin == "overcommit");
+  CHECK(Summarize(*peer).find("the cluster has no room to admit it") != std::string::npos);
+}
+
 TEST_CASE("a placed gang is recorded as scheduled, with nothing left to explain") {
   Harness h;
   h.Node("n1", "cpu=4").Queue("default").Group("ns/ok", "default", 2);
