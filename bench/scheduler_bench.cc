@@ -7,7 +7,8 @@
 // on `nodes` empty nodes, cycle by cycle until nothing more can be placed; (2) the time to open
 // a session (snapshot + plugin setup) over `running` running pods when nothing changed; (3) the
 // cycle time over a full cluster with `backlog` gangs that cannot be placed, with and without
-// recording explanations (the most the recorder ever does); (4) peak resident memory.
+// recording explanations (the most the recorder ever does); (4) that cluster as a dumped
+// snapshot: its size, encode and decode time, and one replayed session; (5) peak resident memory.
 //
 // Every cycle records its explanations and decisions as tephra-scheduler does (--explain off
 // turns that off in (1) and (2), for comparison).
@@ -23,6 +24,8 @@
 #include "scheduler/explain/recorder.h"
 #include "scheduler/framework/cycle.h"
 #include "scheduler/replay/decisions.h"
+#include "scheduler/replay/replay.h"
+#include "scheduler/replay/snapshot_io.h"
 
 namespace {
 
@@ -241,6 +244,28 @@ int main(int argc, char** argv) {
               backlog_off_ms, backlog_on_ms, backlog_recorder.store().size(),
               (backlog_on_ms / backlog_off_ms - 1) * 100);
 
+  // ---- 4. the backlog cluster as a snapshot: its size, and a replay of it ----
+  SnapshotDocument doc;
+  doc.snapshot = full.TakeSnapshot();
+  auto te = Clock::now();
+  std::string text = EncodeSnapshot(doc);
+  double encode_ms = Seconds(Clock::now() - te) * 1e3;
+  SpecInterner replay_interner;
+  auto td = Clock::now();
+  StatusOr<SnapshotDocument> decoded = DecodeSnapshot(text, replay_interner);
+  double decode_ms = Seconds(Clock::now() - td) * 1e3;
+  if (!decoded.ok()) {
+    std::fprintf(stderr, "snapshot does not read back: %s\n", decoded.status().message().c_str());
+    return 1;
+  }
+  auto tr = Clock::now();
+  ReplayResult replayed = Replay(*decoded, *conf, registry);
+  double replay_ms = Seconds(Clock::now() - tr) * 1e3;
+  std::printf("snapshot: %zu nodes, %zu jobs: %.1f MiB JSON, encode %.0f ms, decode %.0f ms, replay session %.0f ms "
+              "(%zu jobs left waiting)\n",
+              doc.snapshot->nodes.size(), doc.snapshot->jobs.size(), static_cast<double>(text.size()) / (1 << 20),
+              encode_ms, decode_ms, replay_ms, replayed.waiting.size());
+
   long rss_kb = PeakRssKb();
   std::printf("peak RSS %.0f MiB (all scenarios in one process)\n", static_cast<double>(rss_kb) / 1024);
   if (!json_path.empty()) {
@@ -251,6 +276,8 @@ int main(int argc, char** argv) {
         << ",\"snapshot_ms\":" << snapshot_ms << ",\"session_open_ms\":" << open_ms
         << ",\"idle_cycle_ms\":" << cycle_ms << ",\"backlog_gangs\":" << backlog
         << ",\"backlog_cycle_ms\":" << backlog_off_ms << ",\"backlog_cycle_explained_ms\":" << backlog_on_ms
+        << ",\"snapshot_bytes\":" << text.size() << ",\"snapshot_encode_ms\":" << encode_ms
+        << ",\"snapshot_decode_ms\":" << decode_ms << ",\"replay_ms\":" << replay_ms
         << ",\"explanations\":" << (explain ? "true" : "false") << ",\"peak_rss_mib\":" << static_cast<double>(rss_kb) / 1024
         << ",\"conf\":\"" << conf_name << "\"}\n";
   }

@@ -6,11 +6,7 @@
 // Each test runs its own scheduler (own scheduler name, node pool and admin port) and its own
 // namespace-scoped controller manager (queues labelled with the test's id), so tests running at
 // the same time never share a pod, node or queue.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -21,25 +17,13 @@
 
 #include "kube/json.h"
 #include "tests/integration/controllers/harness.h"
+#include "tests/integration/scheduler_fixture.h"
 #include "tests/support/cluster.h"
 
 namespace tephra::testing {
 namespace {
 
 constexpr auto kTimeout = std::chrono::seconds(90);
-
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  socklen_t len = sizeof(addr);
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
 
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path);
@@ -58,82 +42,47 @@ std::string Field(const std::string& text, const std::vector<std::string>& path)
   return r.String();
 }
 
+// A SchedulerFixture (own scheduler name, node pool, admin port) plus a controller manager for
+// the test's namespace and its queues.
 class CliEnv {
  public:
-  explicit CliEnv(const std::string& prefix)
-      : kubectl_(ClusterEnv::Get().kubeconfig),
-        id_(RandomSuffix()),
-        scheduler_name_("tephra-cli-" + id_),
-        dir_("/tmp/tephra-cli-it-" + id_),
-        admin_("127.0.0.1:" + std::to_string(FreePort())) {
-    InstallControllerPrerequisites(kubectl_);
-    kubectl_.MustRun({"apply", "-f", std::string(TEPHRA_SOURCE_DIR) + "/tests/integration/fixtures/rbac-scheduler.yaml"});
-    std::filesystem::create_directories(dir_);
-    ns_ = std::make_unique<TestNamespace>(kubectl_, prefix);
+  explicit CliEnv(const std::string& prefix) : admin_("127.0.0.1:" + std::to_string(FreeLoopbackPort())) {
+    InstallControllerPrerequisites(kubectl());
+    ns_ = std::make_unique<TestNamespace>(kubectl(), prefix);
   }
 
   ~CliEnv() {
-    scheduler_.reset();
     manager_.reset();
-    for (const auto& n : nodes_) kubectl_.Run({"delete", "node", n, "--wait=false"});
-    for (const auto& q : queues_) kubectl_.Run({"delete", "queue", q, "--wait=false"});
-    std::filesystem::remove_all(dir_);
+    for (const auto& q : queues_) kubectl().Run({"delete", "queue", q, "--wait=false"});
   }
 
   const std::string& ns() const { return ns_->name(); }
-  const std::string& scheduler_name() const { return scheduler_name_; }
+  const std::string& scheduler_name() const { return sched_.name(); }
   const std::string& admin() const { return admin_; }
-  const std::string& dir() const { return dir_; }
-  const Kubectl& kubectl() const { return kubectl_; }
+  const std::string& dir() const { return sched_.dir(); }
+  const Kubectl& kubectl() const { return sched_.kubectl(); }
 
-  void AddNodes(int count, const std::string& cpu, const std::string& taints_json = "") {
-    for (int i = 0; i < count; ++i) {
-      std::string node = "cli-" + id_ + "-" + std::to_string(nodes_.size());
-      std::string spec = taints_json.empty() ? "" : R"(,"spec":{"taints":)" + taints_json + "}";
-      kubectl_.MustRun({"create", "-f", "-"},
-                       R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + node +
-                           R"(","annotations":{"kwok.x-k8s.io/node":"fake"},"labels":{"type":"kwok-it","tephra.dev/test-pool":")" +
-                           id_ + R"("}})" + spec + R"(,"status":{"allocatable":{"cpu":")" + cpu +
-                           R"(","memory":"32Gi","pods":"110"},"capacity":{"cpu":")" + cpu +
-                           R"(","memory":"32Gi","pods":"110"}}})");
-      nodes_.push_back(node);
+  // `count` nodes with `cpu` each, tainted with `taint` ("gpu=true:NoSchedule") when given.
+  void AddNodes(int count, const std::string& cpu, const std::string& taint = "") {
+    size_t before = sched_.nodes().size();
+    sched_.AddNodes(count, cpu, "32Gi");
+    if (taint.empty()) return;
+    for (size_t i = before; i < sched_.nodes().size(); ++i) {
+      kubectl().MustRun({"taint", "nodes", sched_.nodes()[i], taint});
     }
-    REQUIRE(Eventually(
-        [&] {
-          for (const auto& n : nodes_) {
-            auto r = kubectl_.Run({"get", "node", n, "-o", R"(jsonpath={.status.conditions[?(@.type=="Ready")].status})"});
-            if (r.out != "True") return false;
-          }
-          return true;
-        },
-        std::chrono::seconds(60)));
   }
 
   // The scheduler (admin API on) and a controller manager for this namespace and its queues.
-  void Start(const std::vector<std::string>& scheduler_args = {}) {
-    std::vector<std::string> argv{TEPHRA_SCHEDULER_PATH,
-                                  "--kubeconfig=" + ClusterEnv::Get().kubeconfig_scheduler,
-                                  "--scheduler-name=" + scheduler_name_,
-                                  "--node-selector=tephra.dev/test-pool=" + id_,
-                                  "--default-queue=cli-default-" + id_,
-                                  "--leader-elect=false",
-                                  "--listen-address=127.0.0.1:0",
-                                  "--schedule-period=500ms",
-                                  "--admin-address=" + admin_,
-                                  "-v=1"};
-    argv.insert(argv.end(), scheduler_args.begin(), scheduler_args.end());
-    queues_.push_back("cli-default-" + id_);
-    scheduler_ = std::make_unique<BackgroundProcess>(argv, dir_ + "/scheduler.log");
-    REQUIRE(scheduler_->started());
+  void Start() {
+    sched_.Start("", {"--admin-address=" + admin_});
     manager_ = std::make_unique<ControllerManager>(
-        ns(), std::vector<std::string>{"--scheduler-name=" + scheduler_name_,
-                                       "--queue-label-selector=tephra.dev/cli-test=" + id_});
+        ns(), std::vector<std::string>{"--scheduler-name=" + scheduler_name(),
+                                       "--queue-label-selector=tephra.dev/test-pool=" + sched_.id()});
     REQUIRE(Eventually([&] { return Ctl({"version"}).out.find("tephra-scheduler: 0.") != std::string::npos; },
                        std::chrono::seconds(60)));
   }
 
-  void StopScheduler() { scheduler_.reset(); }
-  std::string SchedulerLog() const { return ReadFile(dir_ + "/scheduler.log"); }
+  std::string SchedulerLog() const { return sched_.Log(); }
 
   // tephractl as the cluster admin, in this test's namespace, talking to this test's scheduler.
   CommandResult Ctl(std::vector<std::string> args, const std::string& admin = "") const {
@@ -151,8 +100,8 @@ class CliEnv {
 
   // A queue of this test (labelled for its controller manager), Open once the controller says so.
   std::string Queue(const std::string& name, const std::vector<std::string>& extra = {}) {
-    std::string full = name + "-" + id_;
-    std::vector<std::string> args{"queue", "create", full, "-l", "tephra.dev/cli-test=" + id_, "--wait",
+    std::string full = sched_.queue_name(name);
+    std::vector<std::string> args{"queue", "create", full, "-l", "tephra.dev/test-pool=" + sched_.id(), "--wait",
                                   "--command-namespace", ns()};
     args.insert(args.end(), extra.begin(), extra.end());
     queues_.push_back(full);
@@ -164,7 +113,7 @@ class CliEnv {
 
   // Runs `tephractl job run NAME` for this test's scheduler.
   void RunJob(const std::string& name, const std::string& queue, const std::vector<std::string>& extra) {
-    std::vector<std::string> args{"job", "run", name, "-q", queue, "-S", scheduler_name_};
+    std::vector<std::string> args{"job", "run", name, "-q", queue, "-S", scheduler_name()};
     args.insert(args.end(), extra.begin(), extra.end());
     MustCtl(args);
   }
@@ -201,15 +150,10 @@ class CliEnv {
   }
 
  private:
-  Kubectl kubectl_;
-  std::string id_;
-  std::string scheduler_name_;
-  std::string dir_;
+  SchedulerFixture sched_;  // first: the namespace and manager go before its nodes and scheduler
   std::string admin_;
   std::unique_ptr<TestNamespace> ns_;
-  std::vector<std::string> nodes_;
   std::vector<std::string> queues_;
-  std::unique_ptr<BackgroundProcess> scheduler_;
   std::unique_ptr<ControllerManager> manager_;
 };
 
@@ -233,7 +177,7 @@ TEST_CASE("job explain names Insufficient cpu for a gang no node can hold") {
 
 TEST_CASE("job explain names an untolerated taint") {
   CliEnv env("cli-taint");
-  env.AddNodes(2, "4", R"([{"key":"gpu","value":"true","effect":"NoSchedule"}])");
+  env.AddNodes(2, "4", "gpu=true:NoSchedule");
   env.Start();
   std::string q = env.Queue("work");
   env.RunJob("plain", q, {"-R", "cpu=1"});
@@ -404,6 +348,15 @@ TEST_CASE("list, get and delete against the API server, and their errors") {
   CommandResult explain_missing = env.Ctl({"job", "explain", "nope"});
   CHECK(explain_missing.exit_code == 1);
   CHECK(explain_missing.err.find("no PodGroup of Job " + env.ns() + "/nope") != std::string::npos);
+
+  // As a kubectl plugin: kubectl finds kubectl-tephra (the build's link) on PATH.
+  const char* path = std::getenv("PATH");
+  CommandResult plugin = RunCommand({"env", "PATH=" + std::filesystem::path(TEPHRACTL_PATH).parent_path().string() +
+                                                ":" + (path == nullptr ? "" : path),
+                                     "KUBECONFIG=" + ClusterEnv::Get().kubeconfig, "kubectl", "tephra", "-n",
+                                     env.ns(), "job", "list"});
+  INFO(plugin.err);
+  CHECK(plugin.out.find("one    " + q + "   Running") != std::string::npos);
 
   CHECK(env.MustCtl({"job", "delete", "one"}) == "job.batch.volcano.sh/one deleted\n");
   REQUIRE(Eventually([&] { return !env.Ctl({"job", "get", "one"}).ok(); }, std::chrono::seconds(30)));
