@@ -1,5 +1,6 @@
 #include "cli/cli.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -32,7 +33,7 @@ void AddGlobalFlags(kube::FlagSet& f, GlobalOptions* o) {
   f.AddString("context", &o->context, "The kubeconfig context to use.");
   f.AddString("namespace", &o->namespace_, "Namespace (default: the context's, else default).");
   f.AddString("n", &o->namespace_, "Short for --namespace.");
-  f.AddBool("all-namespaces", &o->all_namespaces, "List across all namespaces.");
+  f.AddBool("all-namespaces", &o->all_namespaces, "List across all namespaces (wins over --namespace, as in kubectl).");
   f.AddBool("A", &o->all_namespaces, "Short for --all-namespaces.");
   f.AddString("output", &o->output, "Output format: table, yaml or json.");
   f.AddString("o", &o->output, "Short for --output.");
@@ -45,6 +46,12 @@ void AddGlobalFlags(kube::FlagSet& f, GlobalOptions* o) {
   f.AddString("admin-key", &o->admin.key_file, "Client key for --admin-cert.");
   f.AddString("admin-server-name", &o->admin.server_name, "Name to verify the admin API certificate against.");
   f.AddDuration("admin-timeout", &o->admin.timeout, "How long to wait for the admin API.");
+}
+
+// Global flags that take no value (every other flag before the command words takes one).
+bool IsBoolGlobal(const std::string& arg) {
+  return arg == "-A" || arg == "--A" || arg == "--all-namespaces" || arg == "-all-namespaces" || arg == "-h" ||
+         arg == "--help";
 }
 
 std::string CommandLine(const Command& c) {
@@ -164,36 +171,55 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   }
   if (args[0] == "--version") args[0] = "version";
 
-  // "<group> <verb>" or a top-level "<verb>".
+  // "<group> <verb>" or a top-level "<verb>": the first words that are not flags, so global
+  // flags may come first as with kubectl ("tephractl -n ns job list").
+  std::vector<size_t> words;
+  for (size_t i = 0; i < args.size() && words.size() < 2; ++i) {
+    if (args[i].size() > 1 && args[i][0] == '-') {
+      if (args[i].find('=') == std::string::npos && !IsBoolGlobal(args[i])) ++i;  // skip its value
+      continue;
+    }
+    words.push_back(i);
+  }
+  auto word = [&](size_t k) -> const std::string& {
+    static const std::string kNone;
+    return k < words.size() ? args[words[k]] : kNone;
+  };
   const Command* command = nullptr;
   size_t consumed = 0;
   for (const auto& c : commands) {
-    if (c.group.empty() && args[0] == c.verb) {
+    if (c.group.empty() && word(0) == c.verb) {
       command = &c;
       consumed = 1;
-    } else if (!c.group.empty() && args[0] == c.group && args.size() > 1 && args[1] == c.verb) {
+    } else if (!c.group.empty() && word(0) == c.group && word(1) == c.verb) {
       command = &c;
       consumed = 2;
     }
   }
   Context ctx(program, out, err);
   if (command == nullptr) {
+    if (words.empty()) return UsageError(ctx, "missing command; see '" + program + " --help'");
     std::string known;
-    bool group = false;
     for (const auto& c : commands) {
-      if (c.group == args[0]) {
-        group = true;
-        known += (known.empty() ? "" : ", ") + c.verb;
-      }
+      if (c.group == word(0)) known += (known.empty() ? "" : ", ") + c.verb;
     }
-    if (group && args.size() > 1 && args[1] != "--help" && args[1] != "-h") {
-      return UsageError(ctx, "unknown " + args[0] + " command \"" + args[1] + "\" (one of: " + known + ")");
+    if (!known.empty() && words.size() > 1) {
+      return UsageError(ctx, "unknown " + word(0) + " command \"" + word(1) + "\" (one of: " + known + ")");
     }
-    if (group) {
-      out << "Usage: " << program << " " << args[0] << " <" << known << "> [flags]\n";
-      return args.size() > 1 ? kExitOk : kExitUsage;
+    if (!known.empty()) {
+      out << "Usage: " << program << " " << word(0) << " <" << known << "> [flags]\n";
+      bool help = std::find(args.begin(), args.end(), "--help") != args.end() ||
+                  std::find(args.begin(), args.end(), "-h") != args.end();
+      return help ? kExitOk : kExitUsage;
     }
-    return UsageError(ctx, "unknown command \"" + args[0] + "\"");
+    return UsageError(ctx, "unknown command \"" + word(0) + "\"");
+  }
+  std::vector<std::string> rest;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (std::find(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(consumed), i) ==
+        words.begin() + static_cast<std::ptrdiff_t>(consumed)) {
+      rest.push_back(args[i]);
+    }
   }
 
   kube::FlagSet flags(program + " " + CommandLine(*command), command->summary +
@@ -203,7 +229,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   AddGlobalFlags(flags, &o);
   flags.SetGroup("Command");
   if (command->flags) command->flags(flags);
-  Status parsed = flags.Parse(std::vector<std::string>(args.begin() + static_cast<std::ptrdiff_t>(consumed), args.end()));
+  Status parsed = flags.Parse(rest);
   if (!parsed.ok()) return UsageError(ctx, parsed.message());
   if (flags.HelpRequested()) {
     out << flags.Usage();
@@ -215,9 +241,6 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   }
   if (StatusOr<OutputFormat> f = ctx.Output(); !f.ok()) return UsageError(ctx, f.status().message());
   ctx.set_flags(&flags);
-  if (o.all_namespaces && ctx.IsSet({"namespace", "n"})) {
-    return UsageError(ctx, "--namespace and --all-namespaces cannot be used together");
-  }
   FLAGS_minloglevel = o.verbosity > 0 ? 0 : 2;
   FLAGS_v = o.verbosity;
   return command->run(ctx, flags.positional());

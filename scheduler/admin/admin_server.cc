@@ -297,6 +297,9 @@ StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(const AdminServerOptio
   impl->service = std::make_unique<AdminService>(std::move(sources), tls);
   grpc::EnableDefaultHealthCheckService(true);
   grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second scheduler on the same address would then share
+  // the port and answer half the calls. Refuse instead.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(options.address, creds, &impl->port);
   builder.RegisterService(impl->service.get());
   impl->server = builder.BuildAndStart();
