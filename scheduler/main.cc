@@ -192,6 +192,7 @@ int main(int argc, char** argv) {
     LOG(ERROR) << "scheduler: " << synced.ToString();
     return 1;
   }
+  if (admin) admin->SetServing(true);
 
   std::thread loop;
   kube::LeaseCallbacks callbacks;

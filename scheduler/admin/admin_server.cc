@@ -306,13 +306,19 @@ StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(const AdminServerOptio
   if (!impl->server || impl->port == 0) {
     return Unavailable("--admin-address " + options.address + ": cannot listen (address in use or not local?)");
   }
-  if (auto* health = impl->server->GetHealthCheckService()) {
-    health->SetServingStatus(true);
-    health->SetServingStatus(kAdminServiceName, true);
-  }
   LOG(INFO) << "admin API on " << options.address << " (port " << impl->port << (tls ? ", TLS" : ", plaintext")
             << (options.tls_client_ca_file.empty() ? "" : ", client certificates required") << ")";
-  return std::unique_ptr<AdminServer>(new AdminServer(std::move(impl)));
+  auto server = std::unique_ptr<AdminServer>(new AdminServer(std::move(impl)));
+  server->SetServing(false);
+  return server;
+}
+
+void AdminServer::SetServing(bool serving) {
+  if (!impl_->server) return;
+  if (auto* health = impl_->server->GetHealthCheckService()) {
+    health->SetServingStatus(serving);
+    health->SetServingStatus(kAdminServiceName, serving);
+  }
 }
 
 }  // namespace tephra::scheduler

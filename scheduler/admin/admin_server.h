@@ -45,6 +45,9 @@ class AdminServer {
 
   // The bound port (useful with port 0).
   int port() const;
+  // What the health service reports (overall and for kAdminServiceName). The server starts
+  // NOT_SERVING: the scheduler flips it once its caches have synced.
+  void SetServing(bool serving);
   // Stops accepting calls; calls in flight get until `grace` to finish.
   void Stop(std::chrono::milliseconds grace);
 

@@ -122,6 +122,8 @@ TEST_CASE("ExplainJob errors name what is missing") {
 TEST_CASE("QueueUsage, GetInfo, health and DumpSnapshot") {
   Served s;
   auto client = Connect(Conn(s.address()));
+  CHECK_FALSE(client->Health().ok());  // not before the scheduler says its caches synced
+  s.server->SetServing(true);
   CHECK(client->Health().ok());
   auto usage = client->QueueUsage("");
   REQUIRE(usage.ok());
