@@ -4,10 +4,17 @@
 
 #include <glog/logging.h>
 
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
 #include "kube/daemon.h"
 #include "kube/events.h"
 #include "kube/metrics.h"
+#include "scheduler/admin/admin_server.h"
 #include "scheduler/app/scheduler.h"
+#include "scheduler/builtins.h"
+#include "scheduler/replay/replay.h"
 
 namespace {
 
@@ -20,7 +27,60 @@ struct Flags {
   kube::LeaderElectionFlags leader;
   std::chrono::milliseconds sync_timeout{120000};
   std::vector<std::string> names;
+  scheduler::AdminServerOptions admin;
+  int explain_cache_size = 10000;
+  std::string replay;
 };
+
+std::optional<std::string> ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// --replay: one session on a dumped snapshot, no API server; decisions on stdout.
+int Replay(const Flags& f, const kube::FlagSet& flags) {
+  std::optional<std::string> text = ReadFile(f.replay);
+  if (!text) {
+    std::cerr << "--replay: cannot read " << f.replay << "\n";
+    return 2;
+  }
+  scheduler::Registry registry;
+  Status registered = scheduler::RegisterBuiltins(registry);
+  CHECK(registered.ok()) << registered.ToString();
+  std::string conf_text = scheduler::DefaultSchedulerConfYaml();
+  if (!f.scheduler.conf_file.empty()) {
+    std::optional<std::string> conf = ReadFile(f.scheduler.conf_file);
+    if (!conf) {
+      std::cerr << "--scheduler-conf: cannot read " << f.scheduler.conf_file << "\n";
+      return 2;
+    }
+    conf_text = *conf;
+  }
+  auto conf = scheduler::ParseSchedulerConf(conf_text, registry.ActionNames(), registry.PluginNames());
+  if (!conf.ok()) {
+    std::cerr << "--scheduler-conf " << (f.scheduler.conf_file.empty() ? "(built-in)" : f.scheduler.conf_file)
+              << ": " << conf.status().message() << "\n";
+    return 2;
+  }
+  scheduler::SpecInterner interner;
+  StatusOr<scheduler::SnapshotDocument> doc = scheduler::DecodeSnapshot(*text, interner);
+  if (!doc.ok()) {
+    std::cerr << "--replay " << f.replay << ": " << doc.status().message() << "\n";
+    return 2;
+  }
+  // Node sampling as the live scheduler had it, unless asked otherwise ("what if").
+  if (flags.IsSet("minimum-feasible-nodes")) doc->sampling.minimum_feasible_nodes = f.scheduler.minimum_feasible_nodes;
+  if (flags.IsSet("minimum-percentage-nodes-to-find")) {
+    doc->sampling.minimum_percentage_nodes_to_find = f.scheduler.minimum_percentage_nodes_to_find;
+  }
+  if (flags.IsSet("percentage-nodes-to-find")) doc->sampling.percentage_nodes_to_find = f.scheduler.percentage_nodes_to_find;
+  scheduler::ReplayResult result = scheduler::Replay(*doc, *conf, registry);
+  std::cout << scheduler::FormatReplay(result, *doc);
+  return 0;
+}
 
 }  // namespace
 
@@ -47,8 +107,28 @@ int main(int argc, char** argv) {
   flags.SetGroup("Process");
   flags.AddString("listen-address", &f.listen_address, "Address for /metrics, /healthz and /readyz ('0' or port 0: none).");
   flags.AddDuration("cache-sync-timeout", &f.sync_timeout, "How long to wait for the informers at start.");
+  flags.SetGroup("Admin API");
+  flags.AddString("admin-address", &f.admin.address,
+                  "host:port for the gRPC admin API (job explanations, queue usage, snapshots; read-only) "
+                  "and its health service; empty: off. tephractl looks for it at 127.0.0.1:8091.");
+  flags.AddString("admin-tls-cert", &f.admin.tls_cert_file, "Serve the admin API over TLS with this certificate (PEM).");
+  flags.AddString("admin-tls-key", &f.admin.tls_key_file, "The private key of --admin-tls-cert (PEM).");
+  flags.AddString("admin-tls-client-ca", &f.admin.tls_client_ca_file,
+                  "Require admin clients to present a certificate signed by this CA (mutual TLS).");
+  flags.AddInt("explain-cache-size", &f.explain_cache_size,
+               "Jobs whose last explanation is kept (least recently updated dropped first).");
+  flags.AddString("replay", &f.replay,
+                  "Run one session on this dumped snapshot (tephractl snapshot dump) without an API server, "
+                  "print its decisions and exit. Uses --scheduler-conf (default: the built-in configuration).");
   flags.AddGlogFlags();
   kube::ShutdownSignal& shutdown = kube::InitProcess(argc, argv, flags);
+  if (!f.replay.empty()) return Replay(f, flags);
+  if (f.explain_cache_size < 1) {
+    LOG(ERROR) << "--explain-cache-size: must be at least 1";
+    return 2;
+  }
+  f.scheduler.explain_capacity = static_cast<size_t>(f.explain_cache_size);
+  f.scheduler.keep_decision_snapshot = !f.admin.address.empty();
   if (!f.names.empty()) f.scheduler.scheduler_names = f.names;
   if (f.leader.resource_name.empty()) {
     f.leader.resource_name = f.scheduler.scheduler_names.size() == 1 ? f.scheduler.scheduler_names[0] : "volcano";
@@ -89,11 +169,31 @@ int main(int argc, char** argv) {
     return 1;
   }
 
+  // Before the caches sync, so a bad address or certificate fails at once; until the first
+  // session the API answers that nothing was considered yet.
+  std::unique_ptr<scheduler::AdminServer> admin;
+  if (!f.admin.address.empty()) {
+    scheduler::AdminSources sources;
+    sources.recorder = &sched.recorder();
+    sources.cache = &sched.cache();
+    sources.scheduler_names = f.scheduler.scheduler_names;
+    sources.sampling = {f.scheduler.minimum_feasible_nodes, f.scheduler.minimum_percentage_nodes_to_find,
+                        f.scheduler.percentage_nodes_to_find};
+    sources.version = TEPHRA_VERSION;
+    StatusOr<std::unique_ptr<scheduler::AdminServer>> started = scheduler::AdminServer::Start(f.admin, sources);
+    if (!started.ok()) {
+      LOG(ERROR) << started.status().message();
+      return 2;
+    }
+    admin = std::move(*started);
+  }
+
   Status synced = sched.Start(f.sync_timeout);
   if (!synced.ok()) {
     LOG(ERROR) << "scheduler: " << synced.ToString();
     return 1;
   }
+  if (admin) admin->SetServing(true);
 
   std::thread loop;
   kube::LeaseCallbacks callbacks;
@@ -106,6 +206,7 @@ int main(int argc, char** argv) {
     if (loop.joinable()) loop.join();
   };
   int exit_code = (*lease)->Run(shutdown, std::move(callbacks));
+  if (admin) admin->Stop(std::chrono::seconds(2));
   sched.Stop();
   events.Flush(std::chrono::seconds(2));
   if (*server) (*server)->Stop(std::chrono::seconds(2));

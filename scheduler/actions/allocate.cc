@@ -58,8 +58,14 @@ class AllocateAction : public Action {
     while (!queues.empty()) {
       size_t q = queues.Pop();
       const QueueInfo& queue = *ssn.queue(queue_names[q]);
-      if (ssn.Overused(queue)) continue;
       IndexHeap& jobs = job_heaps[q];
+      if (ssn.Overused(queue)) {
+        // The queue sits out the rest of the session; say so on the jobs it leaves waiting.
+        while (!jobs.empty()) {
+          ssn.AddJobNote(jobs.Pop(), {"allocate", "queue " + queue.name + " is at its deserved share", ""});
+        }
+        continue;
+      }
       if (jobs.empty()) continue;
       size_t j = jobs.Pop();
       if (AllocateJob(ssn, picker, queue, j)) jobs.Push(j);  // ready, with tasks left
@@ -125,7 +131,10 @@ class AllocateAction : public Action {
         picker.BeginJob();
         Placement probe = picker.Pick(task, /*allow_pipeline=*/false);
         FitErrors e = probe.node ? FitErrors{} : std::move(probe.errors);
-        if (probe.node) e.other = "queue " + queue.name + " is at its deserved share";
+        if (probe.node) {
+          e.other = queue.IsOpen() ? "queue " + queue.name + " is at its deserved share"
+                                   : "queue " + queue.name + " is " + queue.state;
+        }
         if (error_cache_) failed[spec] = e;
         ssn.RecordFitErrors(j, uid, std::move(e));
         if (!CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;

@@ -50,6 +50,7 @@ class EnqueueAction : public Action {
       const JobInfo& job = ssn.job(j);
       if (!job.min_resources || ssn.JobEnqueueable(job) ||
           (preempts && AdmitByPreemption(ssn, j, promised))) {
+        ssn.ClearJobNotes(j);  // a first refusal the preemption credit overturned
         ssn.JobEnqueued(job);
         ssn.SetJobPhase(j, "Inqueue");
       } else {

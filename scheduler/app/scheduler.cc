@@ -44,7 +44,8 @@ Scheduler::Scheduler(std::shared_ptr<kube::Client> client, SchedulerOptions opti
       events_(events),
       cache_(CacheOptions{options_.scheduler_names, options_.default_queue}),
       interner_(std::make_shared<SpecInterner>()),
-      informers_(client) {
+      informers_(client),
+      recorder_({options_.explain_capacity, options_.keep_decision_snapshot}) {
   Status registered = RegisterBuiltins(plugins_);
   CHECK(registered.ok()) << registered.ToString();  // a duplicate builtin is a programming error
   auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), plugins_.ActionNames(), plugins_.PluginNames());
@@ -271,8 +272,11 @@ CycleResult Scheduler::RunOnce() {
   }
   SessionOptions so;
   so.uid = "tephra-" + std::to_string(++cycles_);
-  so.binder = binder_.get();
-  so.evictor = binder_.get();
+  // Binds and evictions pass through the log on their way to the binder, so that the recorder
+  // knows what this session decided.
+  DecisionLog decisions(binder_.get(), binder_.get());
+  so.binder = &decisions;
+  so.evictor = &decisions;
   so.minimum_feasible_nodes = options_.minimum_feasible_nodes;
   so.minimum_percentage_nodes_to_find = options_.minimum_percentage_nodes_to_find;
   so.percentage_nodes_to_find = options_.percentage_nodes_to_find;
@@ -285,6 +289,7 @@ CycleResult Scheduler::RunOnce() {
       ++unplaced_jobs;
       unplaced_tasks += errors->size();
     }
+    recorder_.Record(ssn, decisions.Take(ssn), ssn.Now());
   });
   // Tag PodGroups that came from scheduling.x-k8s.io so their status is written there.
   for (auto& u : r.outcome.pod_groups) {

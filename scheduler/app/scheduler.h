@@ -17,6 +17,7 @@
 #include "kube/metrics.h"
 #include "scheduler/binder/binder.h"
 #include "scheduler/cache/cache.h"
+#include "scheduler/explain/recorder.h"
 #include "scheduler/framework/conf.h"
 #include "scheduler/framework/cycle.h"
 #include "scheduler/framework/registry.h"
@@ -37,6 +38,10 @@ struct SchedulerOptions {
   std::string node_selector;  // label selector restricting the nodes this scheduler uses
   BinderOptions binder;
   int status_workers = 4;
+  // Explanations kept (one per job, least recently updated dropped first).
+  size_t explain_capacity = 10000;
+  // Keep the input of the last session that decided something, for the admin API's DumpSnapshot.
+  bool keep_decision_snapshot = false;
 };
 
 class Scheduler {
@@ -56,6 +61,8 @@ class Scheduler {
   // When the last cycle finished (for liveness).
   std::chrono::steady_clock::time_point last_cycle() const;
   SchedulerCache& cache() { return cache_; }
+  // What each session concluded (for the admin API).
+  const SessionRecorder& recorder() const { return recorder_; }
   // Runs one cycle now (tests).
   CycleResult RunOnce();
 
@@ -74,6 +81,7 @@ class Scheduler {
   kube::InformerFactory informers_;
   std::unique_ptr<KubeBinder> binder_;
   std::unique_ptr<StatusWriter> writer_;
+  SessionRecorder recorder_;
 
   std::mutex conf_mu_;
   SchedulerConf conf_;                  // guarded by conf_mu_

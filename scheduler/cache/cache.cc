@@ -447,4 +447,19 @@ std::shared_ptr<const NodeInfo> SchedulerCache::Node(const std::string& name) co
   return it == nodes_.end() ? nullptr : it->second;
 }
 
+std::vector<std::shared_ptr<const JobInfo>> SchedulerCache::JobsIn(const std::string& namespace_) const {
+  std::lock_guard<std::mutex> l(mu_);
+  std::vector<std::shared_ptr<const JobInfo>> out;
+  for (const auto& [id, job] : jobs_) {
+    if (job->namespace_ == namespace_) out.push_back(job);
+  }
+  return out;
+}
+
+std::shared_ptr<const QueueInfo> SchedulerCache::Queue(const std::string& name) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = queues_.find(name);
+  return it == queues_.end() ? nullptr : it->second;
+}
+
 }  // namespace tephra::scheduler

@@ -74,6 +74,9 @@ class SchedulerCache {
   size_t AssumedCount() const;
   std::shared_ptr<const JobInfo> Job(const JobId& id) const;
   std::shared_ptr<const NodeInfo> Node(const std::string& name) const;
+  // For the admin API: the jobs of one namespace (to find a Volcano Job's PodGroup) and a queue.
+  std::vector<std::shared_ptr<const JobInfo>> JobsIn(const std::string& namespace_) const;
+  std::shared_ptr<const QueueInfo> Queue(const std::string& name) const;
 
  private:
   struct PodLocation {

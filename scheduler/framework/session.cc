@@ -625,6 +625,30 @@ const std::optional<JobConditionOut>& Session::JobCondition(size_t job) const {
   return conditions_[job];
 }
 
+void Session::AddJobNote(size_t job, JobNote note) {
+  std::vector<JobNote>& notes = notes_[job];
+  if (notes.size() < kMaxJobNotes) notes.push_back(std::move(note));
+}
+
+const std::vector<JobNote>* Session::JobNotes(size_t job) const {
+  auto it = notes_.find(job);
+  return it == notes_.end() ? nullptr : &it->second;
+}
+
+const std::vector<std::string>* Session::JobWithdrawn(size_t job) const {
+  auto it = withdrawn_.find(job);
+  return it == withdrawn_.end() ? nullptr : &it->second;
+}
+
+void Session::NoteWithdrawn(size_t job, std::vector<std::string> uids) {
+  std::vector<std::string>& kept = withdrawn_[job];
+  if (uids.size() > kept.size()) kept = std::move(uids);
+}
+
+void Session::ReportQueueShare(const std::string& queue, QueueShareReport report) {
+  queue_shares_[queue] = std::move(report);
+}
+
 // ---- Statement ----
 
 Statement::~Statement() {
@@ -667,6 +691,16 @@ std::vector<std::pair<size_t, std::string>> Statement::Evictions() const {
 }
 
 void Statement::Discard() {
+  // Placements withdrawn per job, for explanations ("6/10 tasks fit"). A statement is nearly
+  // always about one job, so a short list beats a map.
+  std::vector<std::pair<size_t, std::vector<std::string>>> placed;
+  for (const Op& op : ops_) {
+    if (op.kind == Kind::kEvict) continue;
+    auto it = std::find_if(placed.begin(), placed.end(), [&](const auto& p) { return p.first == op.job; });
+    if (it == placed.end()) it = placed.insert(placed.end(), {op.job, {}});
+    it->second.push_back(op.uid);
+  }
+  for (auto& [job, uids] : placed) session_.NoteWithdrawn(job, std::move(uids));
   for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) {
     if (it->kind == Kind::kEvict) {
       session_.Unevict(it->job, it->uid, it->previous);

@@ -43,6 +43,25 @@ struct JobConditionOut {
   std::string message;
 };
 
+// What a plugin or action noted about a job that its PodGroup condition does not carry: why it
+// was not admitted, why its queue sat out the session. Read by explanations (scheduler/explain).
+struct JobNote {
+  std::string plugin;
+  std::string message;
+  std::string hint;  // what would have to change, when the plugin knows
+};
+inline constexpr size_t kMaxJobNotes = 4;
+
+// A share plugin's (proportion, capacity) figures for one queue at session close.
+struct QueueShareReport {
+  std::string plugin;
+  api::Resources deserved;
+  api::Resources allocated;
+  api::Resources real_capability;
+  api::Resources inqueue;  // minResources of admitted jobs not started yet
+  double share = 0;
+};
+
 struct SessionOptions {
   std::string uid;  // session id (condition transitionID)
   Binder* binder = nullptr;
@@ -180,6 +199,18 @@ class Session {
   // keep per-node conclusions across calls and redo only the nodes that changed.
   uint64_t NodeVersion(size_t i) const { return node_version_[i]; }
 
+  // ---- for explanations (cheap: written only on the paths that refuse something) ----
+  // Keeps the first kMaxJobNotes notes per job.
+  void AddJobNote(size_t job, JobNote note);
+  const std::vector<JobNote>* JobNotes(size_t job) const;
+  void ClearJobNotes(size_t job) { notes_.erase(job); }
+  // The tasks of `job` a statement placed and then withdrew because the gang did not fit (the
+  // largest such set this session; null when none).
+  const std::vector<std::string>* JobWithdrawn(size_t job) const;
+  void ReportQueueShare(const std::string& queue, QueueShareReport report);
+  const std::map<std::string, QueueShareReport>& queue_shares() const { return queue_shares_; }
+  const std::shared_ptr<const Snapshot>& snapshot_ptr() const { return snapshot_; }
+
   Binder* binder() const { return options_.binder; }
   Evictor* evictor() const { return options_.evictor; }
 
@@ -200,6 +231,8 @@ class Session {
   Tiered<Fn> ByTier(const std::vector<Registered<Fn>>& registered, ExtensionPoint point) const;
   void FireAllocate(const TaskInfo& task, const std::string& node);
   void FireDeallocate(const TaskInfo& task, const std::string& node);
+  friend class Statement;
+  void NoteWithdrawn(size_t job, std::vector<std::string> uids);
 
   std::shared_ptr<const Snapshot> snapshot_;
   const SchedulerConf& conf_;
@@ -217,6 +250,9 @@ class Session {
   std::vector<bool> touched_;
   std::vector<std::unordered_map<std::string, FitErrors>> fit_errors_;  // per job
   std::vector<std::optional<JobConditionOut>> conditions_;               // per job
+  std::unordered_map<size_t, std::vector<JobNote>> notes_;               // by job index
+  std::unordered_map<size_t, std::vector<std::string>> withdrawn_;       // by job index
+  std::map<std::string, QueueShareReport> queue_shares_;
   api::Resources admission_credit_;  // set only during JobEnqueueable(job, credit)
 
   // Registrations (by plugin) and their compiled, tiered forms.

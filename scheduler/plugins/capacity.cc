@@ -125,7 +125,10 @@ class CapacityPlugin : public Plugin {
     Session* s = &ssn;
     ssn.AddJobEnqueueableFn(name(), [this, s](const JobInfo& job) {
       const Attr* leaf = Find(job.queue);
-      if (leaf == nullptr || leaf->queue == nullptr || !leaf->queue->IsOpen()) return Vote::kReject;
+      if (leaf == nullptr || leaf->queue == nullptr || !leaf->queue->IsOpen()) {
+        NoteJob(*s, job, QueueNotOpenNote(name(), job.queue, leaf == nullptr ? nullptr : leaf->queue));
+        return Vote::kReject;
+      }
       if (!job.min_resources) return Vote::kPermit;
       Resources min = WithoutPods(*job.min_resources);
       for (Attr* a : Chain(job.queue)) {
@@ -134,7 +137,11 @@ class CapacityPlugin : public Plugin {
         want.Add(a->inqueue);
         Resources capability = a->real_capability;
         capability.Add(s->AdmissionCredit());  // the leaf's own tasks, so every ancestor's too
-        if (!LessEqualInDims(want, capability, min)) return Vote::kReject;
+        if (!LessEqualInDims(want, capability, min)) {
+          NoteJob(*s, job, AdmissionShortfallNote(name(), a->queue != nullptr ? a->queue->name : job.queue, min,
+                                                         a->allocated, a->inqueue, a->real_capability, a->capability));
+          return Vote::kReject;
+        }
       }
       return Vote::kPermit;
     });
@@ -146,6 +153,13 @@ class CapacityPlugin : public Plugin {
     h.allocate = [this](const TaskEvent& e) { Move(e.task, +1); };
     h.deallocate = [this](const TaskEvent& e) { Move(e.task, -1); };
     ssn.AddEventHandler(name(), h);
+  }
+
+  // Explanations show every queue's entitlement as this session ended.
+  void OnSessionClose(Session& ssn) override {
+    for (const auto& [queue, a] : attrs_) {
+      ssn.ReportQueueShare(queue, {std::string(name()), a.deserved, a.allocated, a.real_capability, a.inqueue, Share(queue)});
+    }
   }
 
  private:

@@ -33,7 +33,13 @@ class OvercommitPlugin : public Plugin {
       want.Add(*job.min_resources);
       api::Resources room = idle_;
       room.Add(s->AdmissionCredit());  // tasks the job may preempt free their share
-      return want.LessEqual(room, api::Resources::Missing::kZero) ? Vote::kPermit : Vote::kReject;
+      if (want.LessEqual(room, api::Resources::Missing::kZero)) return Vote::kPermit;
+      NoteJob(*s, job, {std::string(name()),
+                        "the cluster has no room to admit it: minResources " + WithoutPods(*job.min_resources).ToString() +
+                            " + admitted, not started " + WithoutPods(inqueue_).ToString() + " > " +
+                            WithoutPods(idle_).ToString() + " (idle x overcommit-factor)",
+                        "wait for running or admitted jobs to finish, add nodes, or raise overcommit-factor"});
+      return Vote::kReject;
     });
     ssn.AddJobEnqueuedFn(name(), [this](const JobInfo& job) {
       if (job.min_resources) inqueue_.Add(*job.min_resources);

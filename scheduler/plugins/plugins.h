@@ -3,9 +3,13 @@
 #pragma once
 
 #include <memory>
+#include <string>
+#include <string_view>
 
+#include "api/resources.h"
 #include "scheduler/framework/conf.h"
 #include "scheduler/framework/interfaces.h"
+#include "scheduler/framework/session.h"
 
 namespace tephra::scheduler {
 
@@ -20,6 +24,17 @@ std::unique_ptr<Plugin> NewConformancePlugin(const PluginOption& option);
 std::unique_ptr<Plugin> NewOvercommitPlugin(const PluginOption& option);
 std::unique_ptr<Plugin> NewCapacityPlugin(const PluginOption& option);
 std::unique_ptr<Plugin> NewPdbPlugin(const PluginOption& option);
+
+// The note a share plugin leaves on a job it did not admit (scheduler/explain shows it): which
+// resources of min + allocated + admitted exceed `limit`, and whether the queue's capability or
+// the cluster (what other queues' guarantees leave) is what limits them.
+JobNote AdmissionShortfallNote(std::string_view plugin, const std::string& queue, const api::Resources& min,
+                               const api::Resources& allocated, const api::Resources& admitted,
+                               const api::Resources& limit, const api::Resources& capability);
+// The note for a job whose queue is missing or not Open.
+JobNote QueueNotOpenNote(std::string_view plugin, const std::string& queue, const QueueInfo* info);
+// Adds `note` to `job` in `ssn` (for vote callbacks, which see the job but not its index).
+void NoteJob(Session& ssn, const JobInfo& job, JobNote note);
 
 // Reasons plugins and actions report (shared so explanations aggregate them).
 namespace reason {

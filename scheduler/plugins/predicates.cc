@@ -8,6 +8,7 @@
 // predicate.PodTopologySpreadEnable (all default true).
 // Resource fit and the pod count are checked by the actions against idle resources.
 #include <algorithm>
+#include <deque>
 #include <limits>
 #include <memory>
 #include <unordered_map>
@@ -87,10 +88,33 @@ class PredicatesPlugin : public Plugin {
         !MatchesNodeSelectorAndAffinity(spec.node_selector, spec.affinity, node.labels(), node.name)) {
       return Fit::Unresolvable(reason::kNodeSelector);
     }
-    if (taints_ && UntoleratedTaint(node.taints(), spec.tolerations, {"NoSchedule", "NoExecute"}) != nullptr) {
-      return Fit::Unresolvable(reason::kTaint);
+    if (taints_) {
+      if (const api::Taint* t = UntoleratedTaint(node.taints(), spec.tolerations, {"NoSchedule", "NoExecute"})) {
+        return Fit::Unresolvable(TaintReason(*t));
+      }
     }
     return Fit::Ok();
+  }
+
+  // "node(s) had untolerated taint gpu=true:NoSchedule": the taint as `kubectl taint` writes it,
+  // so an explanation says which toleration is missing. Reasons are interned by text for the
+  // session (fit results hold `const char*`); past kMaxTaintReasons distinct taints the generic
+  // reason is used.
+  const char* TaintReason(const api::Taint& taint) const {
+    auto known = taint_reasons_.find(&taint);
+    if (known != taint_reasons_.end()) return known->second;
+    std::string text = std::string(reason::kTaint) + " " + taint.key +
+                       (taint.value.empty() ? "" : "=" + taint.value) + ":" + taint.effect;
+    const char* interned = reason::kTaint;
+    auto same = std::find(taint_texts_.begin(), taint_texts_.end(), text);
+    if (same != taint_texts_.end()) {
+      interned = same->c_str();
+    } else if (taint_texts_.size() < kMaxTaintReasons) {
+      taint_texts_.push_back(std::move(text));
+      interned = taint_texts_.back().c_str();
+    }
+    taint_reasons_.emplace(&taint, interned);
+    return interned;
   }
 
   Fit Dynamic(const TaskInfo& task, const NodeInfo& node) {
@@ -253,8 +277,12 @@ class PredicatesPlugin : public Plugin {
     }
   }
 
+  static constexpr size_t kMaxTaintReasons = 64;
   const bool node_affinity_, node_ports_, taints_, pod_affinity_, spread_;
   Session* session_ = nullptr;
+  // Interned taint reasons (TaintReason); the deque never moves its strings.
+  mutable std::unordered_map<const api::Taint*, const char*> taint_reasons_;
+  mutable std::deque<std::string> taint_texts_;
   std::unordered_map<std::string, std::unique_ptr<DomainCounter>> counters_;
   std::vector<AntiAffinityEntry> existing_anti_;
 };

@@ -152,7 +152,10 @@ class ProportionPlugin : public Plugin {
     Session* s = &ssn;
     ssn.AddJobEnqueueableFn(name(), [this, s](const JobInfo& job) {
       const QueueInfo* q = s->queue(job.queue);
-      if (q == nullptr || !q->IsOpen()) return Vote::kReject;
+      if (q == nullptr || !q->IsOpen()) {
+        NoteJob(*s, job, QueueNotOpenNote(name(), job.queue, q));
+        return Vote::kReject;
+      }
       if (!job.min_resources) return Vote::kPermit;
       auto it = attrs_.find(job.queue);
       if (it == attrs_.end()) return Vote::kPermit;
@@ -163,7 +166,12 @@ class ProportionPlugin : public Plugin {
       want.Sub(a.elastic);
       Resources capability = a.real_capability;
       capability.Add(s->AdmissionCredit());  // the queue's own tasks the job may preempt
-      return LessEqualInDims(want, capability, *job.min_resources) ? Vote::kPermit : Vote::kReject;
+      if (LessEqualInDims(want, capability, *job.min_resources)) return Vote::kPermit;
+      Resources allocated = a.allocated;
+      allocated.Sub(a.elastic);
+      NoteJob(*s, job, AdmissionShortfallNote(name(), job.queue, WithoutPods(*job.min_resources), allocated,
+                                              a.inqueue, a.real_capability, a.capability));
+      return Vote::kReject;
     });
     ssn.AddJobEnqueuedFn(name(), [this](const JobInfo& job) {
       auto it = attrs_.find(job.queue);
@@ -196,8 +204,12 @@ class ProportionPlugin : public Plugin {
     ssn.AddEventHandler(name(), h);
   }
 
-  // For explanations and metrics.
-  const std::map<std::string, QueueAttr>& attrs() const { return attrs_; }
+  // Explanations show every queue's entitlement as this session ended.
+  void OnSessionClose(Session& ssn) override {
+    for (const auto& [queue, a] : attrs_) {
+      ssn.ReportQueueShare(queue, {std::string(name()), a.deserved, a.allocated, a.real_capability, a.inqueue, a.share});
+    }
+  }
 
  private:
   QueueAttr& Attr(const Session& ssn, const std::string& queue) {

@@ -7,9 +7,7 @@
 // release of its own (tephra-it-<id>) and scopes its hooks: to namespaces carrying a label unique
 // to the test, and (queues being cluster-scoped) to queues carrying that label. Cleanup removes
 // the webhook configurations before the daemon goes.
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -41,20 +39,6 @@ std::string ReadFile(const std::string& path) {
 
 bool Contains(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
-}
-
-// A TCP port nothing listens on right now.
-uint16_t FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  REQUIRE(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0);
-  REQUIRE(::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
-  ::close(fd);
-  return ntohs(addr.sin_port);
 }
 
 // Every admission path, so that the rendered RBAC covers whichever hooks a test registers.
@@ -134,8 +118,8 @@ class Suite {
   // Starts a replica with the admission identity and waits until it is ready.
   Replica& Start(const std::string& paths) {
     auto r = std::make_unique<Replica>();
-    r->port = FreePort();
-    r->health_port = FreePort();
+    r->port = FreeLoopbackPort();
+    r->health_port = FreeLoopbackPort();
     std::string base = "/tmp/tephra-admission-it-" + id_ + "-" + std::to_string(replicas_.size());
     r->log = base + ".log";
     r->cert_dir = base + ".certs";

@@ -106,7 +106,7 @@ void SchedulerFixture::AddGang(const std::string& ns, const std::string& group, 
   kubectl_.MustRun({"-n", ns, "create", "-f", "-"}, list);
 }
 
-void SchedulerFixture::Start(const std::string& conf) {
+void SchedulerFixture::Start(const std::string& conf, const std::vector<std::string>& extra_args) {
   std::vector<std::string> argv{TEPHRA_SCHEDULER_PATH,
                                 "--kubeconfig=" + ClusterEnv::Get().kubeconfig_scheduler,
                                 "--scheduler-name=" + name_,
@@ -120,6 +120,7 @@ void SchedulerFixture::Start(const std::string& conf) {
     std::ofstream(dir_ + "/scheduler.conf") << conf;
     argv.push_back("--scheduler-conf=" + dir_ + "/scheduler.conf");
   }
+  argv.insert(argv.end(), extra_args.begin(), extra_args.end());
   queues_.push_back(queue_name("default"));
   process_ = std::make_unique<BackgroundProcess>(argv, dir_ + "/scheduler.log");
   REQUIRE(process_->started());

@@ -41,9 +41,11 @@ class SchedulerFixture {
                int pods, const std::string& cpu, const std::string& extra_spec = "",
                const std::string& pg_extra = "");
 
-  void Start(const std::string& conf = "");
+  // `extra_args` go to tephra-scheduler after the fixture's own flags.
+  void Start(const std::string& conf = "", const std::vector<std::string>& extra_args = {});
   void Kill();
   std::string Log() const;
+  const std::string& dir() const { return dir_; }  // scratch space, removed with the fixture
 
   // pod name -> node, for bound pods in ns that are not being deleted.
   std::map<std::string, std::string> Bindings(const std::string& ns) const;

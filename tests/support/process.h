@@ -2,6 +2,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -20,6 +21,10 @@ struct CommandResult {
 // Runs argv[0] (searched in PATH) with `input` on stdin; kills it after `timeout`.
 CommandResult RunCommand(const std::vector<std::string>& argv, std::string_view input = {},
                          std::chrono::milliseconds timeout = std::chrono::seconds(120));
+
+// A TCP port on 127.0.0.1 that nothing listens on right now (for a child to listen on);
+// 0 when none could be had.
+uint16_t FreeLoopbackPort();
 
 // A child process running in the background with its output in a file; killed (SIGKILL) and
 // reaped when the object goes away.

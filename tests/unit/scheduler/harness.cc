@@ -130,7 +130,11 @@ Harness::Result Harness::Run(const std::string& conf_yaml) {
   options.uid = "session-" + std::to_string(++session_);
   options.binder = &binder_;
   options.evictor = &binder_;
-  CycleResult cycle = RunCycle(cache_.TakeSnapshot(), *conf, registry_, options);
+  if (decisions != nullptr) {
+    options.binder = decisions;
+    options.evictor = decisions;
+  }
+  CycleResult cycle = RunCycle(cache_.TakeSnapshot(), *conf, registry_, options, inspect);
   Result r;
   for (size_t i = before; i < binder_.bind_order.size(); ++i) {
     r.binds[binder_.bind_order[i]] = binder_.binds[binder_.bind_order[i]];

@@ -3,6 +3,7 @@
 // bound, evicted and written back. No API server, no threads.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -12,6 +13,7 @@
 #include "scheduler/builtins.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/framework/cycle.h"
+#include "scheduler/replay/decisions.h"
 
 namespace tephra::scheduler::testing {
 
@@ -59,6 +61,10 @@ class Harness {
   };
   // Runs one cycle; binds are assumed in the cache so a later Run sees them.
   Result Run(const std::string& conf_yaml = DefaultSchedulerConfYaml());
+  // When set, sees each closed session before it is destroyed (explanations, decisions).
+  std::function<void(const Session&)> inspect;
+  // When set, every session's binds and evictions pass through it first.
+  DecisionLog* decisions = nullptr;
 
   SchedulerCache& cache() { return cache_; }
   SpecInterner& interner() { return *interner_; }

@@ -1,0 +1,58 @@
+// The scheduler's view of the cluster as a JSON document, for bug reports and "what if I change
+// the configuration" questions: `tephractl snapshot dump` writes one (through the admin API's
+// DumpSnapshot), `tephra-scheduler --replay FILE` runs a session on it without an API server.
+//
+//   {"apiVersion": "tephra.dev/v1alpha1", "kind": "SchedulerSnapshot",
+//    "session": "tephra-42", "time": "...", "generation": 1234,
+//    "pods":   [<Pod>...],            every pod a node or job below refers to, by metadata.uid
+//    "nodes":  [{"node": <Node>, "allocatable": {...}, "ready": true, "unschedulable": false,
+//                "tasks": [{"uid": "...", "status": "Running"}]}],
+//    "queues": [{"queue": <Queue>, "weight": 1, "capability": {...}, ...}],
+//    "jobs":   [{"podGroup": <PodGroup>, "queue": "q", "phase": "Inqueue", "minAvailable": 4,
+//                "priority": 0, ..., "tasks": [{"uid": "...", "status": "Pending", "node": "",
+//                "priority": 0}]}],
+//    "namespaces": {"ns": {labels}}, "pdbs": [...],
+//    "decisions": {"binds": [...], "evictions": [...], "phases": [...]}}   (optional)
+//
+// Pods are written as Kubernetes Pod objects carrying only what the scheduler keeps of them
+// (its request folded into one container), so they read back through the scheduler's own pod
+// decoder. Statuses, nodes and the scheduler's assumptions (pods it is binding or evicting) are
+// written as the scheduler holds them, so a replay starts from exactly the same state.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "kube/status.h"
+#include "kube/time.h"
+#include "scheduler/model/model.h"
+#include "scheduler/model/pod_info.h"
+#include "scheduler/replay/decisions.h"
+
+namespace tephra::scheduler {
+
+inline constexpr std::string_view kSnapshotApiVersion = "tephra.dev/v1alpha1";
+inline constexpr std::string_view kSnapshotKind = "SchedulerSnapshot";
+
+// The scheduler's node-sampling settings: a replay must sample nodes as the live session did.
+struct SamplingOptions {
+  int minimum_feasible_nodes = 100;
+  int minimum_percentage_nodes_to_find = 5;
+  int percentage_nodes_to_find = 0;
+};
+
+struct SnapshotDocument {
+  std::shared_ptr<const Snapshot> snapshot;
+  SamplingOptions sampling;
+  std::string session;  // the session that ran on it, if any
+  std::optional<kube::Time> time;
+  std::optional<Decisions> decisions;  // what that session decided
+};
+
+std::string EncodeSnapshot(const SnapshotDocument& doc);
+// Errors name the JSON path ("jobs[3].tasks[0].uid: pod not in pods").
+StatusOr<SnapshotDocument> DecodeSnapshot(std::string_view text, SpecInterner& interner);
+
+}  // namespace tephra::scheduler
