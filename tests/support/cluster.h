@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -61,6 +62,13 @@ Status StartComponent(const std::string& component);
 // Compacts etcd to its current revision: resources started with --uncached-watch
 // (configmaps in hack/test.sh) then answer watches from older versions with 410 Gone.
 Status CompactEtcd();
+
+// The whole file ("" when it cannot be read).
+std::string ReadFile(const std::string& path);
+// `text` with every `from` replaced by `to` (templated manifests: ${NAME}).
+std::string ReplaceAll(std::string text, const std::string& from, const std::string& to);
+// A TCP port on 127.0.0.1 that nothing listens on right now (0 if none could be found).
+uint16_t FreeLocalPort();
 
 // A random lowercase suffix usable in object names.
 std::string RandomSuffix(size_t length = 6);
