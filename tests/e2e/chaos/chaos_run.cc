@@ -27,6 +27,7 @@
 #include "kube/informer.h"
 #include "tests/e2e/chaos/cluster_view.h"
 #include "tests/e2e/chaos/daemons.h"
+#include "tests/e2e/chaos/report.h"
 #include "tests/e2e/chaos/stats.h"
 #include "tests/e2e/chaos/workload.h"
 #include "tests/support/cluster.h"
@@ -52,7 +53,7 @@ struct Options {
   std::string node_cpu = "8";
   int burst_pods = 1000;
   int fault_gap_min = 8, fault_gap_max = 20;  // seconds between faults
-  int grace = 45;                             // seconds a contradiction may last
+  int grace = 60;                             // seconds a contradiction may last
   int settle = 300;                           // seconds for jobs to finish after the faults
   int sample_ms = 2000;
   int memory_interval = 10;  // seconds
@@ -66,29 +67,6 @@ double Since(Clock::time_point start, Clock::time_point t = Clock::now()) {
   return std::chrono::duration<double>(t - start).count();
 }
 
-std::string Fixed(double v, int digits = 1) {
-  std::ostringstream s;
-  s.setf(std::ios::fixed);
-  s.precision(digits);
-  s << v;
-  return s.str();
-}
-
-struct FaultRecord {
-  std::string kind;
-  double at = 0;   // seconds into the run
-  double end = 0;  // when the fault was over (daemon back, API server up, ...)
-  std::optional<double> handover;  // leader kills: seconds until another replica held the lease
-  std::optional<double> recovery;  // seconds from `end` to the next successful bind
-  std::string note;
-};
-
-struct MemorySample {
-  double t;
-  std::string daemon;
-  int replica, incarnation;
-  long kib;
-};
 
 class ChaosRun {
  public:
@@ -131,7 +109,7 @@ class ChaosRun {
   int Report(bool outcomes_ok, const std::vector<std::string>& problems);
   void Log(const std::string& line) {
     std::lock_guard<std::mutex> l(log_mu_);
-    std::cerr << "[chaos " << Fixed(Since(start_)) << "s] " << line << std::endl;
+    std::cerr << "[chaos " << FormatFixed(Since(start_)) << "s] " << line << std::endl;
   }
 
   Options o_;
@@ -586,7 +564,7 @@ FaultRecord ChaosRun::Burst() {
   }
   for (auto& t : writers) t.join();
   f.end = Since(start_);
-  f.note = std::to_string(created.load()) + " pods in " + Fixed(f.end - f.at) + "s" +
+  f.note = std::to_string(created.load()) + " pods in " + FormatFixed(f.end - f.at) + "s" +
            (failed ? ", " + std::to_string(failed.load()) + " failed" : "") + (s.ok() ? "" : " " + s.ToString());
   return f;
 }
@@ -667,8 +645,8 @@ int ChaosRun::Run() {
     std::this_thread::sleep_for(seconds(gap));
     Log("fault " + kind);
     FaultRecord f = Inject(kind);
-    Log("fault " + kind + " over after " + Fixed(f.end - f.at) + "s" +
-        (f.handover ? ", hand-over " + Fixed(*f.handover) + "s" : "") + (f.note.empty() ? "" : " (" + f.note + ")"));
+    Log("fault " + kind + " over after " + FormatFixed(f.end - f.at) + "s" +
+        (f.handover ? ", hand-over " + FormatFixed(*f.handover) + "s" : "") + (f.note.empty() ? "" : " (" + f.note + ")"));
     {
       std::lock_guard<std::mutex> l(check_mu_);
       checker_.NoteDisruption(start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(f.end)));
@@ -704,83 +682,38 @@ int ChaosRun::Run() {
 }
 
 int ChaosRun::Report(bool ok, const std::vector<std::string>& problems) {
-  // Recovery: from each fault's end to the next bind after it.
+  RunSummary s;
+  s.seed = o_.seed;
+  s.seconds = Since(start_);
+  s.namespace_ = ns_;
+  std::vector<double> binds;
   {
     std::lock_guard<std::mutex> l(binds_mu_);
-    std::sort(binds_.begin(), binds_.end());
-    for (FaultRecord& f : faults_) {
-      auto end = start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(f.end));
-      auto it = std::lower_bound(binds_.begin(), binds_.end(), end);
-      if (it != binds_.end()) f.recovery = std::chrono::duration<double>(*it - end).count();
-    }
+    for (Clock::time_point t : binds_) binds.push_back(Since(start_, t));
   }
-  std::ostringstream r;
-  r << "chaos report: seed " << o_.seed << ", " << Fixed(Since(start_), 0) << "s, namespace " << ns_ << "\n";
-  std::map<std::string, int> by_kind;
-  std::vector<double> recoveries;
-  std::map<std::string, std::vector<double>> handovers;
-  for (const FaultRecord& f : faults_) {
-    ++by_kind[f.kind];
-    if (f.recovery) recoveries.push_back(*f.recovery);
-    if (f.handover) handovers[f.kind.substr(std::string("kill-leader-").size())].push_back(*f.handover);
-  }
-  r << "faults injected: " << faults_.size();
-  for (const auto& [k, n] : by_kind) r << ", " << k << "=" << n;
-  r << "\n";
-  for (const FaultRecord& f : faults_) {
-    r << "  " << Fixed(f.at) << "s " << f.kind << " (" << Fixed(f.end - f.at) << "s" << (f.note.empty() ? "" : "; " + f.note)
-      << ")" << (f.handover ? " hand-over " + Fixed(*f.handover, 2) + "s" : "")
-      << " recovery " << (f.recovery ? Fixed(*f.recovery, 2) + "s" : "none") << "\n";
-  }
-  r << "daemon exits restarted by the supervisor:";
-  for (const auto& [k, n] : unplanned_exits_) r << " " << k << "=" << n;
-  r << "\n";
-  r << "recovery to next bind (s): n=" << recoveries.size() << " p50=" << Fixed(Percentile(recoveries, 50), 2)
-    << " p99=" << Fixed(Percentile(recoveries, 99), 2) << " max=" << Fixed(Percentile(recoveries, 100), 2) << "\n";
-  for (const auto& [k, v] : handovers) {
-    r << "leader hand-over " << k << " (s): n=" << v.size() << " p50=" << Fixed(Percentile(v, 50), 2)
-      << " max=" << Fixed(Percentile(v, 100), 2) << "\n";
-  }
-  std::map<std::string, int> finished;
+  s.faults = faults_;
+  FillRecovery(std::move(binds), &s.faults);
+  s.daemon_exits = unplanned_exits_;
+  s.jobs_planned = plans_.size();
+  s.jobs_submitted = submitted_.size();
+  s.jobs_as_expected = plans_.size() - std::min(plans_.size(), job_problems_);
+  s.create_retries = submit_retries_.load();
   {
     std::lock_guard<std::mutex> l(check_mu_);
-    for (const auto& [name, rec] : checker_.jobs()) ++finished[rec.gone ? "deleted" : rec.phase.empty() ? "<none>" : rec.phase];
-  }
-  r << "jobs: planned " << plans_.size() << ", submitted " << submitted_.size() << " (" << submit_retries_.load()
-    << " retried creates)," << " ended as expected " << (plans_.size() - std::min(plans_.size(), job_problems_));
-  for (const auto& [p, n] : finished) r << ", " << p << "=" << n;
-  r << "\n";
-  r << "samples: " << samples_.load() << " taken, " << failed_samples_.load() << " unreadable (API server down)\n";
-  r << "invariant violations: " << violations_.size() << "\n";
-  for (const Violation& v : violations_) r << "  " << v.rule << " " << v.object << ": " << v.detail << "\n";
-  // Memory: slope per incarnation that lived long enough, after its first minute.
-  std::map<std::string, std::vector<std::pair<double, double>>> series;
-  for (const MemorySample& m : memory_) {
-    series[m.daemon + "/" + std::to_string(m.replica) + "#" + std::to_string(m.incarnation)].push_back({m.t, static_cast<double>(m.kib) / 1024.0});
-  }
-  r << "memory (MiB; slope after the first 60 s of each incarnation living >= 5 min):\n";
-  for (const auto& [k, pts] : series) {
-    std::vector<std::pair<double, double>> warm;
-    for (const auto& p : pts) {
-      if (p.first - pts.front().first >= 60) warm.push_back({p.first / 60.0, p.second});
-    }
-    bool long_lived = pts.back().first - pts.front().first >= 300;
-    r << "  " << k << ": " << Fixed(pts.front().second) << " -> " << Fixed(pts.back().second) << " over "
-      << Fixed((pts.back().first - pts.front().first) / 60.0) << " min"
-      << (long_lived ? ", slope " + Fixed(Slope(warm), 3) + " MiB/min" : "") << "\n";
-  }
-  if (!o_.memory_csv.empty()) {
-    std::ofstream csv(o_.memory_csv);
-    csv << "seconds,daemon,replica,incarnation,rss_kib\n";
-    for (const MemorySample& m : memory_) {
-      csv << Fixed(m.t) << "," << m.daemon << "," << m.replica << "," << m.incarnation << "," << m.kib << "\n";
+    for (const auto& [name, rec] : checker_.jobs()) {
+      ++s.jobs_by_end[rec.gone ? "deleted" : rec.phase.empty() ? "<none>" : rec.phase];
     }
   }
-  for (const std::string& p : problems) r << "PROBLEM " << p << "\n";
+  s.samples = samples_.load();
+  s.unreadable_samples = failed_samples_.load();
+  s.violations = violations_;
+  s.memory = memory_;
+  s.problems = problems;
   bool pass = ok && violations_.empty();
-  r << (pass ? "PASS" : "FAIL (replay with --seed=" + std::to_string(o_.seed) + ")") << "\n";
-  std::cout << r.str() << std::flush;
-  if (!o_.report.empty()) std::ofstream(o_.report) << r.str();
+  std::string report = RenderReport(s, pass);
+  std::cout << report << std::flush;
+  if (!o_.report.empty()) std::ofstream(o_.report) << report;
+  if (!o_.memory_csv.empty()) std::ofstream(o_.memory_csv) << MemoryCsv(memory_);
   return pass ? 0 : 1;
 }
 

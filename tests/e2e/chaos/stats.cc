@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <sstream>
 
 namespace tephra::chaos {
 
@@ -25,6 +26,14 @@ double Slope(const std::vector<std::pair<double, double>>& points) {
     den += (x - mx) * (x - mx);
   }
   return den == 0 ? 0 : num / den;
+}
+
+std::string FormatFixed(double v, int digits) {
+  std::ostringstream s;
+  s.setf(std::ios::fixed);
+  s.precision(digits);
+  s << v;
+  return s.str();
 }
 
 }  // namespace tephra::chaos
