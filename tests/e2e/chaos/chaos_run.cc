@@ -533,6 +533,10 @@ FaultRecord ChaosRun::WebhookDown() {
 // a second, so they pass through the pool without holding it.
 FaultRecord ChaosRun::Burst() {
   FaultRecord f = Begin("burst");
+  // Earlier bursts' finished pods go first, as their owner would clean up: a soak's cluster
+  // should not grow burst after burst, or the daemons' memory grows with it.
+  kubectl_.Run({"-n", ns_, "delete", "pods", "-l", "tephra.dev/burst", "--field-selector=status.phase=Succeeded",
+                "--wait=false"});
   std::string group = "burst-" + std::to_string(bursts_++);
   Status s = client_
                  ->Create(kPodGroups, ns_,
