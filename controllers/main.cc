@@ -1,5 +1,7 @@
 // tephra-controller-manager: the job, queue, podgroup and garbage-collection controllers.
+#include <atomic>
 #include <iostream>
+#include <thread>
 
 #include <glog/logging.h>
 
@@ -130,15 +132,23 @@ int Run(int argc, char** argv) {
     return 1;
   }
 
+  // The elector calls `start` on the thread that renews the lease, so the cache sync runs on a
+  // thread of its own: a sync longer than the renew deadline (a big cluster, a slow API
+  // server) would otherwise lose the lease just won, exit and start over, forever.
+  std::thread starter;
+  std::atomic<bool> stopping{false};
   auto start = [&] {
-    informers.Start();
-    while (!informers.WaitForCacheSync(std::chrono::seconds(5))) {
-      if (shutdown.Requested()) return;
-      LOG(INFO) << "waiting for caches to sync";
-    }
-    for (auto& c : controllers) c->Start();
-    running = true;
-    LOG(INFO) << "controllers running";
+    starter = std::thread([&] {
+      informers.Start();
+      for (int waited = 1; !informers.WaitForCacheSync(std::chrono::seconds(1)); ++waited) {
+        if (shutdown.Requested() || stopping) return;
+        if (waited % 5 == 0) LOG(INFO) << "waiting for caches to sync";
+      }
+      if (stopping) return;
+      for (auto& c : controllers) c->Start();
+      running = true;
+      LOG(INFO) << "controllers running";
+    });
   };
   auto stop = [&] {
     informers.Stop();
@@ -147,6 +157,8 @@ int Run(int argc, char** argv) {
   };
 
   int exit_code = (*lease)->Run(shutdown, {start, [&] {
+                                   stopping = true;
+                                   if (starter.joinable()) starter.join();
                                    for (auto& c : controllers) c->Stop();
                                    running = false;
                                  }});

@@ -94,7 +94,16 @@ Request RequestForPod(const api::Pod& pod, std::string_view event) {
 }
 
 Request RequestForPodAdd(const api::Pod& pod) {
-  return RequestForPod(pod, OutOfSync(pod) ? ev::kOutOfSync : ev::kPodPending);
+  if (OutOfSync(pod)) return RequestForPod(pod, ev::kOutOfSync);
+  // A pod first seen Failed failed while no controller was watching (a restart, a new leader,
+  // a relist after an outage): its PodFailed policy is still owed. Were it dropped, an
+  // AbortJob gang would keep its dead member and never fit again.
+  if (pod.status.phase == api::pod_phase::kFailed) {
+    Request r = RequestForPod(pod, ev::kPodFailed);
+    r.exit_code = FirstContainerExitCode(pod);
+    return r;
+  }
+  return RequestForPod(pod, ev::kPodPending);
 }
 
 Request RequestForPodDelete(const api::Pod& pod) {

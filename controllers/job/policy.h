@@ -45,7 +45,8 @@ Request RequestForPod(const api::Pod& pod, std::string_view event);
 Request RequestForPodUpdate(const api::Pod& old_pod, const api::Pod& pod);
 // A pod deletion: PodEvicted unless the controller marked the pod out-of-sync first.
 Request RequestForPodDelete(const api::Pod& pod);
-// A pod addition: PodPending unless out-of-sync.
+// A pod addition: PodPending unless out-of-sync, or PodFailed (with its exit code) for a pod
+// that is already Failed when first seen.
 Request RequestForPodAdd(const api::Pod& pod);
 
 // Turns a candidate TaskCompleted / TaskFailed into OutOfSync unless the task as a whole

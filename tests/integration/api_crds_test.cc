@@ -23,18 +23,10 @@ namespace {
 
 const std::string kSource = TEPHRA_SOURCE_DIR;
 
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  REQUIRE(in.good());
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {
-  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
-    text.replace(pos, from.size(), to);
-  }
+// A file that must exist and not be empty.
+std::string MustReadFile(const std::string& path) {
+  std::string text = ReadFile(path);
+  REQUIRE(!text.empty());
   return text;
 }
 
@@ -66,7 +58,7 @@ void InstallCrds(const Kubectl& k) {
 
 // The example queues with names unique to this test, so parallel tests do not collide.
 std::string UniqueQueues(const std::string& suffix) {
-  return ReplaceAll(ReadFile(kSource + "/examples/queues.yaml"), "name: example-",
+  return ReplaceAll(MustReadFile(kSource + "/examples/queues.yaml"), "name: example-",
                     "name: example-" + suffix + "-");
 }
 

@@ -1,6 +1,9 @@
 #include "tests/support/cluster.h"
 
+
 #include <cstdlib>
+#include <fstream>
+#include <sstream>
 #include <random>
 #include <stdexcept>
 #include <thread>
@@ -87,6 +90,20 @@ std::string RenderChart(const std::string& release, const std::string& ns, const
                              std::to_string(r.exit_code) + "): " + r.err);
   }
   return r.out;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {
+  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
+    text.replace(pos, from.size(), to);
+  }
+  return text;
 }
 
 std::string RandomSuffix(size_t length) {

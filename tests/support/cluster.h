@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <string_view>
@@ -67,6 +68,10 @@ Status CompactEtcd();
 // from the chart fails them. Throws std::runtime_error with helm's message.
 std::string RenderChart(const std::string& release, const std::string& ns, const std::string& templ,
                         const std::vector<std::string>& args = {});
+// The whole file ("" when it cannot be read).
+std::string ReadFile(const std::string& path);
+// `text` with every `from` replaced by `to` (templated manifests: ${NAME}).
+std::string ReplaceAll(std::string text, const std::string& from, const std::string& to);
 
 // A random lowercase suffix usable in object names.
 std::string RandomSuffix(size_t length = 6);

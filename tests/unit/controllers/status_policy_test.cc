@@ -214,6 +214,10 @@ TEST_CASE("pod updates become Volcano's events") {
 
   CHECK(RequestForPodDelete(*running).event == "PodEvicted");
   CHECK(RequestForPodAdd(*running).event == "PodPending");
+  // Failed before the controller saw it (found by tests/e2e/chaos): the policy is still owed.
+  Request late = RequestForPodAdd(*failed);
+  CHECK(late.event == "PodFailed");
+  CHECK(late.exit_code == 3);
   auto marked = std::make_shared<api::Pod>(*running);
   marked->metadata.annotations[std::string(api::kControllerOutOfSyncAnnotation)] = "true";
   CHECK(RequestForPodDelete(*marked).event == "OutOfSync");
