@@ -1,6 +1,5 @@
 #include "tests/support/cluster.h"
 
-
 #include <cstdlib>
 #include <fstream>
 #include <sstream>
