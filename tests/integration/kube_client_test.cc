@@ -232,6 +232,10 @@ TEST_CASE("a watch from a compacted resourceVersion fails with Gone") {
   REQUIRE(client->Patch(resources::kConfigMaps, ns.name(), "g", PatchType::kMerge,
                         R"({"data":{"key":"2"}})")
               .ok());
+  // One more write, so the compaction lands past the first change: a watch from old_rv starts
+  // at that change, and etcd keeps the compaction revision itself (watching from it would fail
+  // with "PrevKv=nil", a 500, instead of the 410 under test).
+  REQUIRE(client->Create(resources::kConfigMaps, ns.name(), ConfigMap("h", "1")).ok());
   REQUIRE(testing::CompactEtcd().ok());
   WatchOptions wo;
   wo.resource_version = old_rv;

@@ -101,6 +101,10 @@ class ChaosRun {
   }
   FaultRecord Inject(const std::string& kind);
   FaultRecord KillReplica(DaemonGroup& g, bool leader);
+  std::string LeaseRbac() const;
+  // The chart release the run's admission objects belong to (a name with "tephra" in it, so
+  // the chart names its objects after the release alone).
+  std::string Release() const { return "tephra-" + ns_; }
   FaultRecord StopApiServer();
   FaultRecord CompactUnderWatches();
   FaultRecord WebhookDown();
@@ -161,6 +165,21 @@ std::shared_ptr<kube::Client> ChaosRun::Connect(const std::string& kubeconfig, d
   return *c;
 }
 
+// The admission paths the run registers: every CRD hook, no pod hooks (off by default).
+const char kAdmissionPaths[] =
+    "{/jobs/mutate,/jobs/validate,/podgroups/mutate,/podgroups/validate,/queues/mutate,/queues/validate}";
+
+// Leases in the run's namespace for the controller-manager and scheduler identities.
+std::string ChaosRun::LeaseRbac() const {
+  return R"({"apiVersion":"v1","kind":"List","items":[
+    {"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"chaos-leases","namespace":")" +
+         ns_ + R"("},"rules":[{"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update"]}]},
+    {"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"chaos-leases","namespace":")" +
+         ns_ + R"("},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"chaos-leases"},
+     "subjects":[{"kind":"ServiceAccount","name":"tephra-controller-manager","namespace":")" + kSuiteNamespace +
+         R"("},{"kind":"ServiceAccount","name":"tephra-scheduler","namespace":")" + kSuiteNamespace + R"("}]}]})";
+}
+
 void ChaosRun::Setup() {
   dir_ = "/tmp/tephra-chaos-" + id_;
   std::filesystem::create_directories(dir_);
@@ -170,19 +189,22 @@ void ChaosRun::Setup() {
   kubectl_.MustRun({"wait", "--for=condition=Established", "--timeout=60s", "crd/jobs.batch.volcano.sh",
                     "crd/podgroups.scheduling.volcano.sh", "crd/queues.scheduling.volcano.sh",
                     "crd/commands.bus.volcano.sh"});
-  kubectl_.MustRun({"apply", "-f", kSource + "/tests/integration/controllers/rbac.yaml"});
-  kubectl_.MustRun({"apply", "-f", kSource + "/tests/integration/fixtures/rbac-scheduler.yaml"});
-  // The admission identity is a service account of the suite's namespace (tephra-system):
-  // its RBAC and certificate Secret live there, named after the run.
-  admission_rbac_ = testing::ReadFile(kSource + "/webhooks/config/rbac.yaml");
-  admission_rbac_ = testing::ReplaceAll(admission_rbac_, "${NAME}", "tephra-admission-" + ns_);
-  admission_rbac_ = testing::ReplaceAll(admission_rbac_, "${NAMESPACE}", kSuiteNamespace);
-  admission_rbac_ = testing::ReplaceAll(admission_rbac_, "${SECRET}", ns_ + "-certs");
-  admission_rbac_ = testing::ReplaceAll(admission_rbac_, "${SERVICE_ACCOUNT}", "tephra-admission");
+  // The chart's RBAC for the daemons' identities (tephra-system service accounts), without the
+  // chart's lease Role: this run's leases live in its own namespace (a Role below).
+  for (const char* templ : {"templates/rbac-controller-manager.yaml", "templates/rbac-scheduler.yaml"}) {
+    kubectl_.MustRun({"apply", "-f", "-"},
+                     testing::RenderChart("tephra", kSuiteNamespace, templ, {"--set", "leaderElection.enabled=false"}));
+  }
+  // The admission identity's RBAC and certificate Secret, as a chart release named after the run.
+  admission_rbac_ = testing::RenderChart(
+      Release(), kSuiteNamespace, "templates/rbac-admission.yaml",
+      {"--set", "admission.serviceAccount.name=tephra-admission", "--set",
+       std::string("admission.enabledAdmissions=") + kAdmissionPaths});
   kubectl_.Run({"create", "namespace", kSuiteNamespace});  // AlreadyExists is fine
   kubectl_.MustRun({"create", "namespace", ns_});
   kubectl_.MustRun({"label", "namespace", ns_, "tephra.dev/chaos=" + id_});
   kubectl_.MustRun({"apply", "-f", "-"}, admission_rbac_);
+  kubectl_.MustRun({"apply", "-f", "-"}, LeaseRbac());
 
   std::string list = R"({"apiVersion":"v1","kind":"List","items":[)";
   for (int i = 0; i < o_.nodes; ++i) {
@@ -248,8 +270,8 @@ void ChaosRun::StartDaemons() {
       std::vector<std::string>{TEPHRA_ADMISSION_PATH, "--kubeconfig=" + env.kubeconfig_admission,
                                "--address=127.0.0.1", "--port=" + std::to_string(adm_port_),
                                "--healthz-address=127.0.0.1:" + std::to_string(adm_health_port_),
-                               "--extra-san=IP:127.0.0.1", "--namespace=" + kSuiteNamespace, "--secret-name=" + ns_ + "-certs",
-                               "--cert-dir=" + dir_ + "/certs", "--webhook-config-name-prefix=" + ns_, "-v=1"},
+                               "--extra-san=IP:127.0.0.1", "--namespace=" + kSuiteNamespace, "--secret-name=" + Release() + "-admission-certs",
+                               "--cert-dir=" + dir_ + "/certs", "--webhook-config-name-prefix=" + Release() + "-admission", "-v=1"},
       dir_ + "/admission-0.log"));
   std::lock_guard<std::mutex> l(daemons_mu_);
   for (DaemonGroup* g : {&cm_, &sched_, &adm_}) {
@@ -266,12 +288,16 @@ void ChaosRun::RegisterWebhooks() {
       },
       seconds(60));
   if (!ready) throw std::runtime_error("tephra-admission not ready:\n" + adm_.replicas[0]->LogTail());
-  testing::CommandResult rendered = testing::RunCommand(
-      {kSource + "/webhooks/config/render-webhooks.sh", "--url", "https://127.0.0.1:" + std::to_string(adm_port_),
-       "--name-prefix", ns_, "--suite-namespace", kSuiteNamespace, "--namespace-label", "tephra.dev/chaos=" + id_,
-       "--queue-object-label", "tephra.dev/chaos", "--label", "tephra.dev/chaos=" + id_});
-  if (!rendered.ok()) throw std::runtime_error("render-webhooks.sh: " + rendered.err);
-  kubectl_.MustRun({"apply", "-f", "-"}, rendered.out);
+  // The chart's webhook configurations in local mode, scoped to this run's namespace and queues.
+  kubectl_.MustRun(
+      {"apply", "-f", "-"},
+      testing::RenderChart(
+          Release(), kSuiteNamespace, "templates/webhooks.yaml",
+          {"--set", "local.enabled=true", "--set", "admission.port=" + std::to_string(adm_port_), "--set",
+           std::string("admission.enabledAdmissions=") + kAdmissionPaths, "--set-json",
+           R"(admission.webhook.namespaceSelector={"matchLabels":{"tephra.dev/chaos":")" + id_ + R"("}})",
+           "--set-json",
+           R"(admission.webhook.queueObjectSelector={"matchExpressions":[{"key":"tephra.dev/chaos","operator":"Exists"}]})"}));
   // The hooks answer once the daemon has written their caBundle: a dry-run Job naming a missing
   // queue is then denied by the webhook (without it the API server would accept it).
   ready = testing::Eventually(
@@ -289,7 +315,7 @@ void ChaosRun::RegisterWebhooks() {
 void ChaosRun::Cleanup() {
   // Fail-closed hooks go before the daemon serving them.
   kubectl_.Run({"delete", "mutatingwebhookconfigurations,validatingwebhookconfigurations", "-l",
-                "tephra.dev/chaos=" + id_, "--ignore-not-found"});
+                "app.kubernetes.io/instance=" + Release(), "--ignore-not-found"});
   {
     std::lock_guard<std::mutex> l(daemons_mu_);
     for (DaemonGroup* g : {&cm_, &sched_, &adm_}) {
@@ -301,7 +327,7 @@ void ChaosRun::Cleanup() {
   for (const auto& q : queues_) kubectl_.Run({"delete", "queue", q, "--wait=false", "--ignore-not-found"});
   for (const auto& p : priority_classes_) kubectl_.Run({"delete", "priorityclass", p, "--ignore-not-found"});
   if (!admission_rbac_.empty()) kubectl_.Run({"delete", "-f", "-", "--ignore-not-found"}, admission_rbac_);
-  kubectl_.Run({"-n", kSuiteNamespace, "delete", "secret", ns_ + "-certs", "--ignore-not-found"});
+  kubectl_.Run({"-n", kSuiteNamespace, "delete", "secret", Release() + "-admission-certs", "--ignore-not-found"});
 }
 
 // Submits each planned Job at its time; transient failures (API server or webhook down) are

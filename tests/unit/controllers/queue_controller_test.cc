@@ -82,6 +82,12 @@ struct Harness {
           return false;
         }
       }
+      // Same size is not enough for commands: a handled one may still be cached while the
+      // next one is not yet — the set must match.
+      for (const auto& key : commands->store().Keys()) {
+        std::string name = key.substr(key.rfind('/') + 1);
+        if (!fake->Object(kCommandsPath, key) && !fake->Object(kCommandsPath, name)) return false;
+      }
       return queues->store().size() == fake->Count(kQueuesPath) &&
              pgs->store().size() == fake->Count(kPodGroupsPath) &&
              commands->store().size() == fake->Count(kCommandsPath);
