@@ -73,8 +73,7 @@ class EnqueueAction : public Action {
       const JobInfo& victim = ssn.job(v);
       if (v == j || victim.queue != job.queue || victim.priority >= job.priority) continue;
       for (const auto& [uid, t] : victim.tasks) {
-        bool running = t.status == TaskStatus::kRunning || t.status == TaskStatus::kBound;
-        if (running && t.pod->preemptable && promised.count(uid) == 0) candidates.push_back(&t);
+        if (t.Evictable() && t.pod->preemptable && promised.count(uid) == 0) candidates.push_back(&t);
       }
     }
     if (candidates.empty()) return false;

@@ -86,7 +86,7 @@ class ReclaimAction : public Action {
       const QueueInfo* vq = ssn.queue(victim.queue);
       if (vq == nullptr || !vq->reclaimable) continue;
       for (const auto& [uid, t] : victim.tasks) {
-        if ((t.status == TaskStatus::kRunning || t.status == TaskStatus::kBound) && t.pod->preemptable) {
+        if (t.Evictable() && t.pod->preemptable) {
           candidates.push_back(&t);
         }
       }
@@ -111,10 +111,9 @@ class ReclaimAction : public Action {
       const JobInfo& victim = ssn.job(v);
       if (victim.ReadyCount() - static_cast<int32_t>(n) >= victim.min_available) continue;
       for (const auto& [uid, t] : victim.tasks) {
-        bool running = t.status == TaskStatus::kRunning || t.status == TaskStatus::kBound;
         bool planned = std::any_of(plan.begin(), plan.end(),
                                    [&](const auto& p) { return p.first == v && p.second == uid; });
-        if (running && !planned) plan.emplace_back(v, uid);
+        if (t.Evictable() && !planned) plan.emplace_back(v, uid);
       }
     }
     const std::string reason = "reclaimed for queue " + queue->name + " (below its deserved share) so job " +

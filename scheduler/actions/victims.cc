@@ -58,7 +58,7 @@ std::optional<size_t> VictimPlanner::JobOf(const NodeTask& nt) {
 
 bool VictimPlanner::Eligible(const TaskInfo& preemptor, size_t preemptor_job, const TaskInfo& victim,
                              size_t victim_job) const {
-  if (victim.status != TaskStatus::kRunning && victim.status != TaskStatus::kBound) return false;
+  if (!victim.Evictable()) return false;
   if (!victim.pod->preemptable) return false;
   // Best-effort pods free nothing a requesting pod could use.
   if (preemptor.best_effort() != victim.best_effort() && victim.best_effort()) return false;
@@ -275,7 +275,7 @@ bool VictimPlanner::WholeGang(Statement& stmt, size_t job, const std::string& ui
   // Every running task of the gang must be allowed to go, or none does.
   std::vector<const TaskInfo*> all;
   for (const auto& [vuid, t] : session_.job(best->job).tasks) {
-    if (t.status == TaskStatus::kRunning || t.status == TaskStatus::kBound) all.push_back(&t);
+    if (t.Evictable()) all.push_back(&t);
   }
   std::vector<const TaskInfo*> allowed =
       scope_.reclaim ? session_.Reclaimable(task, all) : session_.Preemptable(task, all);

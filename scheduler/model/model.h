@@ -63,6 +63,8 @@ struct TaskInfo {
   bool best_effort() const { return pod->spec->best_effort; }
   // The replica index parsed from "<job>-<task>-<index>", for stable ordering.
   int index() const;
+  // Bound or Running: on a node and not already leaving — what preemption and reclaim may take.
+  bool Evictable() const { return status == TaskStatus::kRunning || status == TaskStatus::kBound; }
 };
 
 // A pod present on a node: what node-level predicates read.
