@@ -215,7 +215,7 @@ class Suite {
 
  private:
   void InstallCrds() {
-    k_.MustRun({"apply", "-f", kSource + "/crds/"});
+    k_.ApplyShared({"-f", kSource + "/crds/"});
     k_.MustRun({"wait", "--for=condition=Established", "--timeout=60s",
                 "crd/jobs.batch.volcano.sh", "crd/queues.scheduling.volcano.sh",
                 "crd/podgroups.scheduling.volcano.sh"});

@@ -44,8 +44,8 @@ const std::string kOptionalCrd = "podgroups.scheduling.x-k8s.io";
 // Applies crds/ (and crds/optional/) and waits until every CRD serves. Idempotent, so each test
 // can call it whatever the order the tests run in.
 void InstallCrds(const Kubectl& k) {
-  k.MustRun({"apply", "-f", kSource + "/crds/"});
-  k.MustRun({"apply", "-f", kSource + "/crds/optional/"});
+  k.ApplyShared({"-f", kSource + "/crds/"});
+  k.ApplyShared({"-f", kSource + "/crds/optional/"});
   for (const std::string& crd : kCrds) {
     INFO(crd);
     REQUIRE(Eventually([&] { return Established(k, crd); }, std::chrono::seconds(30)));

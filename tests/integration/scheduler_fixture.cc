@@ -14,12 +14,12 @@ namespace {
 void EnsureClusterSetup(const Kubectl& kubectl) {
   static bool done = false;
   if (done) return;
-  kubectl.MustRun({"apply", "-f", std::string(TEPHRA_SOURCE_DIR) + "/crds/"});
+  kubectl.ApplyShared({"-f", std::string(TEPHRA_SOURCE_DIR) + "/crds/"});
   // The chart's RBAC for the scheduler identity (tephra-system/tephra-scheduler); the tests run
   // it without leader election, so without the lease Role in tephra-system.
-  kubectl.MustRun({"apply", "-f", "-"},
-                  RenderChart("tephra", "tephra-system", "templates/rbac-scheduler.yaml",
-                              {"--set", "leaderElection.enabled=false"}));
+  kubectl.ApplyShared({"-f", "-"},
+                      RenderChart("tephra", "tephra-system", "templates/rbac-scheduler.yaml",
+                                  {"--set", "leaderElection.enabled=false"}));
   kubectl.MustRun({"wait", "--for=condition=Established", "crd/podgroups.scheduling.volcano.sh",
                    "crd/queues.scheduling.volcano.sh", "--timeout=60s"});
   done = true;

@@ -52,6 +52,19 @@ std::string Kubectl::MustRun(const std::vector<std::string>& args, std::string_v
   return r.out;
 }
 
+std::string Kubectl::ApplyShared(const std::vector<std::string>& args, std::string_view input) const {
+  std::vector<std::string> apply_args{"apply"};
+  apply_args.insert(apply_args.end(), args.begin(), args.end());
+  for (int attempt = 1;; ++attempt) {
+    CommandResult r = Run(apply_args, input);
+    bool raced = r.err.find("AlreadyExists") != std::string::npos ||
+                 r.err.find("the object has been modified") != std::string::npos;
+    if (r.ok()) return r.out;
+    if (!raced || attempt == 5) return MustRun(apply_args, input);  // throws with this attempt's error
+    std::this_thread::sleep_for(std::chrono::milliseconds(200 * attempt));
+  }
+}
+
 namespace {
 
 Status ControlPlane(const std::vector<std::string>& args) {

@@ -35,6 +35,10 @@ class Kubectl {
   CommandResult Run(const std::vector<std::string>& args, std::string_view input = {}) const;
   // Runs and returns stdout; throws std::runtime_error with stderr when the command fails.
   std::string MustRun(const std::vector<std::string>& args, std::string_view input = {}) const;
+  // `kubectl apply` of objects other test processes may apply at the same moment (CRDs, the
+  // chart's cluster roles): client-side apply reads then creates, so two racing processes can
+  // get AlreadyExists or a conflict. Retries those; throws like MustRun on anything else.
+  std::string ApplyShared(const std::vector<std::string>& args, std::string_view input = {}) const;
 
  private:
   std::string kubeconfig_;

@@ -185,7 +185,7 @@ void ChaosRun::Setup() {
   std::filesystem::create_directories(dir_);
   checker_ = InvariantChecker(seconds(o_.grace));
   client_ = Connect(ClusterEnv::Get().kubeconfig, 300);
-  kubectl_.MustRun({"apply", "-f", kSource + "/crds/"});
+  kubectl_.ApplyShared({"-f", kSource + "/crds/"});
   kubectl_.MustRun({"wait", "--for=condition=Established", "--timeout=60s", "crd/jobs.batch.volcano.sh",
                     "crd/podgroups.scheduling.volcano.sh", "crd/queues.scheduling.volcano.sh",
                     "crd/commands.bus.volcano.sh"});

@@ -27,12 +27,12 @@ bool Established(const Kubectl& k, const std::string& crd) {
 void InstallControllerPrerequisites(const Kubectl& kubectl) {
   static std::once_flag once;
   std::call_once(once, [&] {
-    kubectl.MustRun({"apply", "-f", kSource + "/crds/"});
+    kubectl.ApplyShared({"-f", kSource + "/crds/"});
     // The chart's RBAC for the controller-manager identity; the tests run it without leader
     // election, so without the lease Role in tephra-system.
-    kubectl.MustRun({"apply", "-f", "-"},
-                    RenderChart("tephra", "tephra-system", "templates/rbac-controller-manager.yaml",
-                                {"--set", "leaderElection.enabled=false"}));
+    kubectl.ApplyShared({"-f", "-"},
+                        RenderChart("tephra", "tephra-system", "templates/rbac-controller-manager.yaml",
+                                    {"--set", "leaderElection.enabled=false"}));
     for (const char* crd : {"jobs.batch.volcano.sh", "queues.scheduling.volcano.sh",
                             "podgroups.scheduling.volcano.sh", "commands.bus.volcano.sh"}) {
       REQUIRE(Eventually([&] { return Established(kubectl, crd); }, std::chrono::seconds(30)));
