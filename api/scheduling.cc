@@ -157,6 +157,11 @@ PodGroup ToVolcanoPodGroup(const SchedPluginsPodGroup& in, std::string_view queu
   return pg;
 }
 
+std::string ImplicitPodGroupName(const kube::ObjectMeta& pod) {
+  if (const kube::OwnerReference* owner = pod.ControllerRef()) return "podgroup-" + owner->uid;
+  return "podgroup-" + pod.uid;
+}
+
 std::string SchedPluginsPhaseFor(std::string_view phase) {
   if (phase == podgroup_phase::kInqueue) return std::string(sched_plugins_phase::kScheduling);
   if (phase == podgroup_phase::kCompleted) return std::string(sched_plugins_phase::kFinished);

@@ -207,6 +207,10 @@ class SchedPluginsPodGroup : public kube::Object {
 PodGroup ToVolcanoPodGroup(const SchedPluginsPodGroup& pg, std::string_view queue);
 // The scheduler-plugins phase for a Volcano phase (Inqueue->Scheduling, Completed->Finished).
 std::string SchedPluginsPhaseFor(std::string_view volcano_phase);
+// The PodGroup the PodGroup controller makes for a pod that names none:
+// podgroup-<uid of the pod's controller, or of the pod itself>. The scheduler uses the same
+// name to hold such a pod before the group exists.
+std::string ImplicitPodGroupName(const kube::ObjectMeta& pod);
 
 StatusOr<std::shared_ptr<Queue>> DecodeQueue(const json::Value& value, const DecodeOptions& options = {});
 StatusOr<std::shared_ptr<Queue>> DecodeQueue(std::string_view text, const DecodeOptions& options = {});

@@ -38,20 +38,13 @@ kube::Resource ResourceOf(const kube::OwnerReference& owner) {
 
 }  // namespace
 
-std::string PodGroupNameForPod(const api::Pod& pod) {
-  if (const kube::OwnerReference* owner = pod.metadata.ControllerRef()) {
-    return "podgroup-" + owner->uid;
-  }
-  return "podgroup-" + pod.metadata.uid;
-}
-
 api::PodGroup BuildPodGroupForPod(const api::Pod& pod,
                                   const std::map<std::string, std::string>& owner_annotations,
                                   const std::string& default_queue) {
   api::PodGroup pg;
   pg.api_version = std::string(api::kSchedulingApiVersion);
   pg.kind = std::string(api::kPodGroupKind);
-  pg.metadata.name = PodGroupNameForPod(pod);
+  pg.metadata.name = api::ImplicitPodGroupName(pod.metadata);
   pg.metadata.namespace_ = pod.metadata.namespace_;
   if (pod.metadata.ControllerRef() != nullptr) {
     pg.metadata.owner_references = pod.metadata.owner_references;
@@ -162,7 +155,7 @@ Status PodGroupController::Sync(const std::string& pod_key) {
   if (!obj) return Status::Ok();
   const auto& pod = static_cast<const api::Pod&>(*obj);
   if (!Ours(pod) || pod.metadata.deletion_timestamp) return Status::Ok();
-  const std::string name = PodGroupNameForPod(pod);
+  const std::string name = api::ImplicitPodGroupName(pod.metadata);
   if (!podgroups_->store().Get(kube::ObjectKey(pod.metadata.namespace_, name))) {
     api::PodGroup pg = BuildPodGroupForPod(pod, OwnerAnnotations(pod), ctx_.options.default_queue);
     auto created = ctx_.client->Create(kPodGroups, pod.metadata.namespace_, api::EncodePodGroup(pg));

@@ -18,9 +18,6 @@
 
 namespace tephra::controllers::podgroup {
 
-// "podgroup-<uid>" of the pod's controller owner, or of the pod itself.
-std::string PodGroupNameForPod(const api::Pod& pod);
-
 // The PodGroup for a plain pod. `owner_annotations` are the controller owner's annotations
 // (empty for a bare pod): scheduling.volcano.sh/group-min-member gives minMember (default 1)
 // and every volcano.sh/ annotation is inherited. minResources = pod requests × minMember,

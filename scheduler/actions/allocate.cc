@@ -8,6 +8,7 @@
 // small ones. Pending (not yet admitted) jobs are skipped when enqueue is configured.
 // Arguments: predicateErrorCacheEnable (true): once a task fails everywhere, identical tasks
 // of the same job are not tried again this session.
+#include <chrono>
 #include <unordered_map>
 
 #include "scheduler/actions/actions.h"
@@ -39,7 +40,7 @@ class AllocateAction : public Action {
       if (!HasPendingWork(job)) continue;
       ValidateResult valid = ssn.JobValid(job);
       if (!valid.pass) {
-        RecordJobProblem(ssn, j, valid.message);
+        if (!StillAssembling(ssn, job)) RecordJobProblem(ssn, j, valid.message);
         continue;
       }
       auto [it, inserted] = queue_slot.try_emplace(job.queue, job_heaps.size());
@@ -84,6 +85,14 @@ class AllocateAction : public Action {
       if (Schedulable(t)) return true;
     }
     return false;
+  }
+
+  // A job too young to have all its pods (its controller is still creating them) is waiting,
+  // not failing: saying why now would rewrite every pending pod's PodScheduled condition, and
+  // the group's condition, each time one more pod arrives.
+  static bool StillAssembling(const Session& ssn, const JobInfo& job) {
+    constexpr auto kAssemblyGrace = std::chrono::seconds(10);
+    return job.creation && ssn.Now() - *job.creation < kAssemblyGrace;
   }
 
   static void RecordJobProblem(Session& ssn, size_t j, const std::string& message) {

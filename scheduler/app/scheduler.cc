@@ -52,7 +52,7 @@ Scheduler::Scheduler(std::shared_ptr<kube::Client> client, SchedulerOptions opti
   CHECK(conf.ok()) << conf.status().ToString();
   conf_ = std::move(*conf);
   binder_ = std::make_unique<KubeBinder>(client_, cache_, events_, registry_, options_.binder);
-  writer_ = std::make_unique<StatusWriter>(client_, events_, registry_, options_.status_workers);
+  writer_ = std::make_unique<StatusWriter>(client_, &cache_, events_, registry_, options_.status_workers);
   if (registry_ != nullptr) {
     auto ms = metrics::ExponentialBuckets(1, 2, 16);
     e2e_ = &registry_->AddHistogram("volcano_e2e_scheduling_latency_milliseconds",

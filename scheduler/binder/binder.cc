@@ -213,9 +213,10 @@ void KubeBinder::DoEvict(const Work& w) {
 
 // ---- StatusWriter ----
 
-StatusWriter::StatusWriter(std::shared_ptr<kube::Client> client, kube::EventRecorder* events,
-                           metrics::Registry* registry, int workers)
-    : client_(std::move(client)), events_(events) {
+StatusWriter::StatusWriter(std::shared_ptr<kube::Client> client, SchedulerCache* cache,
+                           kube::EventRecorder* events, metrics::Registry* registry, int workers,
+                           std::chrono::milliseconds settle)
+    : client_(std::move(client)), cache_(cache), events_(events), settle_(settle) {
   if (registry != nullptr) {
     writes_ = &registry->AddCounter("tephra_status_writes_total",
                                     "PodGroup, Queue and pod status writes.");
@@ -249,6 +250,7 @@ void StatusWriter::Apply(const SessionOutcome& outcome) {
     Item item;
     item.kind = Item::Kind::kPodGroup;
     item.key = "pg/" + u.namespace_ + "/" + u.name;
+    item.job = u.job;
     item.namespace_ = u.namespace_;
     item.name = u.name;
     item.sched_plugins = u.sched_plugins;
@@ -277,7 +279,9 @@ void StatusWriter::Apply(const SessionOutcome& outcome) {
       item.event_reason = u.event_reason;
       item.event_message = u.event_message;
     }
-    Enqueue(std::move(item));
+    // A scheduling.x-k8s.io group comes back in its own shape, never equal to this status.
+    if (cache_ != nullptr && !u.sched_plugins) cache_->AssumePodGroupStatus(u.job, u.status);
+    Enqueue(std::move(item), u.urgent || !u.event_reason.empty());
   }
   for (const auto& q : outcome.queues) {
     Item item;
@@ -289,7 +293,7 @@ void StatusWriter::Apply(const SessionOutcome& outcome) {
     for (const auto& [name, quantity] : q.allocated) w.Field(name, quantity.String());
     w.EndObject().EndObject().EndObject();
     item.body = w.Take();
-    Enqueue(std::move(item));
+    Enqueue(std::move(item), false);
   }
   for (const auto& p : outcome.pods) {
     Item item;
@@ -316,14 +320,29 @@ void StatusWriter::Apply(const SessionOutcome& outcome) {
     item.event_type = "Warning";
     item.event_reason = "FailedScheduling";
     item.event_message = p.condition.message;
-    Enqueue(std::move(item));
+    Enqueue(std::move(item), true);
   }
 }
 
-void StatusWriter::Enqueue(Item item) {
+void StatusWriter::Enqueue(Item item, bool urgent) {
+  auto now = std::chrono::steady_clock::now();
+  item.not_before = urgent ? now : now + settle_;
   std::lock_guard<std::mutex> l(mu_);
-  auto [it, inserted] = pending_.insert_or_assign(item.key, std::move(item));
-  if (inserted) order_.push_back(it->first);
+  auto it = pending_.find(item.key);
+  if (it == pending_.end()) {
+    if (urgent) {
+      urgent_.push_back(item.key);
+    } else {
+      held_.emplace_back(item.not_before, item.key);
+    }
+    pending_.emplace(item.key, std::move(item));
+  } else {
+    // Newer content; the wait never grows, and an urgent update cuts it short.
+    bool was_urgent = it->second.not_before <= now;
+    item.not_before = std::min(item.not_before, it->second.not_before);
+    if (urgent && !was_urgent) urgent_.push_back(item.key);
+    it->second = std::move(item);
+  }
   cv_.notify_one();
 }
 
@@ -348,12 +367,28 @@ void StatusWriter::Loop() {
     Item item;
     {
       std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopped_ || !order_.empty(); });
-      if (order_.empty()) return;
-      std::string key = std::move(order_.front());
-      order_.pop_front();
+      std::string key;
+      while (key.empty()) {
+        auto now = std::chrono::steady_clock::now();
+        if (!urgent_.empty()) {
+          key = std::move(urgent_.front());
+          urgent_.pop_front();
+        } else if (!held_.empty() && (stopped_ || held_.front().first <= now)) {
+          key = std::move(held_.front().second);
+          held_.pop_front();
+        } else if (stopped_) {
+          return;  // everything written
+        } else if (held_.empty()) {
+          cv_.wait(lock);
+        } else {
+          cv_.wait_until(lock, held_.front().first);
+        }
+      }
       auto it = pending_.find(key);
-      if (it == pending_.end()) continue;
+      // Written through an earlier entry, or held anew (its own later entry writes it).
+      if (it == pending_.end() || (!stopped_ && it->second.not_before > std::chrono::steady_clock::now())) {
+        continue;
+      }
       item = std::move(it->second);
       pending_.erase(it);
       ++in_flight_;
@@ -389,6 +424,7 @@ void StatusWriter::Write(const Item& item) {
   if (writes_ != nullptr) writes_->Inc();
   if (!r.ok()) {
     if (write_errors_ != nullptr) write_errors_->Inc();
+    if (cache_ != nullptr && item.kind == Item::Kind::kPodGroup) cache_->ForgetPodGroupStatus(item.job);
     if (r.status().code() != StatusCode::kNotFound) {
       LOG(WARNING) << "status writer: " << item.key << ": " << r.status().ToString();
     }

@@ -214,6 +214,14 @@ void SchedulerCache::DeletePod(const PodInfo& pod) {
 void SchedulerCache::UpsertPodGroup(std::shared_ptr<const api::PodGroup> pg) {
   std::lock_guard<std::mutex> l(mu_);
   JobId id = pg->metadata.namespace_ + "/" + pg->metadata.name;
+  if (auto a = assumed_status_.find(id); a != assumed_status_.end()) {
+    if (pg->status == a->second.status || clock_.Monotonic() >= a->second.expires) {
+      assumed_status_.erase(a);  // confirmed, or no longer trusted
+    } else {
+      a->second.observed = pg;  // an older status, or one the write has not reached yet
+      pg = WithStatus(*pg, a->second.status);
+    }
+  }
   JobInfo* job = MutableJob(id, true);
   bool was_new = job->pod_group == nullptr;
   job->pod_group = std::move(pg);
@@ -221,9 +229,44 @@ void SchedulerCache::UpsertPodGroup(std::shared_ptr<const api::PodGroup> pg) {
   ChangedLocked(was_new);
 }
 
+std::shared_ptr<const api::PodGroup> SchedulerCache::WithStatus(const api::PodGroup& observed,
+                                                                const api::PodGroupStatus& status) {
+  auto copy = std::make_shared<api::PodGroup>(observed);
+  copy->status = status;
+  return copy;
+}
+
+void SchedulerCache::AssumePodGroupStatus(const JobId& id, api::PodGroupStatus status) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = jobs_.find(id);
+  if (it == jobs_.end() || !it->second->pod_group || it->second->pod_group->status == status) return;
+  AssumedStatus& a = assumed_status_[id];
+  if (!a.observed) a.observed = it->second->pod_group;
+  a.status = std::move(status);
+  a.expires = clock_.Monotonic() + options_.assume_ttl;
+  JobInfo* job = MutableJob(id, false);
+  job->pod_group = WithStatus(*a.observed, a.status);
+  RefreshJobFromPodGroupLocked(*job);
+  ChangedLocked(false);
+}
+
+void SchedulerCache::ForgetPodGroupStatus(const JobId& id) {
+  std::lock_guard<std::mutex> l(mu_);
+  auto a = assumed_status_.find(id);
+  if (a == assumed_status_.end()) return;
+  std::shared_ptr<const api::PodGroup> observed = std::move(a->second.observed);
+  assumed_status_.erase(a);
+  JobInfo* job = MutableJob(id, false);
+  if (job == nullptr || !job->pod_group) return;
+  job->pod_group = std::move(observed);
+  RefreshJobFromPodGroupLocked(*job);
+  ChangedLocked(true);  // the next session computes the status again and writes it
+}
+
 void SchedulerCache::DeletePodGroup(const std::string& namespace_, const std::string& name) {
   std::lock_guard<std::mutex> l(mu_);
   JobId id = namespace_ + "/" + name;
+  assumed_status_.erase(id);
   JobInfo* job = MutableJob(id, false);
   if (job == nullptr) return;
   if (job->tasks.empty()) {

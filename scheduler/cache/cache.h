@@ -60,6 +60,13 @@ class SchedulerCache {
   void ForgetBinding(const JobId& job, const std::string& uid);
   // An eviction was requested: the task releases its resources.
   Status MarkReleasing(const JobId& job, const std::string& uid);
+  // A PodGroup status write is about to be sent: sessions see `status` from now on. Without
+  // this, sessions that start before the informer echoes the write compare against the old
+  // status and send the same write again. Informer updates keep flowing (spec, metadata); the
+  // assumed status stands until an update carries it, or for assume_ttl.
+  void AssumePodGroupStatus(const JobId& job, api::PodGroupStatus status);
+  // The write failed: sessions see the informer's status again (and write again).
+  void ForgetPodGroupStatus(const JobId& job);
 
   std::shared_ptr<const Snapshot> TakeSnapshot();
   uint64_t generation() const;
@@ -88,6 +95,11 @@ class SchedulerCache {
     std::string node;
     std::chrono::steady_clock::time_point expires;
   };
+  struct AssumedStatus {
+    api::PodGroupStatus status;
+    std::shared_ptr<const api::PodGroup> observed;  // the informer's latest version
+    std::chrono::steady_clock::time_point expires;
+  };
 
   bool Ours(const PodInfo& pod) const;
   // Copy-on-write accessors (require mu_).
@@ -98,6 +110,9 @@ class SchedulerCache {
   int32_t TaskPriorityLocked(const PodInfo& pod) const;
   int32_t ClassValueLocked(const std::string& class_name) const;
   void RefreshJobFromPodGroupLocked(JobInfo& job) const;
+  // `observed` with the status the scheduler wrote but the informer has not echoed yet.
+  static std::shared_ptr<const api::PodGroup> WithStatus(const api::PodGroup& observed,
+                                                         const api::PodGroupStatus& status);
   void ExpireAssumedLocked();
   void ChangedLocked(bool may_unblock_pending);
 
@@ -113,6 +128,7 @@ class SchedulerCache {
   std::unordered_map<std::string, PodInfoPtr> pods_;                    // by uid; guarded by mu_
   std::unordered_map<std::string, PodLocation> locations_;              // by uid; guarded by mu_
   std::unordered_map<std::string, Assumed> assumed_;                    // by uid; guarded by mu_
+  std::unordered_map<JobId, AssumedStatus> assumed_status_;             // guarded by mu_
   std::map<std::string, std::shared_ptr<QueueInfo>> queues_;            // guarded by mu_
   std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_;  // mu_
   std::map<std::string, std::map<std::string, std::string>> namespace_labels_;         // mu_

@@ -71,7 +71,8 @@ api::PodGroupStatus PodGroupStatusAfter(const Session& ssn, size_t j, kube::Time
 
 SessionOutcome ComputeOutcome(const Session& ssn) {
   SessionOutcome out;
-  const kube::Time now = ssn.Now();
+  // Whole seconds, as the API server keeps them: the written status then equals its echo.
+  const kube::Time now = std::chrono::floor<std::chrono::seconds>(ssn.Now());
   std::map<std::string, api::Resources> queue_allocated;
   for (size_t j = 0; j < ssn.job_count(); ++j) {
     const JobInfo& job = ssn.job(j);
@@ -83,6 +84,8 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
       u.job = job.id;
       u.namespace_ = job.namespace_;
       u.name = job.name;
+      u.urgent = status.phase != job.pod_group->status.phase ||
+                 status.conditions != job.pod_group->status.conditions;
       u.status = std::move(status);
       const auto& cond = ssn.JobCondition(j);
       bool condition_changed = false;
@@ -95,7 +98,9 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
           }
         }
       }
-      if (condition_changed) {
+      // A group of one is told about by its pod's own Scheduled event; a gang gets one of its own.
+      bool worth_event = cond && (cond->type == "Unschedulable" || job.min_available > 1);
+      if (condition_changed && worth_event) {
         bool bad = cond->type == "Unschedulable";
         u.event_type = bad ? "Warning" : "Normal";
         u.event_reason = bad ? "Unschedulable" : "Scheduled";

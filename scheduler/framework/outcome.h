@@ -18,6 +18,9 @@ struct PodGroupUpdate {
   std::string name;
   bool sched_plugins = false;  // a scheduling.x-k8s.io PodGroup
   api::PodGroupStatus status;
+  // The phase or a condition changed; otherwise only counts did, and the write may wait a
+  // moment for more of them.
+  bool urgent = true;
   // Set when a condition changed: an Event on the PodGroup tells the same story.
   std::string event_type;  // Normal or Warning
   std::string event_reason;

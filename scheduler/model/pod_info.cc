@@ -5,6 +5,7 @@
 #include <rapidjson/document.h>
 
 #include "api/labels.h"
+#include "api/scheduling.h"
 
 namespace tephra::scheduler {
 
@@ -141,6 +142,12 @@ StatusOr<std::shared_ptr<PodInfo>> DecodePodInfo(const json::Value& value, SpecI
   if (pod->group_name.empty()) {
     pod->group_name = pod->metadata.Label(api::kSchedPluginsPodGroupLabel);
     pod->sched_plugins_group = !pod->group_name.empty();
+  }
+  if (pod->group_name.empty()) {
+    // The PodGroup controller will make this group and annotate the pod; holding the pod under
+    // that name now lets one session admit and place it as soon as the group arrives.
+    pod->group_name = api::ImplicitPodGroupName(pod->metadata);
+    pod->implicit_group = true;
   }
   pod->task_role = pod->metadata.Annotation(api::kTaskSpecKey);
   if (pod->task_role.empty()) pod->task_role = pod->metadata.Label(api::kTaskSpecKey);

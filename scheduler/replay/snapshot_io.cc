@@ -41,7 +41,7 @@ std::string EncodePodInfo(const PodInfo& pod) {
   // What the decoder derives from annotations, written where it looks first, so that pods built
   // in code (tests, benchmarks) read back the same too.
   auto& annotations = p.metadata.annotations;
-  if (!pod.group_name.empty() && !pod.sched_plugins_group) annotations[std::string(api::kGroupNameAnnotation)] = pod.group_name;
+  if (!pod.group_name.empty() && !pod.sched_plugins_group && !pod.implicit_group) annotations[std::string(api::kGroupNameAnnotation)] = pod.group_name;
   if (!pod.task_role.empty()) annotations[std::string(api::kTaskSpecKey)] = pod.task_role;
   if (pod.task_priority) annotations[std::string(api::kTaskPriorityAnnotation)] = std::to_string(*pod.task_priority);
   annotations[std::string(api::kPreemptableKey)] = pod.preemptable ? "true" : "false";

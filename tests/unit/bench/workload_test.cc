@@ -105,7 +105,9 @@ TEST_CASE("generated pods, PodGroups, Jobs, queues and priority classes decode")
     REQUIRE(json::Parse(PodJson(spec, job, 0, false, "default-scheduler"), &bare).ok());
     auto plain = scheduler::DecodePodInfo(bare, interner);
     REQUIRE(plain.ok());
-    CHECK((*plain)->group_name.empty());
+    // No group named: held under the name the PodGroup controller will give its group.
+    CHECK((*plain)->implicit_group);
+    CHECK((*plain)->group_name == "podgroup-" + (*plain)->metadata.uid);
   }
   CHECK(selectors > 0);
   CHECK(tolerations > 0);

@@ -77,7 +77,7 @@ api::Pod PlainPod() {
 
 TEST_CASE("a plain pod's PodGroup takes its owner's group size and the pod's queue") {
   api::Pod pod = PlainPod();
-  CHECK(podgroup::PodGroupNameForPod(pod) == "podgroup-rs-uid");
+  CHECK(api::ImplicitPodGroupName(pod.metadata) == "podgroup-rs-uid");
   api::PodGroup pg = podgroup::BuildPodGroupForPod(
       pod, {{"scheduling.volcano.sh/group-min-member", "3"}, {"volcano.sh/sla-waiting-time", "1h"},
             {"unrelated", "x"}},
@@ -104,7 +104,7 @@ TEST_CASE("a bare pod owns its own PodGroup of one") {
   api::Pod pod = PlainPod();
   pod.metadata.owner_references.clear();
   pod.metadata.annotations.clear();
-  CHECK(podgroup::PodGroupNameForPod(pod) == "podgroup-pod-uid");
+  CHECK(api::ImplicitPodGroupName(pod.metadata) == "podgroup-pod-uid");
   api::PodGroup pg = podgroup::BuildPodGroupForPod(pod, {}, "default");
   CHECK(pg.spec.min_member == 1);
   CHECK(pg.spec.queue == "default");

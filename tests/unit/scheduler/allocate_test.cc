@@ -22,6 +22,43 @@ TEST_CASE("a gang that fits is bound whole") {
   const auto* scheduled = WrittenCondition(r, "ns/job", "Scheduled");
   REQUIRE(scheduled != nullptr);
   CHECK(scheduled->status == "True");
+  REQUIRE(r.outcome.pod_groups.size() == 1);
+  CHECK(r.outcome.pod_groups[0].event_reason == "Scheduled");
+}
+
+TEST_CASE("a group of one gets its Scheduled condition but no event of its own") {
+  Harness h;
+  h.Node("n1", "cpu=4,memory=8Gi").Queue("default").Group("ns/single", "default", 1);
+  h.Pod("ns/single-0", "single").Request("cpu=1").Add();
+  auto r = h.Run();
+  CHECK(r.binds.size() == 1);
+  CHECK(WrittenCondition(r, "ns/single", "Scheduled") != nullptr);
+  REQUIRE(r.outcome.pod_groups.size() == 1);
+  CHECK(r.outcome.pod_groups[0].event_reason.empty());  // the pod's Scheduled event says it
+}
+
+TEST_CASE("a young gang still missing pods waits quietly, an old one says why") {
+  auto missing_pods = [](kube::Time created) {
+    Harness h;
+    h.Node("n1", "cpu=8,memory=8Gi").Queue("default").Group("ns/g", "default", 4);
+    auto pg = std::make_shared<api::PodGroup>(*h.cache().Job("ns/g")->pod_group);
+    pg->metadata.creation_timestamp = created;
+    h.cache().UpsertPodGroup(pg);
+    for (int i = 0; i < 2; ++i) h.Pod("ns/g-" + std::to_string(i), "g").Request("cpu=1").Add();
+    return h.Run();
+  };
+  // Its controller is still creating pods: no pod condition, no group condition to rewrite
+  // as each one arrives.
+  auto young = missing_pods(kube::Clock::now() - std::chrono::seconds(2));
+  CHECK(young.binds.empty());
+  CHECK(young.outcome.pods.empty());
+  CHECK(WrittenCondition(young, "ns/g", "Unschedulable") == nullptr);
+  // Still short of pods well after it was made: every pending pod and the group say why.
+  auto old = missing_pods(kube::Clock::now() - std::chrono::seconds(60));
+  CHECK(old.binds.empty());
+  REQUIRE(old.outcome.pods.size() == 2);
+  CHECK(old.outcome.pods[0].condition.message.find("Not enough valid tasks for gang-scheduling") == 0);
+  CHECK(WrittenCondition(old, "ns/g", "Unschedulable") != nullptr);
 }
 
 TEST_CASE("a gang that does not fit gets nothing and says why") {

@@ -1,0 +1,138 @@
+// The scheduler cache's own promises about PodGroups: statuses it wrote, and pods whose group
+// the PodGroup controller has not made yet.
+#include <catch2/catch.hpp>
+#include <rapidjson/document.h>
+
+#include "kube/clock.h"
+#include "kube/json.h"
+#include "scheduler/cache/cache.h"
+#include "tests/unit/scheduler/harness.h"
+
+namespace tephra::scheduler {
+namespace {
+
+std::shared_ptr<const api::PodGroup> Group(const std::string& phase, int32_t min_member = 1) {
+  auto pg = std::make_shared<api::PodGroup>();
+  pg->metadata.namespace_ = "ns";
+  pg->metadata.name = "g";
+  pg->metadata.uid = "pg-uid";
+  pg->spec.queue = "default";
+  pg->spec.min_member = min_member;
+  pg->status.phase = phase;
+  return pg;
+}
+
+api::PodGroupStatus Status(const std::string& phase, int32_t running = 0) {
+  api::PodGroupStatus s;
+  s.phase = phase;
+  s.running = running;
+  return s;
+}
+
+TEST_CASE("a written PodGroup status stands until the informer echoes it") {
+  kube::FakeClock clock;
+  SchedulerCache cache(CacheOptions{}, clock);
+  auto queue = std::make_shared<api::Queue>();
+  queue->metadata.name = "default";
+  cache.UpsertQueue(queue);
+  cache.UpsertPodGroup(Group("Pending"));
+  cache.AssumePodGroupStatus("ns/g", Status("Running"));
+  CHECK(cache.Job("ns/g")->phase == "Running");
+  auto snapshot = cache.TakeSnapshot();
+  REQUIRE(snapshot->jobs.size() == 1);
+  CHECK(snapshot->jobs[0]->pod_group->status.phase == "Running");
+
+  SECTION("an update from before the write keeps the written status, but brings its spec") {
+    auto stale = std::make_shared<api::PodGroup>(*Group("Inqueue", 3));
+    cache.UpsertPodGroup(stale);
+    CHECK(cache.Job("ns/g")->phase == "Running");
+    CHECK(cache.Job("ns/g")->min_available == 3);
+  }
+  SECTION("once echoed, the informer's view rules again") {
+    auto echo = std::make_shared<api::PodGroup>(*Group("Running"));
+    cache.UpsertPodGroup(echo);
+    CHECK(cache.Job("ns/g")->phase == "Running");
+    cache.UpsertPodGroup(Group("Pending"));  // someone else's later write
+    CHECK(cache.Job("ns/g")->phase == "Pending");
+  }
+  SECTION("a failed write goes back to what the informer last said") {
+    cache.UpsertPodGroup(Group("Inqueue", 2));
+    cache.ForgetPodGroupStatus("ns/g");
+    CHECK(cache.Job("ns/g")->phase == "Inqueue");
+    CHECK(cache.Job("ns/g")->min_available == 2);
+  }
+  SECTION("an echo that never comes is not waited for beyond the assume TTL") {
+    clock.Advance(CacheOptions{}.assume_ttl + std::chrono::seconds(1));
+    cache.UpsertPodGroup(Group("Inqueue"));
+    CHECK(cache.Job("ns/g")->phase == "Inqueue");
+  }
+  SECTION("a deleted group takes its assumption along") {
+    cache.DeletePodGroup("ns", "g");
+    cache.UpsertPodGroup(Group("Pending"));
+    CHECK(cache.Job("ns/g")->phase == "Pending");
+  }
+}
+
+TEST_CASE("assuming the status a group already has changes nothing") {
+  kube::FakeClock clock;
+  SchedulerCache cache(CacheOptions{}, clock);
+  cache.UpsertPodGroup(Group("Running"));
+  uint64_t generation = cache.generation();
+  cache.AssumePodGroupStatus("ns/g", Status("Running"));
+  cache.AssumePodGroupStatus("ns/missing", Status("Running"));
+  CHECK(cache.generation() == generation);
+}
+
+TEST_CASE("a session that wrote a status does not write it again before the echo") {
+  testing::Harness h;
+  h.Node("n1", "cpu=4,memory=8Gi").Queue("default").Group("ns/g", "default", 1, "Pending");
+  h.Pod("ns/p", "g").Request("cpu=1").Add();
+  auto first = h.Run();
+  REQUIRE(first.phases["ns/g"] == "Running");
+  h.cache().AssumePodGroupStatus("ns/g", first.statuses["ns/g"]);
+  auto second = h.Run();
+  CHECK(second.outcome.pod_groups.empty());
+}
+
+TEST_CASE("a bare pod waits under its future group's name and is placed when the group comes") {
+  testing::Harness h;
+  h.Node("n1", "cpu=4,memory=8Gi").Queue("default");
+  json::Document doc;
+  REQUIRE(json::Parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"bare","namespace":"ns",
+      "uid":"u-1","resourceVersion":"1","creationTimestamp":"2026-11-30T10:00:00Z"},
+      "spec":{"schedulerName":"volcano","containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]},
+      "status":{"phase":"Pending"}})",
+                      &doc)
+              .ok());
+  auto pod = DecodePodInfo(doc, h.interner());
+  REQUIRE(pod.ok());
+  CHECK((*pod)->implicit_group);
+  CHECK((*pod)->group_name == "podgroup-u-1");
+  h.cache().UpsertPod(*pod);
+  // No group yet: nothing to schedule, nothing to write.
+  auto before = h.Run();
+  CHECK(before.binds.empty());
+  CHECK(before.outcome.pod_groups.empty());
+  // The controller's group arrives Pending: one session admits and places the pod, and writes
+  // the group's status once, straight to Running.
+  h.Group("ns/podgroup-u-1", "default", 1, "Pending");
+  auto after = h.Run();
+  CHECK(after.binds.count("bare") == 1);
+  CHECK(after.phases["ns/podgroup-u-1"] == "Running");
+}
+
+TEST_CASE("a pod with a controller is held under its controller's group") {
+  testing::Harness h;
+  json::Document doc;
+  REQUIRE(json::Parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"rs-1","namespace":"ns","uid":"u-2",
+      "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"rs-uid","controller":true}]},
+      "spec":{"schedulerName":"volcano","containers":[{"name":"c"}]}})",
+                      &doc)
+              .ok());
+  auto pod = DecodePodInfo(doc, h.interner());
+  REQUIRE(pod.ok());
+  CHECK((*pod)->group_name == "podgroup-rs-uid");
+}
+
+}  // namespace
+}  // namespace tephra::scheduler
