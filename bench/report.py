@@ -183,7 +183,9 @@ if e2e:
       "bind ceiling's; **bind rate** = binds per whole second between the first and the last bind; "
       "**latency** = first seen → first seen bound; CPU = user+system seconds during the run "
       "(/proc/PID/stat); peak RSS = VmHWM; **created/s** is the creation stream's rate, an upper "
-      "bound for every contender's pods/s." % (fmt(e2e["pods"]), e2e["client_qps"], e2e.get("workers", 32)))
+      "bound for every contender's pods/s; **API writes/pod** = creates, updates, patches and "
+      "deletes the API server served during the run (kube-apiserver's apiserver_request_total), per "
+      "bound pod — the creation stream's own create included." % (fmt(e2e["pods"]), e2e["client_qps"], e2e.get("workers", 32)))
     w("")
     for size in sizes:
         runs = size["runs"]
@@ -191,8 +193,8 @@ if e2e:
         ceiling = runs.get("ceiling", {}).get("pods_per_second") or 0
         w("### %s nodes" % fmt(size["nodes"]))
         w("")
-        w("| contender | bound | time s | pods/s | ratio | bind rate mean / p50 / max | latency p50 / p90 / p99 s | daemon CPU s | daemon peak RSS MiB | apiserver CPU s | created/s |")
-        w("|---|---:|---:|---:|---:|---|---|---|---|---:|---:|")
+        w("| contender | bound | time s | pods/s | ratio | bind rate mean / p50 / max | latency p50 / p90 / p99 s | daemon CPU s | daemon peak RSS MiB | apiserver CPU s | created/s | API writes/pod |")
+        w("|---|---:|---:|---:|---:|---|---|---|---|---:|---:|---:|")
         for n in order:
             r = runs[n]
             procs = {k: v for k, v in r["processes"].items() if k not in ("kube-apiserver", "etcd", "kwok")}
@@ -201,12 +203,13 @@ if e2e:
             api = r["processes"].get("kube-apiserver", {}).get("cpu_seconds")
             br = r["bind_rate_per_s"]
             lat = r["latency_s"]
-            w("| %s%s | %s/%s | %s | **%s** | %s | %s / %s / %s | %s / %s / %s | %s | %s | %s | %s |" % (
+            w("| %s%s | %s/%s | %s | **%s** | %s | %s / %s / %s | %s / %s / %s | %s | %s | %s | %s | %s |" % (
                 labels.get(n, n), "" if r["outcome"] == "complete" else " (%s)" % r["outcome"],
                 fmt(r["bound"]), fmt(r["pods"]), fmt(r["first_create_to_last_bind_s"], 1), fmt(r["pods_per_second"]),
                 "%.2f" % (r["pods_per_second"] / ceiling) if ceiling else "–",
                 fmt(br["mean"]), fmt(br["p50"]), fmt(br["max"]),
-                fmt(lat["p50"], 2), fmt(lat["p90"], 2), fmt(lat["p99"], 2), cpu, rss, fmt(api, 1), fmt(r["create_rate"])))
+                fmt(lat["p50"], 2), fmt(lat["p90"], 2), fmt(lat["p99"], 2), cpu, rss, fmt(api, 1), fmt(r["create_rate"]),
+                fmt(r["api_writes_per_pod"], 1) if "api_writes_per_pod" in r else "–"))
         w("")
         # Plots per size: bound over time, binds per second, latency by percentile.
         bound_plot, rate_plot, lat_plot = [], [], []

@@ -176,9 +176,14 @@ EOF
   measure() {
     local name=$1 mode=$2 sched=$3 pids=$4 rc=0
     step "e2e $nodes nodes: $name ($mode, $pods pods)"
+    local scrape="$raw/apiserver-$nodes-$name"
+    kubectl get --raw /metrics >"$scrape-before.txt"
     run "$bin/bench_e2e" run --kubeconfig "$KUBECONFIG" --namespace "bench-$name" --mode "$mode" \
       --scheduler-name "$sched" --pods "$pods" --creators 16 --pids "$pids,$plane_pids" \
       --json "$raw/e2e-$nodes-$name.json" --series "$raw/e2e-$nodes-$name.series" || rc=$?
+    # What the run cost the API server, per bound pod (writes are what limits these runs).
+    kubectl get --raw /metrics >"$scrape-after.txt"
+    python3 bench/api_requests.py "$scrape-before.txt" "$scrape-after.txt" "$raw/e2e-$nodes-$name.json" || true
     # The daemons' own metrics (cycle, bind and status-write latencies) explain their numbers.
     local m
     for m in $metrics_urls; do curl -skf "${m#*=}" >"$raw/metrics-$nodes-$name-${m%%=*}.txt" || true; done

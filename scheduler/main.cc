@@ -79,7 +79,7 @@ int Replay(const Flags& f, const kube::FlagSet& flags) {
   if (flags.IsSet("percentage-nodes-to-find")) doc->sampling.percentage_nodes_to_find = f.scheduler.percentage_nodes_to_find;
   scheduler::ReplayResult result = scheduler::Replay(*doc, *conf, registry);
   std::cout << scheduler::FormatReplay(result, *doc);
-  return 0;
+  return scheduler::SameAsRecorded(result, *doc) ? 0 : 1;  // as diff(1): 1 = differences
 }
 
 }  // namespace

@@ -38,6 +38,13 @@ ReplayResult Replay(const SnapshotDocument& doc, const SchedulerConf& conf, cons
   return out;
 }
 
+bool SameAsRecorded(const ReplayResult& result, const SnapshotDocument& doc) {
+  if (!doc.decisions) return true;
+  Decisions recorded = *doc.decisions;
+  recorded.Normalize();
+  return recorded == result.decisions;
+}
+
 std::string FormatReplay(const ReplayResult& result, const SnapshotDocument& doc) {
   std::string out = "# replay of " + (doc.session.empty() ? std::string("a snapshot") : "session " + doc.session) +
                     ": " + std::to_string(result.cycle.nodes) + " nodes, " + std::to_string(result.cycle.jobs) +

@@ -29,5 +29,7 @@ ReplayResult Replay(const SnapshotDocument& doc, const SchedulerConf& conf, cons
 // The replay as text: the decisions, one line each, then "waiting ns/pg: <summary>" lines, then
 // how they compare with the decisions recorded in the snapshot (if any).
 std::string FormatReplay(const ReplayResult& result, const SnapshotDocument& doc);
+// Whether the replay made the decisions the snapshot recorded (true when it recorded none).
+bool SameAsRecorded(const ReplayResult& result, const SnapshotDocument& doc);
 
 }  // namespace tephra::scheduler

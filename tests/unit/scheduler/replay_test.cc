@@ -113,6 +113,7 @@ TEST_CASE("a replayed snapshot makes the decisions the live session made") {
   std::string text = FormatReplay(replay, *doc);
   INFO(text);
   CHECK(text.find("# same decisions as the recorded session") != std::string::npos);
+  CHECK(SameAsRecorded(replay, *doc));
   CHECK(text.find("bind ns/gpu-0 gpu") != std::string::npos);
   // The job over its queue's capability is still waiting, and says why.
   CHECK(text.find("waiting ns/waiting: not admitted") != std::string::npos);
@@ -125,6 +126,7 @@ TEST_CASE("a replayed snapshot makes the decisions the live session made") {
   ReplayResult other = Replay(*doc, *no_gpu, registry);
   std::string diff = FormatReplay(other, *doc);
   INFO(diff);
+  CHECK(SameAsRecorded(other, *doc) == (other.decisions == recorded));
   if (!(other.decisions == recorded)) CHECK(diff.find("# DIFFERENT from the recorded session") != std::string::npos);
 }
 
