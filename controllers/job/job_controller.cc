@@ -27,6 +27,10 @@ constexpr int kParallelWrites = 16;
 constexpr auto kCreationExpectationTtl = std::chrono::seconds(30);
 // Back-off after a write conflict (a stale cache): short, and not counted as a failure.
 constexpr auto kConflictRetry = std::chrono::milliseconds(50);
+// Pods starting (Pending, then Running) change only the job's counts. A gang's pods do so
+// within moments of each other: one sync a little later writes the status once for all of
+// them instead of once per pod.
+constexpr auto kPodProgressCoalesce = std::chrono::milliseconds(250);
 
 std::string JobKeyOfPod(const api::Pod& pod) {
   std::string job = pod.metadata.Label(api::kJobNameKey);
@@ -207,7 +211,7 @@ Status JobController::Initialize(ControllerContext& context) {
   return Status::Ok();
 }
 
-void JobController::Enqueue(const std::string& key, InboxItem item) {
+void JobController::Enqueue(const std::string& key, InboxItem item, std::chrono::milliseconds delay) {
   {
     std::lock_guard<std::mutex> l(mu_);
     auto& box = inbox_[key];
@@ -223,7 +227,11 @@ void JobController::Enqueue(const std::string& key, InboxItem item) {
       box.push_back(std::move(item));
     }
   }
-  queue_->Add(key);
+  if (delay.count() > 0) {
+    queue_->AddAfter(key, delay);
+  } else {
+    queue_->Add(key);
+  }
 }
 
 void JobController::OnPod(const api::Pod& pod, Request request) {
@@ -231,7 +239,8 @@ void JobController::OnPod(const api::Pod& pod, Request request) {
   if (owner == nullptr || owner->kind != api::kJobKind) return;
   std::string key = JobKeyOfPod(pod);
   if (key.empty()) return;
-  Enqueue(key, Item(std::move(request)));
+  const bool progress = request.event == ev::kPodPending || request.event == ev::kPodRunning;
+  Enqueue(key, Item(std::move(request)), progress ? kPodProgressCoalesce : std::chrono::milliseconds(0));
 }
 
 void JobController::Start() {

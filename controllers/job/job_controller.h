@@ -60,7 +60,9 @@ class JobController : public Controller {
   };
 
   static InboxItem Item(Request request);
-  void Enqueue(const std::string& key, InboxItem item);
+  // Queues `item` for the job; the job is synced at once, or after `delay` (coalescing).
+  void Enqueue(const std::string& key, InboxItem item,
+               std::chrono::milliseconds delay = std::chrono::milliseconds(0));
   void OnPod(const api::Pod& pod, Request request);
   void Worker(size_t shard);
   void HandleResult(const std::string& key, const Status& status);
