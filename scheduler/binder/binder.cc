@@ -281,7 +281,7 @@ void StatusWriter::Apply(const SessionOutcome& outcome) {
     }
     // A scheduling.x-k8s.io group comes back in its own shape, never equal to this status.
     if (cache_ != nullptr && !u.sched_plugins) cache_->AssumePodGroupStatus(u.job, u.status);
-    Enqueue(std::move(item), u.urgent || !u.event_reason.empty());
+    Enqueue(std::move(item), u.urgent);
   }
   for (const auto& q : outcome.queues) {
     Item item;

@@ -84,10 +84,17 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
       u.job = job.id;
       u.namespace_ = job.namespace_;
       u.name = job.name;
-      u.urgent = status.phase != job.pod_group->status.phase ||
-                 status.conditions != job.pod_group->status.conditions;
-      u.status = std::move(status);
       const auto& cond = ssn.JobCondition(j);
+      // Others act on Inqueue (the job controller creates pods), Pending (admission taken
+      // back) and Unknown (JobUnknown policies); Running, Completed, counts and the Scheduled
+      // condition are for people and may wait a moment to share one write.
+      const std::string& phase = status.phase;
+      bool acted_on = phase != job.pod_group->status.phase &&
+                      (phase == "Inqueue" || phase == "Pending" || phase == "Unknown");
+      bool newly_unschedulable = cond && cond->type == "Unschedulable" &&
+                                 status.conditions != job.pod_group->status.conditions;
+      u.urgent = acted_on || newly_unschedulable;
+      u.status = std::move(status);
       bool condition_changed = false;
       if (cond) {
         const auto& old = job.pod_group->status.conditions;

@@ -18,8 +18,8 @@ struct PodGroupUpdate {
   std::string name;
   bool sched_plugins = false;  // a scheduling.x-k8s.io PodGroup
   api::PodGroupStatus status;
-  // The phase or a condition changed; otherwise only counts did, and the write may wait a
-  // moment for more of them.
+  // Someone acts on this change (a phase others react to, a new Unschedulable condition):
+  // write it at once. Otherwise the write may wait a moment to take later changes along.
   bool urgent = true;
   // Set when a condition changed: an Event on the PodGroup tells the same story.
   std::string event_type;  // Normal or Warning
