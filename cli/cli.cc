@@ -148,6 +148,15 @@ int PrintList(Context& ctx, OutputFormat format, const std::vector<std::string>&
   return PrintObject(ctx, format, w.str());
 }
 
+int PrintTable(Context& ctx, const Table& table, const std::string& empty_message) {
+  if (table.empty()) {
+    ctx.err() << empty_message << "\n";
+  } else {
+    ctx.out() << table.Render();
+  }
+  return kExitOk;
+}
+
 Status Describe(const Status& s, const std::string& what) {
   if (s.ok()) return s;
   if (s.code() == StatusCode::kNotFound) return NotFound(what + " not found");

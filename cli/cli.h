@@ -107,6 +107,8 @@ int ExpectArgs(Context& ctx, const std::string& command, const std::vector<std::
 int PrintObject(Context& ctx, OutputFormat format, const std::string& json);
 // Prints items as a List in YAML or JSON.
 int PrintList(Context& ctx, OutputFormat format, const std::vector<std::string>& items);
+// Prints a listing's table, or `empty_message` on stderr when it has no rows (as kubectl).
+int PrintTable(Context& ctx, const Table& table, const std::string& empty_message);
 // The API server's error for an object, phrased for people: "job default/x not found".
 Status Describe(const Status& s, const std::string& what);
 

@@ -73,12 +73,8 @@ int JobList(Context& ctx, const std::vector<std::string>& args, const ListFlags&
   if (!listed.ok()) return Fail(ctx, Describe(listed.status(), "listing jobs"));
   if (format != OutputFormat::kTable) return PrintList(ctx, format, raw);
   for (const auto& job : jobs) table.Add(JobRow(*job, ctx.options().all_namespaces, now));
-  if (table.empty()) {
-    ctx.err() << "No jobs found" << (ctx.options().all_namespaces ? "" : " in namespace " + ctx.Namespace()) << ".\n";
-    return kExitOk;
-  }
-  ctx.out() << table.Render();
-  return kExitOk;
+  return PrintTable(ctx, table,
+                    "No jobs found" + (ctx.options().all_namespaces ? "" : " in namespace " + ctx.Namespace()) + ".");
 }
 
 int JobGet(Context& ctx, const std::vector<std::string>& args) {
@@ -290,12 +286,7 @@ int PodList(Context& ctx, const std::vector<std::string>& args, const PodFlags& 
       });
   if (!listed.ok()) return Fail(ctx, Describe(listed.status(), "listing pods"));
   if (format != OutputFormat::kTable) return PrintList(ctx, format, raw);
-  if (table.empty()) {
-    ctx.err() << "No pods found" << (f.job.empty() ? "" : " for job " + f.job) << ".\n";
-    return kExitOk;
-  }
-  ctx.out() << table.Render();
-  return kExitOk;
+  return PrintTable(ctx, table, "No pods found" + (f.job.empty() ? "" : " for job " + f.job) + ".");
 }
 
 }  // namespace

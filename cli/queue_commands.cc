@@ -77,12 +77,7 @@ int QueueList(Context& ctx, const std::vector<std::string>& args) {
   StatusOr<PhaseCounts> counts = CountPodGroups(*client);
   Table t = QueueTable();
   for (const auto& q : queues) AddQueueRow(t, *q, counts.ok() ? &*counts : nullptr);
-  if (t.empty()) {
-    ctx.err() << "No queues found.\n";
-    return kExitOk;
-  }
-  ctx.out() << t.Render();
-  return kExitOk;
+  return PrintTable(ctx, t, "No queues found.");
 }
 
 int QueueGet(Context& ctx, const std::vector<std::string>& args) {

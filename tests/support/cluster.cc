@@ -42,14 +42,20 @@ CommandResult Kubectl::Run(const std::vector<std::string>& args, std::string_vie
   return RunCommand(argv, input);
 }
 
+namespace {
+
+// The output of a kubectl run, or a std::runtime_error naming the command and its stderr.
+std::string OutputOrThrow(const std::vector<std::string>& args, const CommandResult& r) {
+  if (r.ok()) return r.out;
+  std::string cmd = "kubectl";
+  for (const auto& a : args) cmd += " " + a;
+  throw std::runtime_error(cmd + " failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
+}
+
+}  // namespace
+
 std::string Kubectl::MustRun(const std::vector<std::string>& args, std::string_view input) const {
-  CommandResult r = Run(args, input);
-  if (!r.ok()) {
-    std::string cmd = "kubectl";
-    for (const auto& a : args) cmd += " " + a;
-    throw std::runtime_error(cmd + " failed (exit " + std::to_string(r.exit_code) + "): " + r.err);
-  }
-  return r.out;
+  return OutputOrThrow(args, Run(args, input));
 }
 
 std::string Kubectl::ApplyShared(const std::vector<std::string>& args, std::string_view input) const {
@@ -59,8 +65,7 @@ std::string Kubectl::ApplyShared(const std::vector<std::string>& args, std::stri
     CommandResult r = Run(apply_args, input);
     bool raced = r.err.find("AlreadyExists") != std::string::npos ||
                  r.err.find("the object has been modified") != std::string::npos;
-    if (r.ok()) return r.out;
-    if (!raced || attempt == 5) return MustRun(apply_args, input);  // throws with this attempt's error
+    if (r.ok() || !raced || attempt == 5) return OutputOrThrow(apply_args, r);
     std::this_thread::sleep_for(std::chrono::milliseconds(200 * attempt));
   }
 }
