@@ -192,10 +192,15 @@ Status CaBundlePatcher::Reconcile(const std::string& key) {
   const auto& informer = mutating ? mutating_ : validating_;
   kube::ObjectPtr object = informer->store().Get(name);
   if (object == nullptr) return Status::Ok();  // deleted meanwhile
+  const std::string& version = object->metadata.resource_version;
   std::string bundle;
   {
     std::lock_guard<std::mutex> lock(mu_);
     bundle = bundle_b64_;
+    auto written = patched_from_.find(key);
+    if (written != patched_from_.end() && written->second == std::make_pair(version, bundle)) {
+      return Status::Ok();  // our patch of this version is done; its watch event comes next
+    }
   }
   if (bundle.empty()) return Status::Ok();
   const auto& raw = static_cast<const kube::RawObject&>(*object);
@@ -209,6 +214,7 @@ Status CaBundlePatcher::Reconcile(const std::string& key) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     ++patches_;
+    patched_from_[key] = {version, bundle};
   }
   LOG(INFO) << "set caBundle in " << resource.kind << " " << name;
   return Status::Ok();

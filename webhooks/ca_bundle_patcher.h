@@ -10,6 +10,7 @@
 // of being overwritten; the patch is then retried against the fresh object.
 #pragma once
 
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -79,6 +80,10 @@ class CaBundlePatcher {
   mutable std::mutex mu_;
   std::string bundle_b64_;  // guarded by mu_
   int64_t patches_ = 0;     // guarded by mu_
+  // Per key, the resourceVersion we last patched from and the bundle we wrote. Until the watch
+  // brings the patched object, the store still holds that version; patching it again would
+  // only repeat the write (or conflict on a real server).
+  std::map<std::string, std::pair<std::string, std::string>> patched_from_;  // guarded by mu_
   std::thread worker_;
 };
 

@@ -188,8 +188,12 @@ TEST_CASE("custom indexes follow updates and deletes") {
   CHECK(informer.store().ByIndex("namespace", "ns").size() == 3);
   fake->Put(kCollection, Cm("b", "2", "db"));
   fake->Remove(kCollection, "a");
-  REQUIRE(Soon([&] { return informer.store().ByIndex("app", "db").size() == 2; }));
-  CHECK(informer.store().ByIndex("app", "web").empty());
+  // The update and the delete arrive as two watch events: wait for both.
+  REQUIRE(Soon([&] {
+    return informer.store().ByIndex("app", "db").size() == 2 &&
+           informer.store().ByIndex("app", "web").empty();
+  }));
+  CHECK(informer.store().ByIndex("namespace", "ns").size() == 2);
   informer.Stop();
 }
 
