@@ -99,6 +99,9 @@ int main(int argc, char** argv) {
   flags.AddInt("minimum-percentage-nodes-to-find", &f.scheduler.minimum_percentage_nodes_to_find, "Lower bound of the adaptive node sample, in percent.");
   flags.AddInt("percentage-nodes-to-find", &f.scheduler.percentage_nodes_to_find, "Node sample in percent (0: adaptive).");
   flags.AddString("node-selector", &f.scheduler.node_selector, "Only schedule onto nodes matching this label selector.");
+  flags.AddString("queue-label-selector", &f.scheduler.queue_selector,
+                  "Only serve Queues matching this label selector (PodGroups in other queues are left alone); "
+                  "a default queue created under key=value terms carries those labels.");
   flags.AddInt("bind-workers", &f.scheduler.binder.workers, "Concurrent pods/binding requests.");
   flags.AddInt("status-workers", &f.scheduler.status_workers, "Concurrent PodGroup, Queue and pod status writes.");
   flags.AddBool("record-scheduled-events", &f.scheduler.binder.record_scheduled_events, "Record a Scheduled event for every bound pod.");
@@ -191,7 +194,7 @@ int main(int argc, char** argv) {
   Status synced = sched.Start(f.sync_timeout);
   if (!synced.ok()) {
     LOG(ERROR) << "scheduler: " << synced.ToString();
-    return 1;
+    return synced.code() == StatusCode::kInvalidArgument ? 2 : 1;  // 2: a bad flag, as for parsing
   }
   if (admin) admin->SetServing(true);
 

@@ -3,7 +3,9 @@
 #include <sys/stat.h>
 
 #include <fstream>
+#include <optional>
 #include <sstream>
+#include <tuple>
 
 #include <glog/logging.h>
 
@@ -114,7 +116,50 @@ void Scheduler::ReloadConfIfChanged() {
   LOG(INFO) << "scheduler: loaded " << options_.conf_file << " (actions: " << actions << ")";
 }
 
-Status Scheduler::EnsureQueue(const std::string& name, bool reclaimable) {
+namespace {
+
+// The labels an equality-only selector ("a=b,c==d") requires, as a JSON object, so the queue
+// the scheduler creates is one it selects; nullopt when the selector has other terms.
+std::optional<std::string> LabelsRequiredBy(const std::string& selector) {
+  json::Writer w;
+  w.StartObject();
+  std::stringstream terms(selector);
+  for (std::string term; std::getline(terms, term, ',');) {
+    size_t eq = term.find('=');
+    if (eq == std::string::npos || eq == 0 || term[eq - 1] == '!' || term.find('(') != std::string::npos) {
+      return std::nullopt;
+    }
+    size_t value_at = term.compare(eq, 2, "==") == 0 ? eq + 2 : eq + 1;
+    auto trim = [](std::string v) {
+      v.erase(0, v.find_first_not_of(' '));
+      v.erase(v.find_last_not_of(' ') + 1);
+      return v;
+    };
+    w.Field(trim(term.substr(0, eq)), trim(term.substr(value_at)));
+  }
+  w.EndObject();
+  return w.Take();
+}
+
+}  // namespace
+
+Status Scheduler::CheckSelectors() {
+  kube::ListOptions probe;
+  probe.limit = 1;
+  for (const auto& [flag, resource, selector] :
+       {std::tuple{"--node-selector", &kube::resources::kNodes, options_.node_selector},
+        std::tuple{"--queue-label-selector", &api::kQueues, options_.queue_selector}}) {
+    if (selector.empty()) continue;
+    probe.label_selector = selector;
+    StatusOr<kube::ListPage> page = client_->List(*resource, "", probe);
+    if (!page.ok() && page.status().code() == StatusCode::kInvalidArgument) {
+      return InvalidArgument(std::string(flag) + " \"" + selector + "\": " + page.status().message());
+    }
+  }
+  return Status::Ok();
+}
+
+Status Scheduler::EnsureQueue(const std::string& name, bool reclaimable, const std::string& labels) {
   StatusOr<std::string> got = client_->Get(api::kQueues, "", name);
   if (got.ok()) return Status::Ok();
   if (got.status().code() != StatusCode::kNotFound) return got.status();
@@ -124,8 +169,9 @@ Status Scheduler::EnsureQueue(const std::string& name, bool reclaimable) {
       .Field("kind", "Queue")
       .Key("metadata")
       .StartObject()
-      .Field("name", name)
-      .EndObject()
+      .Field("name", name);
+  if (!labels.empty()) w.Key("labels").Raw(labels);
+  w.EndObject()
       .Key("spec")
       .StartObject()
       .Field("weight", int64_t{1})
@@ -173,7 +219,9 @@ void Scheduler::RegisterInformers() {
   };
   pgs->AddEventHandler(gh);
 
-  auto queues = informers_.For(api::kQueues, Decoder<api::Queue>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeQueue(v, o); }));
+  kube::InformerScope queue_scope;
+  queue_scope.label_selector = options_.queue_selector;
+  auto queues = informers_.For(api::kQueues, Decoder<api::Queue>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeQueue(v, o); }), queue_scope);
   kube::EventHandlers qh;
   qh.on_add = [cache](const kube::ObjectPtr& o) { cache->UpsertQueue(kube::As<api::Queue>(o)); };
   qh.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
@@ -243,6 +291,7 @@ void Scheduler::RegisterInformers() {
 
 Status Scheduler::Start(std::chrono::milliseconds timeout) {
   ReloadConfIfChanged();
+  TEPHRA_RETURN_IF_ERROR(CheckSelectors());
   RegisterInformers();
   informers_.Start();
   if (!informers_.WaitForCacheSync(timeout)) {
@@ -250,10 +299,18 @@ Status Scheduler::Start(std::chrono::milliseconds timeout) {
   }
   synced_ = true;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  for (const auto& [name, reclaimable] :
-       std::vector<std::pair<std::string, bool>>{{"root", false}, {options_.default_queue, true}}) {
+  // A default queue created under a queue selector carries the labels that select it.
+  std::optional<std::string> selected_by = LabelsRequiredBy(options_.queue_selector);
+  if (!selected_by) {
+    LOG(WARNING) << "scheduler: --queue-label-selector \"" << options_.queue_selector
+                 << "\" is not made of key=value terms; the default queue " << options_.default_queue
+                 << " is served only if its labels match it";
+  }
+  for (const auto& [name, reclaimable, labels] :
+       {std::tuple{std::string("root"), false, std::string()},
+        std::tuple{options_.default_queue, true, options_.queue_selector.empty() ? "" : selected_by.value_or("")}}) {
     Status s;
-    while (!(s = EnsureQueue(name, reclaimable)).ok()) {
+    while (!(s = EnsureQueue(name, reclaimable, labels)).ok()) {
       if (std::chrono::steady_clock::now() > deadline) return s.WithContext("creating queue " + name);
       std::this_thread::sleep_for(std::chrono::seconds(1));
     }

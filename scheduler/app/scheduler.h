@@ -36,6 +36,9 @@ struct SchedulerOptions {
   int minimum_percentage_nodes_to_find = 5;
   int percentage_nodes_to_find = 0;
   std::string node_selector;  // label selector restricting the nodes this scheduler uses
+  // Label selector restricting the Queues this scheduler serves: PodGroups in other queues are
+  // neither admitted nor written, so schedulers sharing a cluster can split it by queue.
+  std::string queue_selector;
   BinderOptions binder;
   int status_workers = 4;
   // Explanations kept (one per job, least recently updated dropped first).
@@ -68,7 +71,10 @@ class Scheduler {
 
  private:
   void ReloadConfIfChanged();
-  Status EnsureQueue(const std::string& name, bool reclaimable);
+  // `labels`: a JSON object of labels for the queue if it has to be created ("" for none).
+  Status EnsureQueue(const std::string& name, bool reclaimable, const std::string& labels);
+  // A bad --node-selector or --queue-label-selector fails at start, in the API server's words.
+  Status CheckSelectors();
   void RegisterInformers();
 
   std::shared_ptr<kube::Client> client_;

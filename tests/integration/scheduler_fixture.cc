@@ -111,6 +111,7 @@ void SchedulerFixture::Start(const std::string& conf, const std::vector<std::str
                                 "--kubeconfig=" + ClusterEnv::Get().kubeconfig_scheduler,
                                 "--scheduler-name=" + name_,
                                 "--node-selector=tephra.dev/test-pool=" + id_,
+                                "--queue-label-selector=tephra.dev/test-pool=" + id_,
                                 "--default-queue=" + queue_name("default"),
                                 "--leader-elect=false",
                                 "--listen-address=127.0.0.1:0",

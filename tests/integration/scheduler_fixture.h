@@ -1,8 +1,8 @@
 // A tephra-scheduler process per test on the shared real control plane.
 //
 // Tests run in parallel on one control plane, so each fixture starts its own scheduler with
-// its own scheduler name, node pool (--node-selector) and default queue: no two tests ever
-// compete for a pod or a node.
+// its own scheduler name, node pool (--node-selector), queues (--queue-label-selector) and
+// default queue: no two tests ever compete for a pod, a node or a PodGroup's status.
 #pragma once
 
 #include <map>

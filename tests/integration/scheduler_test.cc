@@ -62,6 +62,39 @@ TEST_CASE("a pod with a node selector lands only on matching nodes") {
                      std::chrono::seconds(30)));
 }
 
+TEST_CASE("a queue label selector leaves the PodGroups of other queues alone") {
+  SchedulerFixture f;  // its scheduler serves the queues labelled with its pool only
+  f.AddNodes(2, "8", "32Gi");
+  f.AddQueue("mine", 1);
+  f.AddQueue("other", 1);
+  f.kubectl().MustRun({"label", "queue", f.queue_name("other"), "tephra.dev/test-pool-"});
+  TestNamespace ns(f.kubectl(), "sched-qsel");
+  f.AddGang(ns.name(), "in", f.queue_name("mine"), 2, 2, "1");
+  f.AddGang(ns.name(), "out", f.queue_name("other"), 2, 2, "1");
+  std::string out_status_before = Jsonpath(f.kubectl(), ns.name(), "podgroup/out", "{.status}");
+  f.Start();
+  REQUIRE(Eventually([&] { return Jsonpath(f.kubectl(), ns.name(), "podgroup/in", "{.status.phase}") == "Running"; },
+                     std::chrono::seconds(30)));
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // several more cycles
+  for (const auto& [pod, node] : f.Bindings(ns.name())) CHECK(pod.rfind("in-", 0) == 0);
+  CHECK(f.Bindings(ns.name()).size() == 2);
+  CHECK(Jsonpath(f.kubectl(), ns.name(), "podgroup/out", "{.status}") == out_status_before);
+  // The default queue it created carries the selector's label, so it serves that one too.
+  CHECK(f.kubectl().MustRun({"get", "queue", f.queue_name("default"), "-o",
+                             "jsonpath={.metadata.labels.tephra\\.dev/test-pool}"}) == f.id());
+}
+
+TEST_CASE("a bad node or queue selector stops the scheduler at start with the API server's reason") {
+  for (const std::string flag : {"--node-selector", "--queue-label-selector"}) {
+    CommandResult r = RunCommand({TEPHRA_SCHEDULER_PATH, "--kubeconfig=" + ClusterEnv::Get().kubeconfig_scheduler,
+                                  "--leader-elect=false", "--listen-address=0", flag + "=tier in (a"},
+                                 {}, std::chrono::seconds(60));
+    INFO(r.err);
+    CHECK(r.exit_code == 2);
+    CHECK(r.err.find(flag + " \"tier in (a\": ") != std::string::npos);
+  }
+}
+
 TEST_CASE("two queues with weights 1 and 3 share a saturated cluster 1:3") {
   SchedulerFixture f;
   f.AddNodes(2, "8", "64Gi");

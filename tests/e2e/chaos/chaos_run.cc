@@ -259,7 +259,7 @@ void ChaosRun::StartDaemons() {
     cm_.replicas.push_back(std::make_unique<Replica>(cm, dir_ + "/controller-manager-" + std::to_string(i) + ".log"));
     std::vector<std::string> sc{TEPHRA_SCHEDULER_PATH, "--kubeconfig=" + env.kubeconfig_scheduler,
                                 "--scheduler-name=" + scheduler_, "--node-selector=tephra.dev/chaos-pool=" + id_,
-                                "--default-queue=" + queues_[0], "--listen-address=127.0.0.1:0",
+                                "--queue-label-selector=tephra.dev/chaos=" + id_, "--default-queue=" + queues_[0], "--listen-address=127.0.0.1:0",
                                 "--schedule-period=500ms", "-v=1"};
     for (auto& a : elect(sched_.lease_name)) sc.push_back(a);
     sched_.replicas.push_back(std::make_unique<Replica>(sc, dir_ + "/scheduler-" + std::to_string(i) + ".log"));
