@@ -134,6 +134,12 @@ if (( e2e )); then
   # binder (default 16) and status writer (default 4) get as many workers as the bind ceiling
   # has (kube-scheduler binds in unbounded goroutines).
   workers=32
+  # The Job controller (default 3 workers, Volcano's) creates each job's pods in parallel; 3
+  # workers cap pod creation near 100/s here. With 32, the creates crowd the API server and the
+  # binds queue behind them unless the binder has as many requests in flight (kube-scheduler
+  # binds in unbounded goroutines).
+  job_workers=32
+  bind_workers=128
   ks_conf="$raw/kube-scheduler.yaml"
   cat >"$ks_conf" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -199,11 +205,12 @@ EOF
     sport=$(free_port); cport=$(free_port)
     start_daemon tephra_controller_manager "http://127.0.0.1:$cport/readyz" \
       "$bin/tephra-controller-manager" --kubeconfig "$KUBECONFIG" --leader-elect=false \
-      --kube-api-qps "$qps" --kube-api-burst "$qps" --worker-threads-for-podgroup "$workers" \
+      --kube-api-qps "$qps" --kube-api-burst "$qps" --worker-threads "$job_workers" \
+      --worker-threads-for-podgroup "$workers" \
       --healthz-address "127.0.0.1:$cport"
     start_daemon tephra_scheduler "http://127.0.0.1:$sport/readyz" \
       "$bin/tephra-scheduler" --kubeconfig "$KUBECONFIG" --leader-elect=false \
-      --kube-api-qps "$qps" --kube-api-burst "$qps" --bind-workers "$workers" --status-workers "$workers" \
+      --kube-api-qps "$qps" --kube-api-burst "$qps" --bind-workers "$bind_workers" --status-workers "$workers" \
       --listen-address "127.0.0.1:$sport"
     metrics_urls="tephra_scheduler=http://127.0.0.1:$sport/metrics tephra_controller_manager=http://127.0.0.1:$cport/metrics"
   }
