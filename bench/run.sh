@@ -130,14 +130,12 @@ if (( e2e )); then
   # would measure its client, not its scheduling (scheduler_perf raises it the same way).
   qps=5000
   # Concurrency where a daemon's default would cap throughput at workers / API latency: the
-  # PodGroup controller (a PodGroup per plain pod; default 5, Volcano's), tephra-scheduler's
-  # binder (default 16) and status writer (default 4) get as many workers as the bind ceiling
-  # has (kube-scheduler binds in unbounded goroutines).
+  # PodGroup controller (a PodGroup per plain pod; default 5, Volcano's), the Job controller
+  # (default 3, Volcano's: pod creation near 100/s here) and tephra-scheduler's status writer
+  # (default 4) get as many workers as the bind ceiling has. The binder (default 16) gets more:
+  # with 32 Job workers creating pods, binds queue behind the creates unless as many are in
+  # flight (kube-scheduler binds in unbounded goroutines).
   workers=32
-  # The Job controller (default 3 workers, Volcano's) creates each job's pods in parallel; 3
-  # workers cap pod creation near 100/s here. With 32, the creates crowd the API server and the
-  # binds queue behind them unless the binder has as many requests in flight (kube-scheduler
-  # binds in unbounded goroutines).
   job_workers=32
   bind_workers=128
   ks_conf="$raw/kube-scheduler.yaml"
