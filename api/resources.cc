@@ -318,8 +318,8 @@ void ForEachPair(const int64_t* fixed, uint8_t present, const std::vector<Resour
                  const int64_t* limit_fixed, uint8_t limit_present,
                  const std::vector<Resources::Scalar>& sb, Fn fn) {
   for (size_t f = 0; f < 4; ++f) {
-    bool in_a = (present >> f) & 1u;
-    bool in_b = (limit_present >> f) & 1u;
+    bool in_a = (static_cast<unsigned>(present) >> f) & 1u;
+    bool in_b = (static_cast<unsigned>(limit_present) >> f) & 1u;
     if (!in_a && !in_b) continue;
     fn(kFixedNames[f], in_a ? fixed[f] : 0,
        in_b ? std::optional<int64_t>(limit_fixed[f]) : std::nullopt);
