@@ -124,7 +124,8 @@ class Resources {
   double DominantShare(const Resources& total) const;
 
   // "cpu 2, memory 4Gi, nvidia.com/gpu 1": present dimensions by name, values in canonical
-  // quantity form; "none" when empty.
+  // quantity form, except byte counts no binary suffix divides ("~38.4Gi"); "none" when empty.
+  // For messages: it may round.
   std::string ToString() const;
   // The same values as a ResourceList (cpu/extended in DecimalSI, byte sizes in BinarySI).
   ResourceList ToList() const;

@@ -94,6 +94,16 @@ TEST_CASE("Add, Sub and Max combine the union of dimensions") {
   CHECK(scaled.ToString() == "cpu 2250m, memory 1536Mi, nvidia.com/gpu 1500m");
 }
 
+TEST_CASE("ToString rounds only byte counts no binary suffix divides, and says so") {
+  Resources memory = R("cpu=1, memory=32Gi");
+  memory.Scale(1.2);  // 41231686041.6 bytes, rounded to a whole byte
+  CHECK(memory.ToString() == "cpu 1200m, memory ~38.4Gi");
+  CHECK(R("memory=1000").ToString() == "memory 1k");        // under 1Ki: exact
+  CHECK(R("memory=1536Mi").ToString() == "memory 1536Mi");  // a binary suffix divides it: exact
+  CHECK(R("memory=1G").ToString() == "memory 1G");          // so does a decimal one
+  CHECK(R("memory=1234567").ToString() == "memory ~1.18Mi");
+}
+
 TEST_CASE("Arithmetic saturates instead of overflowing") {
   Resources big;
   big.SetMilliCpu(std::numeric_limits<int64_t>::max() - 1);

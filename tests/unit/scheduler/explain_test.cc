@@ -161,6 +161,8 @@ tiers:
   REQUIRE(peer->notes.size() == 1);  // the plain refusal only, not a second one with the credit
   CHECK(peer->notes[0].plugin == "overcommit");
   CHECK(Summarize(*peer).find("the cluster has no room to admit it") != std::string::npos);
+  INFO(Summarize(*peer));
+  CHECK(Summarize(*peer).find("memory ~19.2Gi") != std::string::npos);  // 16Gi x 1.2, not 20615843021
 }
 
 TEST_CASE("a placed gang is recorded as scheduled, with nothing left to explain") {
