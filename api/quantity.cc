@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 #include <limits>
 
 namespace tephra::api {
@@ -109,6 +110,9 @@ int CompareMagnitude(std::string_view a, int64_t ea, std::string_view b, int64_t
   if (a.size() == b.size()) return 0;
   return a.size() < b.size() ? -1 : 1;  // the longer one has further non-zero digits
 }
+
+// Suffixes of 1024^0 .. 1024^6.
+constexpr std::array<std::string_view, 7> kBinaryPowers{"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
 
 uint64_t Magnitude(int64_t v) {
   return v < 0 ? uint64_t{0} - static_cast<uint64_t>(v) : static_cast<uint64_t>(v);
@@ -270,6 +274,26 @@ int64_t Quantity::ScaledInt(int shift) const {
 
 int64_t Quantity::Value() const { return ScaledInt(0); }
 
+std::string Quantity::ReadableString() const {
+  const int64_t value = ScaledInt(0);
+  const uint64_t magnitude = Magnitude(value);
+  const bool divisible = magnitude < 1024 || magnitude % 1024 == 0;
+  if (format_ != QuantityFormat::kBinarySI || exponent_ < 0 || divisible) return String();
+  if (magnitude % 1000 == 0) return FromInt(value, QuantityFormat::kDecimalSI).String();  // "1G"
+  double scaled = static_cast<double>(magnitude);
+  size_t power = 0;
+  while (power + 1 < kBinaryPowers.size() && scaled >= 1024) {
+    scaled /= 1024;
+    ++power;
+  }
+  char digits[32];
+  std::snprintf(digits, sizeof digits, "%.2f", scaled);
+  std::string number = digits;
+  number.erase(number.find_last_not_of('0') + 1);
+  if (number.back() == '.') number.pop_back();
+  return std::string("~") + (negative_ ? "-" : "") + number + std::string(kBinaryPowers[power]);
+}
+
 int64_t Quantity::MilliValue() const { return ScaledInt(3); }
 
 std::string Quantity::String() const {
@@ -284,14 +308,13 @@ std::string Quantity::String() const {
   }
   if (format == QuantityFormat::kBinarySI) {
     uint64_t value = Magnitude(ScaledInt(0));
-    static constexpr std::array<std::string_view, 7> kBinary{"", "Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
     size_t power = 0;
-    while (power + 1 < kBinary.size() && value % 1024 == 0) {
+    while (power + 1 < kBinaryPowers.size() && value % 1024 == 0) {
       value /= 1024;
       ++power;
     }
     out += std::to_string(value);
-    out += kBinary[power];
+    out += kBinaryPowers[power];
     return out;
   }
   // Decimal: lower the exponent to a multiple of three, padding the mantissa with zeros.

@@ -49,6 +49,10 @@ class Quantity {
 
   // Canonical text, as the API server serialises the value.
   std::string String() const;
+  // Text for people: String(), except that a byte count no binary suffix divides reads as its
+  // exact decimal form when one exists ("1G") and otherwise rounded ("~38.4Gi", not
+  // "41231686042").
+  std::string ReadableString() const;
 
   // The value rounded away from zero to an integer (Kubernetes Value()); saturates at the
   // int64 limits instead of overflowing.

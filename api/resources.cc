@@ -1,9 +1,7 @@
 #include "api/resources.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <deque>
 #include <limits>
 #include <mutex>
@@ -409,44 +407,13 @@ double Resources::DominantShare(const Resources& total) const {
   return share;
 }
 
-namespace {
-
-// A byte count no binary suffix divides reads as its exact decimal form when one exists ("1G"),
-// and otherwise (scaled by a factor, summed from odd sizes) as "~38.4Gi", not "41231686042":
-// ToString is for people; the objects keep the exact value.
-std::string ReadableQuantity(const Quantity& q) {
-  std::string exact = q.String();
-  if (q.format() != QuantityFormat::kBinarySI || exact.find_first_not_of("-0123456789") != std::string::npos) {
-    return exact;
-  }
-  const int64_t value = q.Value();
-  double scaled = std::abs(static_cast<double>(value));
-  if (scaled < 1024) return exact;
-  if (value % 1000 == 0) return Quantity::FromInt(value, QuantityFormat::kDecimalSI).String();  // "1G"
-  static constexpr std::array<std::string_view, 6> kBinary{"Ki", "Mi", "Gi", "Ti", "Pi", "Ei"};
-  size_t power = 0;
-  scaled /= 1024;
-  while (power + 1 < kBinary.size() && scaled >= 1024) {
-    scaled /= 1024;
-    ++power;
-  }
-  char digits[32];
-  std::snprintf(digits, sizeof digits, "%.2f", scaled);
-  std::string number = digits;
-  number.erase(number.find_last_not_of('0') + 1);
-  if (number.back() == '.') number.pop_back();
-  return std::string("~") + (value < 0 ? "-" : "") + number + std::string(kBinary[power]);
-}
-
-}  // namespace
-
 std::string Resources::ToString() const {
   std::string out;
   for (const auto& [name, quantity] : ToList()) {
     if (!out.empty()) out += ", ";
     out += name;
     out += ' ';
-    out += ReadableQuantity(quantity);
+    out += quantity.ReadableString();
   }
   return out.empty() ? "none" : out;
 }

@@ -123,9 +123,8 @@ class Resources {
   // as a share of 1 when this vector uses it and 0 otherwise.
   double DominantShare(const Resources& total) const;
 
-  // "cpu 2, memory 4Gi, nvidia.com/gpu 1": present dimensions by name, values in canonical
-  // quantity form, except byte counts no binary suffix divides ("~38.4Gi"); "none" when empty.
-  // For messages: it may round.
+  // "cpu 2, memory 4Gi, nvidia.com/gpu 1": present dimensions by name, values as
+  // Quantity::ReadableString (for messages: odd byte counts are rounded); "none" when empty.
   std::string ToString() const;
   // The same values as a ResourceList (cpu/extended in DecimalSI, byte sizes in BinarySI).
   ResourceList ToList() const;
