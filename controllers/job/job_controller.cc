@@ -13,8 +13,10 @@
 #include "controllers/job/builders.h"
 #include "controllers/job/plugins/plugin.h"
 #include "controllers/job/status.h"
+#include "controllers/job/verdict.h"
 #include "kube/json.h"
 #include "kube/metrics.h"
+#include "webhooks/cluster_cache.h"
 
 namespace tephra::controllers::job {
 namespace {
@@ -82,6 +84,9 @@ bool PodReady(const api::Pod& pod) {
   return true;
 }
 
+// Index of the jobs waiting for their queue, by the queue's name.
+constexpr const char* kWaitingForQueueIndex = "waiting-for-queue";
+
 Request RequestFor(std::string_view event) {
   Request r;
   r.event = std::string(event);
@@ -122,6 +127,18 @@ Status JobController::Initialize(ControllerContext& context) {
       scope);
   priority_classes_ = ctx_.informers->For(
       kube::resources::kPriorityClasses, PriorityClassDecoder());
+  // The webhook's queue rules need every queue (parents, children), whatever slice of the
+  // queues this manager's queue controller looks after.
+  queues_ = ctx_.informers->For(kQueues, QueueDecoder());
+  webhooks::InformerQueueLookup::AddParentIndex(*queues_);
+  queue_lookup_ = std::make_unique<webhooks::InformerQueueLookup>(queues_);
+  jobs_->AddIndex(kWaitingForQueueIndex,
+                  [default_queue = ctx_.options.default_queue](
+                      const kube::Object& o) -> std::vector<std::string> {
+                    const auto& job = static_cast<const api::Job&>(o);
+                    if (job.status.state.reason != kQueueNotFoundReason) return {};
+                    return {job.spec.queue.empty() ? default_queue : job.spec.queue};
+                  });
 
   kube::WorkQueueOptions qo = QueueOptions(ctx_, "job-controller");
   queue_ = std::make_unique<kube::ShardedWorkQueue>(
@@ -194,6 +211,11 @@ Status JobController::Initialize(ControllerContext& context) {
   };
   podgroups_->AddEventHandler(pg_handlers);
 
+  // Jobs waiting for a queue start once it is created.
+  kube::EventHandlers queue_handlers;
+  queue_handlers.on_add = [this](const kube::ObjectPtr& o) { WakeJobsOfQueue(o->metadata.name); };
+  queues_->AddEventHandler(queue_handlers);
+
   kube::EventHandlers command_handlers;
   command_handlers.on_add = [this](const kube::ObjectPtr& o) {
     const auto& cmd = static_cast<const api::Command&>(*o);
@@ -231,6 +253,13 @@ void JobController::Enqueue(const std::string& key, InboxItem item, std::chrono:
     queue_->AddAfter(key, delay);
   } else {
     queue_->Add(key);
+  }
+}
+
+void JobController::WakeJobsOfQueue(const std::string& queue) {
+  if (queue.empty()) return;
+  for (const auto& o : jobs_->store().ByIndex(kWaitingForQueueIndex, queue)) {
+    queue_->Add(o->metadata.Key());
   }
 }
 
@@ -491,7 +520,19 @@ Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<c
   Phase phase = parsed.value_or(Phase::kPending);
   if (initiating) status.min_available = job.spec.min_available;
 
-  Transition cell = Lookup(phase, action);
+  // Admission may never have checked this job (docs/controllers.md): when the controller takes
+  // it up, and while it waits for its queue, the controller applies the webhook's rules itself.
+  // A job that breaks its own rules fails; one whose queue does not exist waits without a
+  // PodGroup. A job already under way is never judged again (an older version's rules let it in).
+  JobVerdict verdict;
+  const bool unchecked = initiating || status.state.reason == kQueueNotFoundReason;
+  if (unchecked && pods.empty() && exp.created.empty()) verdict = CheckJob(job, *queue_lookup_);
+  const bool invalid = !verdict.invalid.empty();
+  // A pass whose status write failed may have made one.
+  if (invalid) TEPHRA_RETURN_IF_ERROR(DeletePodGroup(job, exp));
+
+  Transition cell = invalid ? Transition{} : Lookup(phase, action);
+  const bool waiting_for_queue = cell.sync_pods && !verdict.missing_queue.empty();
   Kill kill = EffectiveKill(cell, status.retry_count, job.spec.max_retry);
 
   std::set<std::string> deleted;
@@ -506,7 +547,7 @@ Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<c
   if (cell.increment_retry) ++status.retry_count;
 
   std::string plugin_error;
-  if (cell.sync_pods) {
+  if (cell.sync_pods && !waiting_for_queue) {
     Status plugins = RunPluginsOnJob(job, status, exp, initiating);
     if (plugins.code() == StatusCode::kInvalidArgument) {
       plugin_error = plugins.message();
@@ -546,17 +587,39 @@ Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<c
   PodCounts counts = CountPods(pods, deleted, created);
   PhaseInputs inputs = MakePhaseInputs(job, counts, status.retry_count);
   inputs.status_min_available = status.min_available;
-  Phase next = Evaluate(phase, cell.next, inputs);
+  Phase next = invalid ? Phase::kFailed : Evaluate(phase, cell.next, inputs);
   SetCounts(counts, &status);
   const std::string old_phase = job.status.state.phase;
   std::string state_reason = action == Action::kSyncJob ? std::string() : std::string(ActionName(action));
-  bool phase_changed = SetPhase(next, state_reason, reason, ctx_.clock->Now(),
+  std::string state_message = reason;
+  if (invalid) {
+    state_reason = std::string(kInvalidJobReason);
+    state_message = DescribeErrors(verdict.invalid);
+  }
+  bool phase_changed = SetPhase(next, state_reason, state_message, ctx_.clock->Now(),
                                 job.metadata.creation_timestamp, &status);
   if (!plugin_error.empty()) {
     status.state.reason = "PluginError";
     status.state.message = plugin_error;
   }
+  if (waiting_for_queue && next == Phase::kPending) {
+    status.state.reason = std::string(kQueueNotFoundReason);
+    status.state.message = DescribeErrors(verdict.missing_queue) + "; the job starts once the queue is created";
+  } else if (status.state.reason == kQueueNotFoundReason) {
+    status.state.reason.clear();
+    status.state.message.clear();
+  }
   if (!(status == job.status)) TEPHRA_RETURN_IF_ERROR(WriteStatus(job, status));
+
+  if (invalid && phase_changed) {
+    RecordEvent(job, true, std::string(kInvalidJobReason),
+                status.state.message + "; admission did not check this job, and it fails "
+                                       "without a PodGroup or pods");
+  }
+  if (status.state.reason == kQueueNotFoundReason &&
+      status.state.message != job.status.state.message) {
+    RecordEvent(job, true, std::string(kQueueNotFoundReason), status.state.message);
+  }
 
   if (action != Action::kSyncJob) {
     RecordEvent(job, false, std::string(ActionName(action)),

@@ -22,6 +22,7 @@
 #include "api/batch.h"
 #include "api/core.h"
 #include "api/scheduling.h"
+#include "api/validation.h"
 #include "controllers/framework/controller.h"
 #include "controllers/job/policy.h"
 #include "controllers/job/state_machine.h"
@@ -64,6 +65,8 @@ class JobController : public Controller {
   void Enqueue(const std::string& key, InboxItem item,
                std::chrono::milliseconds delay = std::chrono::milliseconds(0));
   void OnPod(const api::Pod& pod, Request request);
+  // Queues the jobs waiting for `queue` (state.reason QueueNotFound) for another look.
+  void WakeJobsOfQueue(const std::string& queue);
   void Worker(size_t shard);
   void HandleResult(const std::string& key, const Status& status);
 
@@ -95,6 +98,8 @@ class JobController : public Controller {
 
   ControllerContext ctx_;
   std::shared_ptr<kube::Informer> jobs_, pods_, podgroups_, commands_, priority_classes_;
+  std::shared_ptr<kube::Informer> queues_;  // every queue in the cluster: a job's may be anyone's
+  std::unique_ptr<api::QueueLookup> queue_lookup_;
   std::unique_ptr<kube::ShardedWorkQueue> queue_;
   std::unique_ptr<DelayedActions> delayed_;
   std::vector<std::thread> workers_;
