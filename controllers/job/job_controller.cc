@@ -8,6 +8,7 @@
 
 #include "api/defaulting.h"
 #include "api/labels.h"
+#include "controllers/framework/commands.h"
 #include "controllers/framework/informers.h"
 #include "controllers/framework/resources.h"
 #include "controllers/job/builders.h"
@@ -227,6 +228,7 @@ Status JobController::Initialize(ControllerContext& context) {
     item.request.action = cmd.action;
     item.command_name = cmd.metadata.name;
     item.command_uid = cmd.metadata.uid;
+    item.command_seen = ctx_.clock->Monotonic();
     Enqueue(kube::ObjectKey(cmd.metadata.namespace_, cmd.target->name), std::move(item));
   };
   commands_->AddEventHandler(command_handlers);
@@ -345,7 +347,6 @@ JobController::Expectations& JobController::ExpectationsFor(const std::string& k
 void JobController::Forget(const std::string& key) {
   delayed_->Forget(key);
   std::lock_guard<std::mutex> l(mu_);
-  inbox_.erase(key);
   expectations_.erase(key);
   auto it = phases_.find(key);
   if (it != phases_.end()) {
@@ -385,10 +386,7 @@ void JobController::RecordEvent(const api::Job& job, bool warning, const std::st
 
 Status JobController::Sync(const std::string& key) {
   kube::ObjectPtr obj = jobs_->store().Get(key);
-  if (!obj) {
-    Forget(key);
-    return Status::Ok();
-  }
+  if (!obj) return SettleCommandsWithoutJob(key);
   api::Job job = static_cast<const api::Job&>(*obj);
   if (job.metadata.deletion_timestamp) return Status::Ok();
   api::JobDefaultingOptions defaults;
@@ -492,6 +490,19 @@ Status JobController::Sync(const std::string& key) {
   }
   if (s.ok() && acted) delayed_->OnActionExecuted(key, action, action_request);
   return s;
+}
+
+Status JobController::SettleCommandsWithoutJob(const std::string& key) {
+  Forget(key);
+  const auto [ns, name] = kube::SplitObjectKey(key);
+  // Pod events of a job that is gone need nothing; a consumed Command is done.
+  auto command_of = [&ns = ns](const InboxItem& item) -> std::optional<PendingCommand> {
+    if (item.command_name.empty() || item.command_consumed) return std::nullopt;
+    return PendingCommand{ns, item.command_name, item.command_uid, item.request.action,
+                          item.command_seen};
+  };
+  return SettleOrphanCommands(ctx_, mu_, inbox_, key, command_of, kJobs, ns, name,
+                              [&](std::chrono::milliseconds delay) { queue_->AddAfter(key, delay); });
 }
 
 Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<const api::Pod>>& pods,

@@ -394,6 +394,44 @@ TEST_CASE("a job whose queue does not exist waits, says so, and starts once the 
   CHECK(env.LivePods().size() == 1);
 }
 
+TEST_CASE("Commands for a missing Job or Queue are deleted with an event naming the target") {
+  std::string label = "tephra-test=q-" + RandomSuffix();
+  Env env("ctl-orphan", {"--queue-label-selector=" + label});
+  const std::string ghost_queue = "ctl-ghost-" + RandomSuffix();
+  auto command = [&](const std::string& name, const std::string& action, const std::string& api_version,
+                     const std::string& kind, const std::string& target, const std::string& uid) {
+    env.Apply("apiVersion: bus.volcano.sh/v1alpha1\nkind: Command\nmetadata:\n  name: " + name +
+              "\naction: " + action + "\ntarget:\n  apiVersion: " + api_version + "\n  kind: " + kind +
+              "\n  name: " + target + "\n  uid: " + uid + "\n");
+  };
+  command("abort-ghost", "AbortJob", "batch.volcano.sh/v1alpha1", "Job", "ghost",
+          "00000000-0000-0000-0000-000000000001");
+  command("close-ghost", "CloseQueue", "scheduling.volcano.sh/v1beta1", "Queue", ghost_queue,
+          "00000000-0000-0000-0000-000000000002");
+  // A Command naming an existing job by a stale uid is carried out, as Volcano does.
+  env.Apply(JobYaml("stale", TaskYaml("t", 1, "")));
+  env.WaitPhase("stale", "Running");
+  command("abort-stale", "AbortJob", "batch.volcano.sh/v1alpha1", "Job", "stale",
+          "00000000-0000-0000-0000-000000000003");
+  env.WaitPhase("stale", "Aborted");
+
+  auto commands_left = [&] {
+    return env.kubectl.MustRun({"get", "command", "-n", env.ns.name(), "-o", "name"});
+  };
+  bool gone = Eventually([&] { return commands_left().empty(); }, kTimeout);
+  INFO(commands_left());
+  INFO(env.manager.LogTail());
+  REQUIRE(gone);
+  CHECK(Eventually([&] { return !env.Events("abort-ghost", "TargetNotFound").empty(); }, kTimeout));
+  CHECK(env.Events("abort-ghost", "TargetNotFound") ==
+        "Warning: target Job " + env.ns.name() + "/ghost does not exist; command AbortJob deleted "
+        "without effect\n");
+  CHECK(Eventually([&] { return !env.Events("close-ghost", "TargetNotFound").empty(); }, kTimeout));
+  CHECK(env.Events("close-ghost", "TargetNotFound") ==
+        "Warning: target Queue " + ghost_queue + " does not exist; command CloseQueue deleted without effect\n");
+  CHECK(env.Events("abort-stale", "TargetNotFound").empty());
+}
+
 TEST_CASE("plain pods of a ReplicaSet join one PodGroup sized by the owner's annotation") {
   Env env("ctl-plain");
   env.Apply(R"(apiVersion: apps/v1

@@ -9,6 +9,7 @@
 #include <rapidjson/document.h>
 
 #include "api/labels.h"
+#include "controllers/framework/commands.h"
 #include "controllers/framework/resources.h"
 #include "controllers/job/job_controller.h"
 #include "kube/metrics.h"
@@ -415,6 +416,57 @@ TEST_CASE("a job whose queue does not exist waits without a PodGroup and starts 
   CHECK(h.JobStatus({"state", "phase"}) == "Pending");
   CHECK(h.JobStatus({"state", "reason"}).empty());
   CHECK(h.JobStatus({"state", "message"}).empty());
+}
+
+TEST_CASE("a Command for a job that does not exist is deleted once its grace period is over") {
+  Harness h;
+  h.Start();
+  h.AddCommand(CommandJson("stop-ghost", "AbortJob", "ghost", "u-ghost"));
+  REQUIRE(h.controller.Sync("ns/ghost").ok());
+  CHECK(h.fake->Count(kCommandsPath) == 1);  // the job may still be on its way
+  h.clock.Advance(kCommandTargetGrace);
+  REQUIRE(h.controller.Sync("ns/ghost").ok());
+  CHECK(h.fake->Count(kCommandsPath) == 0);
+}
+
+TEST_CASE("a Command whose job appears within the grace period is carried out") {
+  Harness h;
+  h.Start();
+  h.AddCommand(CommandJson("stop-soon", "AbortJob", "j", "u-earlier"));
+  REQUIRE(h.controller.Sync("ns/j").ok());
+  CHECK(h.fake->Count(kCommandsPath) == 1);
+  h.fake->Put(kJobsPath, JobJson(1));
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kCommandsPath) == 0);
+  const std::string phase = h.JobStatus({"state", "phase"});
+  CHECK((phase == "Aborting" || phase == "Aborted"));
+}
+
+TEST_CASE("a task that depends on another starts once that task is ready") {
+  Harness h;
+  h.fake->Put(kJobsPath,
+              R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"j",)"
+              R"("namespace":"ns"},"spec":{"minAvailable":1,"tasks":[)"
+              R"({"name":"db","replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}},)"
+              R"({"name":"app","replicas":2,"minAvailable":0,"dependsOn":{"name":["db"]},)"
+              R"("template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}]}})");
+  h.Start();
+  REQUIRE(h.Sync().ok());
+  h.AdmitPodGroup();
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Object(kPodsPath, "ns/j-db-0").has_value());
+  CHECK(h.fake->Count(kPodsPath) == 1);
+  // Running but not ready is not enough.
+  h.SetPodPhase("j-db-0", "Running");
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kPodsPath) == 1);
+  auto pod = h.fake->Object(kPodsPath, "ns/j-db-0");
+  std::string ready;
+  REQUIRE(json::ApplyMergePatch(*pod, R"({"status":{"containerStatuses":[{"name":"c","ready":true}]}})",
+                                &ready).ok());
+  h.fake->Put(kPodsPath, ready);
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kPodsPath) == 3);
 }
 
 }  // namespace
