@@ -47,6 +47,14 @@ TEST_CASE("a job's own rules and its queue's are told apart") {
   CHECK(both.missing_queue[0].message == "queue \"nosuch\" does not exist");
 }
 
+TEST_CASE("a gang larger than the job's replicas is the job's own error") {
+  api::StaticQueueLookup queues({Queue("default")});
+  JobVerdict v = CheckJob(MakeJob(JobJson("[" + Task("t", 2) + "]", R"("minAvailable":5)")), queues);
+  REQUIRE(v.invalid.size() == 1);
+  CHECK(v.invalid[0].path == "spec.minAvailable");
+  CHECK(v.missing_queue.empty());
+}
+
 TEST_CASE("a closed, root or parent queue is left to the scheduler") {
   api::StaticQueueLookup queues(
       {Queue("root"), Queue("shut", "Closed"), Queue("parent"), Queue("child", "Open", "parent")});
