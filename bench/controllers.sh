@@ -21,7 +21,10 @@ kubectl apply -f "$root/crds/" >/dev/null
 helm template tephra "$root/charts/tephra" -n tephra-system --set leaderElection.enabled=false \
   --show-only templates/rbac-controller-manager.yaml | kubectl apply -f - >/dev/null
 kubectl wait --for condition=established --timeout=60s crd/jobs.batch.volcano.sh \
-  crd/podgroups.scheduling.volcano.sh >/dev/null
+  crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh >/dev/null
+# The chart's default queue: the controller holds jobs whose queue does not exist.
+helm template tephra "$root/charts/tephra" -n tephra-system \
+  --show-only templates/default-queue.yaml | kubectl apply -f - >/dev/null
 
 "$root/build/$preset/bin/bench_controllers" \
   --manager "$root/build/$preset/bin/tephra-controller-manager" \

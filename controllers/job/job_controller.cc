@@ -8,13 +8,16 @@
 
 #include "api/defaulting.h"
 #include "api/labels.h"
+#include "controllers/framework/commands.h"
 #include "controllers/framework/informers.h"
 #include "controllers/framework/resources.h"
 #include "controllers/job/builders.h"
 #include "controllers/job/plugins/plugin.h"
 #include "controllers/job/status.h"
+#include "controllers/job/verdict.h"
 #include "kube/json.h"
 #include "kube/metrics.h"
+#include "webhooks/cluster_cache.h"
 
 namespace tephra::controllers::job {
 namespace {
@@ -82,6 +85,9 @@ bool PodReady(const api::Pod& pod) {
   return true;
 }
 
+// Index of the jobs waiting for their queue, by the queue's name.
+constexpr const char* kWaitingForQueueIndex = "waiting-for-queue";
+
 Request RequestFor(std::string_view event) {
   Request r;
   r.event = std::string(event);
@@ -122,6 +128,18 @@ Status JobController::Initialize(ControllerContext& context) {
       scope);
   priority_classes_ = ctx_.informers->For(
       kube::resources::kPriorityClasses, PriorityClassDecoder());
+  // The webhook's queue rules need every queue (parents, children), whatever slice of the
+  // queues this manager's queue controller looks after.
+  queues_ = ctx_.informers->For(kQueues, QueueDecoder());
+  webhooks::InformerQueueLookup::AddParentIndex(*queues_);
+  queue_lookup_ = std::make_unique<webhooks::InformerQueueLookup>(queues_);
+  jobs_->AddIndex(kWaitingForQueueIndex,
+                  [default_queue = ctx_.options.default_queue](
+                      const kube::Object& o) -> std::vector<std::string> {
+                    const auto& job = static_cast<const api::Job&>(o);
+                    if (job.status.state.reason != kQueueNotFoundReason) return {};
+                    return {job.spec.queue.empty() ? default_queue : job.spec.queue};
+                  });
 
   kube::WorkQueueOptions qo = QueueOptions(ctx_, "job-controller");
   queue_ = std::make_unique<kube::ShardedWorkQueue>(
@@ -194,6 +212,11 @@ Status JobController::Initialize(ControllerContext& context) {
   };
   podgroups_->AddEventHandler(pg_handlers);
 
+  // Jobs waiting for a queue start once it is created.
+  kube::EventHandlers queue_handlers;
+  queue_handlers.on_add = [this](const kube::ObjectPtr& o) { WakeJobsOfQueue(o->metadata.name); };
+  queues_->AddEventHandler(queue_handlers);
+
   kube::EventHandlers command_handlers;
   command_handlers.on_add = [this](const kube::ObjectPtr& o) {
     const auto& cmd = static_cast<const api::Command&>(*o);
@@ -205,6 +228,7 @@ Status JobController::Initialize(ControllerContext& context) {
     item.request.action = cmd.action;
     item.command_name = cmd.metadata.name;
     item.command_uid = cmd.metadata.uid;
+    item.command_seen = ctx_.clock->Monotonic();
     Enqueue(kube::ObjectKey(cmd.metadata.namespace_, cmd.target->name), std::move(item));
   };
   commands_->AddEventHandler(command_handlers);
@@ -231,6 +255,13 @@ void JobController::Enqueue(const std::string& key, InboxItem item, std::chrono:
     queue_->AddAfter(key, delay);
   } else {
     queue_->Add(key);
+  }
+}
+
+void JobController::WakeJobsOfQueue(const std::string& queue) {
+  if (queue.empty()) return;
+  for (const auto& o : jobs_->store().ByIndex(kWaitingForQueueIndex, queue)) {
+    queue_->Add(o->metadata.Key());
   }
 }
 
@@ -316,7 +347,6 @@ JobController::Expectations& JobController::ExpectationsFor(const std::string& k
 void JobController::Forget(const std::string& key) {
   delayed_->Forget(key);
   std::lock_guard<std::mutex> l(mu_);
-  inbox_.erase(key);
   expectations_.erase(key);
   auto it = phases_.find(key);
   if (it != phases_.end()) {
@@ -356,10 +386,7 @@ void JobController::RecordEvent(const api::Job& job, bool warning, const std::st
 
 Status JobController::Sync(const std::string& key) {
   kube::ObjectPtr obj = jobs_->store().Get(key);
-  if (!obj) {
-    Forget(key);
-    return Status::Ok();
-  }
+  if (!obj) return SettleCommandsWithoutJob(key);
   api::Job job = static_cast<const api::Job&>(*obj);
   if (job.metadata.deletion_timestamp) return Status::Ok();
   api::JobDefaultingOptions defaults;
@@ -465,6 +492,19 @@ Status JobController::Sync(const std::string& key) {
   return s;
 }
 
+Status JobController::SettleCommandsWithoutJob(const std::string& key) {
+  Forget(key);
+  const auto [ns, name] = kube::SplitObjectKey(key);
+  // Pod events of a job that is gone need nothing; a consumed Command is done.
+  auto command_of = [&ns = ns](const InboxItem& item) -> std::optional<PendingCommand> {
+    if (item.command_name.empty() || item.command_consumed) return std::nullopt;
+    return PendingCommand{ns, item.command_name, item.command_uid, item.request.action,
+                          item.command_seen};
+  };
+  return SettleOrphanCommands(ctx_, mu_, inbox_, key, command_of, kJobs, ns, name,
+                              [&](std::chrono::milliseconds delay) { queue_->AddAfter(key, delay); });
+}
+
 Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<const api::Pod>>& pods,
                               Action action, const Request& request, const std::string& reason) {
   const std::string key = job.metadata.Key();
@@ -491,7 +531,19 @@ Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<c
   Phase phase = parsed.value_or(Phase::kPending);
   if (initiating) status.min_available = job.spec.min_available;
 
-  Transition cell = Lookup(phase, action);
+  // Admission may never have checked this job (docs/controllers.md): when the controller takes
+  // it up, and while it waits for its queue, the controller applies the webhook's rules itself.
+  // A job that breaks its own rules fails; one whose queue does not exist waits without a
+  // PodGroup. A job already under way is never judged again (an older version's rules let it in).
+  JobVerdict verdict;
+  const bool unchecked = initiating || status.state.reason == kQueueNotFoundReason;
+  if (unchecked && pods.empty() && exp.created.empty()) verdict = CheckJob(job, *queue_lookup_);
+  const bool invalid = !verdict.invalid.empty();
+  // A pass whose status write failed may have made one.
+  if (invalid) TEPHRA_RETURN_IF_ERROR(DeletePodGroup(job, exp));
+
+  Transition cell = invalid ? Transition{} : Lookup(phase, action);
+  const bool waiting_for_queue = cell.sync_pods && !verdict.missing_queue.empty();
   Kill kill = EffectiveKill(cell, status.retry_count, job.spec.max_retry);
 
   std::set<std::string> deleted;
@@ -506,7 +558,7 @@ Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<c
   if (cell.increment_retry) ++status.retry_count;
 
   std::string plugin_error;
-  if (cell.sync_pods) {
+  if (cell.sync_pods && !waiting_for_queue) {
     Status plugins = RunPluginsOnJob(job, status, exp, initiating);
     if (plugins.code() == StatusCode::kInvalidArgument) {
       plugin_error = plugins.message();
@@ -546,17 +598,39 @@ Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<c
   PodCounts counts = CountPods(pods, deleted, created);
   PhaseInputs inputs = MakePhaseInputs(job, counts, status.retry_count);
   inputs.status_min_available = status.min_available;
-  Phase next = Evaluate(phase, cell.next, inputs);
+  Phase next = invalid ? Phase::kFailed : Evaluate(phase, cell.next, inputs);
   SetCounts(counts, &status);
   const std::string old_phase = job.status.state.phase;
   std::string state_reason = action == Action::kSyncJob ? std::string() : std::string(ActionName(action));
-  bool phase_changed = SetPhase(next, state_reason, reason, ctx_.clock->Now(),
+  std::string state_message = reason;
+  if (invalid) {
+    state_reason = std::string(kInvalidJobReason);
+    state_message = DescribeErrors(verdict.invalid);
+  }
+  bool phase_changed = SetPhase(next, state_reason, state_message, ctx_.clock->Now(),
                                 job.metadata.creation_timestamp, &status);
   if (!plugin_error.empty()) {
     status.state.reason = "PluginError";
     status.state.message = plugin_error;
   }
+  if (waiting_for_queue && next == Phase::kPending) {
+    status.state.reason = std::string(kQueueNotFoundReason);
+    status.state.message = DescribeErrors(verdict.missing_queue) + "; the job starts once the queue is created";
+  } else if (status.state.reason == kQueueNotFoundReason) {
+    status.state.reason.clear();
+    status.state.message.clear();
+  }
   if (!(status == job.status)) TEPHRA_RETURN_IF_ERROR(WriteStatus(job, status));
+
+  if (invalid && phase_changed) {
+    RecordEvent(job, true, std::string(kInvalidJobReason),
+                status.state.message + "; admission did not check this job, and it fails "
+                                       "without a PodGroup or pods");
+  }
+  if (status.state.reason == kQueueNotFoundReason &&
+      status.state.message != job.status.state.message) {
+    RecordEvent(job, true, std::string(kQueueNotFoundReason), status.state.message);
+  }
 
   if (action != Action::kSyncJob) {
     RecordEvent(job, false, std::string(ActionName(action)),

@@ -9,6 +9,7 @@
 // the workers by FNV-32, so one job is only ever handled by one thread.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
@@ -22,6 +23,7 @@
 #include "api/batch.h"
 #include "api/core.h"
 #include "api/scheduling.h"
+#include "api/validation.h"
 #include "controllers/framework/controller.h"
 #include "controllers/job/policy.h"
 #include "controllers/job/state_machine.h"
@@ -49,6 +51,7 @@ class JobController : public Controller {
     Request request;
     std::string command_name;  // set for Commands: deleted before the action runs
     std::string command_uid;
+    std::chrono::steady_clock::time_point command_seen;  // monotonic
     bool command_consumed = false;
   };
   // What this process did that the caches may not show yet.
@@ -64,6 +67,11 @@ class JobController : public Controller {
   void Enqueue(const std::string& key, InboxItem item,
                std::chrono::milliseconds delay = std::chrono::milliseconds(0));
   void OnPod(const api::Pod& pod, Request request);
+  // Queues the jobs waiting for `queue` (state.reason QueueNotFound) for another look.
+  void WakeJobsOfQueue(const std::string& queue);
+  // A pass over a key whose job is not cached: Commands for it wait out their grace period,
+  // then are deleted if the job does not exist (controllers/framework/commands.h).
+  Status SettleCommandsWithoutJob(const std::string& key);
   void Worker(size_t shard);
   void HandleResult(const std::string& key, const Status& status);
 
@@ -91,10 +99,13 @@ class JobController : public Controller {
                    const std::string& message);
   void TrackPhase(const std::string& key, const std::string& queue, const std::string& phase);
   Expectations& ExpectationsFor(const std::string& key);
+  // Drops what is kept for a job that is gone, except its inbox (SettleCommandsWithoutJob).
   void Forget(const std::string& key);
 
   ControllerContext ctx_;
   std::shared_ptr<kube::Informer> jobs_, pods_, podgroups_, commands_, priority_classes_;
+  std::shared_ptr<kube::Informer> queues_;  // every queue in the cluster: a job's may be anyone's
+  std::unique_ptr<api::QueueLookup> queue_lookup_;
   std::unique_ptr<kube::ShardedWorkQueue> queue_;
   std::unique_ptr<DelayedActions> delayed_;
   std::vector<std::thread> workers_;

@@ -2,6 +2,7 @@
 
 #include <glog/logging.h>
 
+#include "controllers/framework/commands.h"
 #include "controllers/framework/informers.h"
 #include "controllers/framework/resources.h"
 #include "kube/json.h"
@@ -21,6 +22,18 @@ std::optional<QueueAction> ParseQueueAction(std::string_view action) {
   if (action == api::job_action::kCloseQueue) return QueueAction::kClose;
   if (action == api::job_action::kSyncQueue || action.empty()) return QueueAction::kSync;
   return std::nullopt;
+}
+
+std::string_view QueueActionName(QueueAction action) {
+  switch (action) {
+    case QueueAction::kOpen:
+      return api::job_action::kOpenQueue;
+    case QueueAction::kClose:
+      return api::job_action::kCloseQueue;
+    case QueueAction::kSync:
+      break;
+  }
+  return api::job_action::kSyncQueue;
 }
 
 std::string QueueOfPodGroup(const kube::Object& o) {
@@ -57,6 +70,7 @@ Status QueueController::Initialize(ControllerContext& context) {
   queues_ = ctx_.informers->For(
       kQueues, QueueDecoder(),
       QueueScope(ctx_.options), ctx_.options.resync_period);
+  all_queues_ = ctx_.informers->For(kQueues, QueueDecoder());
   podgroups_ = ctx_.informers->For(
       kPodGroups, PodGroupDecoder(),
       NamespacedScope(ctx_.options));
@@ -120,6 +134,7 @@ Status QueueController::Initialize(ControllerContext& context) {
     p.command_namespace = cmd.metadata.namespace_;
     p.command_name = cmd.metadata.name;
     p.command_uid = cmd.metadata.uid;
+    p.seen = ctx_.clock->Monotonic();
     Enqueue(cmd.target->name, std::move(p));
   };
   commands_->AddEventHandler(ch);
@@ -173,13 +188,24 @@ Status QueueController::SetClosedByParent(const api::Queue& child, bool closed) 
   return Status::Ok();
 }
 
+Status QueueController::SettleCommandsWithoutQueue(const std::string& name) {
+  // A queue outside this manager's slice (--queue-label-selector) is another manager's: its
+  // Commands are left to that manager once this one's view has had time to catch up.
+  const bool elsewhere = all_queues_->store().Get(name) != nullptr;
+  const auto now = ctx_.clock->Monotonic();
+  auto command_of = [&](const Pending& item) -> std::optional<PendingCommand> {
+    if (item.command_name.empty() || item.consumed) return std::nullopt;
+    if (elsewhere && now - item.seen >= kCommandTargetGrace) return std::nullopt;
+    return PendingCommand{item.command_namespace, item.command_name, item.command_uid,
+                          std::string(QueueActionName(item.action)), item.seen};
+  };
+  return SettleOrphanCommands(ctx_, mu_, inbox_, name, command_of, kQueues, "", name,
+                              [&](std::chrono::milliseconds delay) { queue_->AddAfter(name, delay); });
+}
+
 Status QueueController::Sync(const std::string& name) {
   kube::ObjectPtr obj = queues_->store().Get(name);
-  if (!obj) {
-    std::lock_guard<std::mutex> l(mu_);
-    inbox_.erase(name);
-    return Status::Ok();
-  }
+  if (!obj) return SettleCommandsWithoutQueue(name);
   const auto& queue = static_cast<const api::Queue&>(*obj);
 
   if (queue.spec.parent.empty() && name != api::kRootQueue) {
@@ -263,10 +289,10 @@ Status QueueController::Sync(const std::string& name) {
     const bool marked = child.metadata.Annotation(kClosedByParentAnnotation) == "true";
     if (closed && child_open && item.action == QueueAction::kClose) {
       TEPHRA_RETURN_IF_ERROR(SetClosedByParent(child, true));
-      Enqueue(child.metadata.name, Pending{QueueAction::kClose, "", "", "", true});
+      Enqueue(child.metadata.name, Pending{QueueAction::kClose, "", "", "", true, {}});
     } else if (next == qs::kOpen && item.action == QueueAction::kOpen && marked) {
       TEPHRA_RETURN_IF_ERROR(SetClosedByParent(child, false));
-      Enqueue(child.metadata.name, Pending{QueueAction::kOpen, "", "", "", true});
+      Enqueue(child.metadata.name, Pending{QueueAction::kOpen, "", "", "", true, {}});
     }
   }
   return Status::Ok();

@@ -6,6 +6,7 @@
 // belongs to the scheduler and is never touched.
 #pragma once
 
+#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
@@ -58,15 +59,22 @@ class QueueController : public Controller {
     std::string command_name;
     std::string command_uid;
     bool consumed = false;
+    std::chrono::steady_clock::time_point seen;  // monotonic, when the Command arrived
   };
 
   void Enqueue(const std::string& queue, Pending item);
+  // A pass over a queue this controller does not see: Commands for a queue that does not
+  // exist are deleted after their grace period (controllers/framework/commands.h).
+  Status SettleCommandsWithoutQueue(const std::string& name);
   Status ApplyState(const std::string& name, const std::string& state);
   Status SetClosedByParent(const api::Queue& child, bool closed);
   void UpdateMetrics(const std::string& queue, const std::map<std::string, size_t>& by_phase);
 
   ControllerContext ctx_;
   std::shared_ptr<kube::Informer> queues_, podgroups_, commands_;
+  // Every queue in the cluster: a Command's target missing from queues_ may be another
+  // manager's (--queue-label-selector).
+  std::shared_ptr<kube::Informer> all_queues_;
   std::unique_ptr<kube::WorkQueue> queue_;
   WorkerPool workers_;
   std::mutex mu_;

@@ -22,6 +22,15 @@ QueueInfo MakeQueueInfo(const api::Queue& q) {
   return info;
 }
 
+// Counted as they are, negative amounts would hand the queue room it does not have.
+api::Resources ReservedMinResources(const api::ResourceList& min_resources) {
+  api::ResourceList kept;
+  for (const auto& [name, quantity] : min_resources) {
+    if (quantity.Sign() >= 0) kept.Set(name, quantity);
+  }
+  return api::Resources::FromList(kept);
+}
+
 SchedulerCache::SchedulerCache(CacheOptions options, kube::ClockInterface& clock)
     : options_(std::move(options)), clock_(clock) {}
 
@@ -94,10 +103,10 @@ void SchedulerCache::RefreshJobFromPodGroupLocked(JobInfo& job) const {
   const api::PodGroup& pg = *job.pod_group;
   job.uid = pg.metadata.uid;
   job.queue = pg.spec.queue.empty() ? options_.default_queue : pg.spec.queue;
-  job.min_available = pg.spec.min_member;
+  job.min_available = std::max(pg.spec.min_member, 0);
   job.min_task_member = pg.spec.min_task_member;
   job.min_resources.reset();
-  if (pg.spec.min_resources) job.min_resources = api::Resources::FromList(*pg.spec.min_resources);
+  if (pg.spec.min_resources) job.min_resources = ReservedMinResources(*pg.spec.min_resources);
   job.phase = pg.status.phase;
   job.priority = ClassValueLocked(pg.spec.priority_class_name);
   job.creation = pg.metadata.creation_timestamp;

@@ -138,4 +138,8 @@ class SchedulerCache {
 // Builds a QueueInfo from a Queue object (weight, capability, deserved, guarantee, state).
 QueueInfo MakeQueueInfo(const api::Queue& queue);
 
+// A PodGroup's minResources as enqueue counts it: negative amounts (possible only when the
+// PodGroup bypassed admission) reserve nothing (docs/controllers.md).
+api::Resources ReservedMinResources(const api::ResourceList& min_resources);
+
 }  // namespace tephra::scheduler

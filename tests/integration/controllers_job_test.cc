@@ -2,7 +2,9 @@
 // run to completion, fail and restart by policy, answer Commands, scale, expire, get their
 // plugin objects; queues close; a killed controller converges on restart. The test plays the
 // scheduler (tests/integration/controllers/harness.h).
+#include <functional>
 #include <set>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -88,6 +90,30 @@ struct Env {
     Apply("apiVersion: bus.volcano.sh/v1alpha1\nkind: Command\nmetadata:\n  name: " + name +
           "\naction: " + action + "\ntarget:\n  apiVersion: " + api_version + "\n  kind: " +
           target_kind + "\n  name: " + target + "\n  uid: " + uid + "\n");
+  }
+
+  // "type: message" lines of the events about `name` (any kind) with `reason`.
+  std::string Events(const std::string& name, const std::string& reason) {
+    return kubectl
+        .Run({"get", "events", "-n", ns.name(),
+              "--field-selector=involvedObject.name=" + name + ",reason=" + reason, "-o",
+              R"(jsonpath={range .items[*]}{.type}: {.message}{"\n"}{end})"})
+        .out;
+  }
+
+  // Waits until `condition` holds of the job; the failure message shows the job and the log.
+  void WaitJob(const std::string& name, const std::function<bool(const api::Job&)>& condition) {
+    bool ok = Eventually(
+        [&] {
+          auto job = Job(name);
+          return job && condition(*job);
+        },
+        kTimeout);
+    if (!ok) {
+      INFO(kubectl.Run({"get", "vcjob", "-n", ns.name(), name, "-o", "yaml"}).out);
+      INFO(manager.LogTail());
+      REQUIRE(ok);
+    }
   }
 
   Kubectl kubectl;
@@ -298,6 +324,112 @@ TEST_CASE("a controller killed mid-way converges after restart without duplicate
   for (const auto& p : pods) indexes.insert(p->metadata.Label(api::kTaskIndexKey));
   CHECK(indexes.size() == 30);
   CHECK(env.Job("big")->status.running == 30);
+}
+
+// Objects created while the webhook was not registered (these tests run without it): the
+// controller gives each a verdict (docs/controllers.md).
+TEST_CASE("jobs that bypassed admission fail naming the field and rule, and a valid job beside them runs") {
+  Env env("ctl-invalid");
+  env.Apply(JobYaml("cycle", TaskYaml("a", 1, "", "    dependsOn: {name: [b]}\n") +
+                                 TaskYaml("b", 1, "", "    dependsOn: {name: [a]}\n")));
+  env.Apply(JobYaml("twins", TaskYaml("w", 1, "") + TaskYaml("w", 1, "")));
+  env.Apply(JobYaml("fine", TaskYaml("t", 2, "")));
+  env.WaitPhase("cycle", "Failed");
+  env.WaitPhase("twins", "Failed");
+  env.WaitPhase("fine", "Running");
+
+  auto cycle = env.Job("cycle");
+  CHECK(cycle->status.state.reason == "InvalidJob");
+  CHECK(cycle->status.state.message.find("spec.tasks") != std::string::npos);
+  CHECK(cycle->status.state.message.find("cycle") != std::string::npos);
+  auto twins = env.Job("twins");
+  CHECK(twins->status.state.reason == "InvalidJob");
+  CHECK(twins->status.state.message.find("spec.tasks[1].name: duplicate task name \"w\"") !=
+        std::string::npos);
+  std::vector<std::string> phases;
+  for (const auto& c : twins->status.conditions) phases.push_back(c.status);
+  CHECK(phases == std::vector<std::string>{"Failed"});
+  // A Warning event on each names the field and the rule.
+  CHECK(Eventually([&] { return env.Events("twins", "InvalidJob").find("Warning: spec.tasks[1].name: "
+                                                                     "duplicate task name") == 0; },
+                   kTimeout));
+  CHECK(Eventually([&] { return env.Events("cycle", "InvalidJob").find("Warning: spec.tasks: ") == 0; },
+                   kTimeout));
+
+  // Nothing was ever created for them, and nothing is a while later.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  for (const auto& pg : ListPodGroups(*env.client, env.ns.name())) {
+    CHECK(pg->metadata.name.rfind("fine-", 0) == 0);
+  }
+  std::set<std::string> pods;
+  for (const auto& p : env.LivePods()) pods.insert(p->metadata.name);
+  CHECK(pods == std::set<std::string>{"fine-t-0", "fine-t-1"});
+  CHECK(env.Job("cycle")->status.state.phase == "Failed");
+}
+
+TEST_CASE("a job whose queue does not exist waits, says so, and starts once the queue is created") {
+  Env env("ctl-noqueue");
+  const std::string queue = "ctl-late-" + RandomSuffix();
+  struct Cleanup {
+    Kubectl& k;
+    std::string q;
+    ~Cleanup() { k.Run({"delete", "queue", q, "--wait=false", "--ignore-not-found"}); }
+  } cleanup{env.kubectl, queue};
+  env.Apply(JobYaml("patient", TaskYaml("t", 1, ""), "  queue: " + queue + "\n"));
+  env.WaitJob("patient", [](const api::Job& job) { return job.status.state.reason == "QueueNotFound"; });
+  auto job = env.Job("patient");
+  CHECK(job->status.state.phase == "Pending");
+  CHECK(job->status.state.message.find("spec.queue: queue \"" + queue + "\" does not exist") == 0);
+  CHECK(Eventually([&] { return env.Events("patient", "QueueNotFound").find("Warning: spec.queue: ") == 0; },
+                   kTimeout));
+  CHECK(ListPodGroups(*env.client, env.ns.name()).empty());
+
+  env.kubectl.MustRun({"apply", "-f", "-"},
+                      "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: " +
+                          queue + "\nspec:\n  weight: 1\n");
+  env.WaitPhase("patient", "Running");
+  job = env.Job("patient");
+  CHECK(job->status.state.reason.empty());
+  CHECK(ListPodGroups(*env.client, env.ns.name()).size() == 1);
+  CHECK(env.LivePods().size() == 1);
+}
+
+TEST_CASE("Commands for a missing Job or Queue are deleted with an event naming the target") {
+  std::string label = "tephra-test=q-" + RandomSuffix();
+  Env env("ctl-orphan", {"--queue-label-selector=" + label});
+  const std::string ghost_queue = "ctl-ghost-" + RandomSuffix();
+  auto command = [&](const std::string& name, const std::string& action, const std::string& api_version,
+                     const std::string& kind, const std::string& target, const std::string& uid) {
+    env.Apply("apiVersion: bus.volcano.sh/v1alpha1\nkind: Command\nmetadata:\n  name: " + name +
+              "\naction: " + action + "\ntarget:\n  apiVersion: " + api_version + "\n  kind: " + kind +
+              "\n  name: " + target + "\n  uid: " + uid + "\n");
+  };
+  command("abort-ghost", "AbortJob", "batch.volcano.sh/v1alpha1", "Job", "ghost",
+          "00000000-0000-0000-0000-000000000001");
+  command("close-ghost", "CloseQueue", "scheduling.volcano.sh/v1beta1", "Queue", ghost_queue,
+          "00000000-0000-0000-0000-000000000002");
+  // A Command naming an existing job by a stale uid is carried out, as Volcano does.
+  env.Apply(JobYaml("stale", TaskYaml("t", 1, "")));
+  env.WaitPhase("stale", "Running");
+  command("abort-stale", "AbortJob", "batch.volcano.sh/v1alpha1", "Job", "stale",
+          "00000000-0000-0000-0000-000000000003");
+  env.WaitPhase("stale", "Aborted");
+
+  auto commands_left = [&] {
+    return env.kubectl.MustRun({"get", "command", "-n", env.ns.name(), "-o", "name"});
+  };
+  bool gone = Eventually([&] { return commands_left().empty(); }, kTimeout);
+  INFO(commands_left());
+  INFO(env.manager.LogTail());
+  REQUIRE(gone);
+  CHECK(Eventually([&] { return !env.Events("abort-ghost", "TargetNotFound").empty(); }, kTimeout));
+  CHECK(env.Events("abort-ghost", "TargetNotFound") ==
+        "Warning: target Job " + env.ns.name() + "/ghost does not exist; command AbortJob deleted "
+        "without effect\n");
+  CHECK(Eventually([&] { return !env.Events("close-ghost", "TargetNotFound").empty(); }, kTimeout));
+  CHECK(env.Events("close-ghost", "TargetNotFound") ==
+        "Warning: target Queue " + ghost_queue + " does not exist; command CloseQueue deleted without effect\n");
+  CHECK(env.Events("abort-stale", "TargetNotFound").empty());
 }
 
 TEST_CASE("plain pods of a ReplicaSet join one PodGroup sized by the owner's annotation") {

@@ -48,6 +48,32 @@ TEST_CASE("a gang larger than the cluster stays Pending and says why") {
   CHECK(f.Bindings(ns.name()).empty());
 }
 
+// A PodGroup created without the webhook may carry negative minResources (the CRD schema lets
+// them through). Volcano's scheduler panics on one; Tephra's counts it as reserving nothing, so
+// it neither crashes nor lets the queue admit more than its capability (docs/controllers.md).
+TEST_CASE("a PodGroup with negative minResources gives its queue no room it does not have") {
+  SchedulerFixture f;
+  f.AddNodes(2, "8", "32Gi");
+  f.AddQueue("capped", 1, R"(,"capability":{"cpu":"2"})");
+  TestNamespace ns(f.kubectl(), "sched-negmin");
+  f.AddGang(ns.name(), "minus", f.queue_name("capped"), 1, 1, "1", "", R"(,"minResources":{"cpu":"-10"})");
+  f.AddGang(ns.name(), "big", f.queue_name("capped"), 1, 1, "1", "", R"(,"minResources":{"cpu":"8"})");
+  f.Start();
+  REQUIRE(Eventually([&] { return f.Bindings(ns.name()).count("minus-0") == 1; }, std::chrono::seconds(30)));
+  std::string refused;
+  REQUIRE(Eventually(
+      [&] {
+        refused = Jsonpath(f.kubectl(), ns.name(), "podgroup/big",
+                           R"({.status.conditions[?(@.type=="Unschedulable")].reason})");
+        return refused == "NotEnoughResources";
+      },
+      std::chrono::seconds(30)));
+  std::this_thread::sleep_for(std::chrono::seconds(3));  // several more cycles
+  INFO(f.Log());
+  CHECK(Jsonpath(f.kubectl(), ns.name(), "podgroup/big", "{.status.phase}") == "Pending");
+  CHECK(f.Bindings(ns.name()).count("big-0") == 0);
+}
+
 TEST_CASE("a pod with a node selector lands only on matching nodes") {
   SchedulerFixture f;
   f.AddNodes(2, "8", "32Gi", {{"disk", "hdd"}});

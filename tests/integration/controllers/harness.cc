@@ -39,6 +39,9 @@ void InstallControllerPrerequisites(const Kubectl& kubectl) {
     }
     REQUIRE(Eventually([&] { return kubectl.Run({"get", "vcjob,queue,pg,command", "-A"}).ok(); },
                        std::chrono::seconds(30)));
+    // The chart's default queue: a job waits for its queue (docs/controllers.md).
+    kubectl.ApplyShared({"-f", "-"},
+                        RenderChart("tephra", "tephra-system", "templates/default-queue.yaml", {}));
   });
 }
 

@@ -19,7 +19,7 @@
 
 namespace tephra::testing {
 
-// CRDs and RBAC, once per process.
+// CRDs, RBAC and the default queue, once per process.
 void InstallControllerPrerequisites(const Kubectl& kubectl);
 
 // An admin API client.

@@ -9,6 +9,7 @@
 #include <rapidjson/document.h>
 
 #include "api/labels.h"
+#include "controllers/framework/commands.h"
 #include "controllers/framework/resources.h"
 #include "controllers/job/job_controller.h"
 #include "kube/metrics.h"
@@ -23,6 +24,19 @@ const std::string kJobsPath = "/apis/batch.volcano.sh/v1alpha1/namespaces/ns/job
 const std::string kPodsPath = "/api/v1/namespaces/ns/pods";
 const std::string kPodGroupsPath = "/apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups";
 const std::string kCommandsPath = "/apis/bus.volcano.sh/v1alpha1/namespaces/ns/commands";
+const std::string kQueuesPath = "/apis/scheduling.volcano.sh/v1beta1/queues";
+
+std::string QueueJson(const std::string& name) {
+  return R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":")" +
+         name + R"("},"spec":{"weight":1},"status":{"state":"Open"}})";
+}
+
+std::string CommandJson(const std::string& name, const std::string& action, const std::string& job,
+                        const std::string& uid) {
+  return R"({"apiVersion":"bus.volcano.sh/v1alpha1","kind":"Command","metadata":{"name":")" + name +
+         R"("},"action":")" + action + R"(","target":{"apiVersion":"batch.volcano.sh/v1alpha1",)"
+         R"("kind":"Job","name":")" + job + R"(","uid":")" + uid + R"("}})";
+}
 
 bool Soon(const std::function<bool()>& f) {
   for (int i = 0; i < 400; ++i) {
@@ -90,6 +104,7 @@ struct Harness {
     ctx.clock = &clock;
     ctx.metrics = &registry;
     ctx.options.namespace_ = "ns";
+    fake->Put(kQueuesPath, QueueJson("default"));
   }
   ~Harness() {
     controller.Stop();
@@ -155,6 +170,13 @@ struct Harness {
     std::string updated;
     REQUIRE(json::ApplyMergePatch(*pod, patch, &updated).ok());
     fake->Put(kPodsPath, updated);
+  }
+  // Stores a Command and waits until the controller's informer has it.
+  void AddCommand(const std::string& json) {
+    size_t before = fake->Count(kCommandsPath);
+    fake->Put(kCommandsPath, json);
+    auto commands = informers->For(kCommands, nullptr, NamespacedScope(ctx.options));
+    REQUIRE(Soon([&] { return commands->store().size() == before + 1; }));
   }
   size_t CountRequests(const std::string& prefix) {
     size_t n = 0;
@@ -249,12 +271,7 @@ TEST_CASE("an AbortJob command marks pods out-of-sync before deleting them") {
   h.SetPodPhase("j-w-1", "Running");
   REQUIRE(h.Sync().ok());
   std::string uid = Field(*h.fake->Object(kJobsPath, "ns/j"), {"metadata", "uid"});
-  h.fake->Put(kCommandsPath,
-              R"({"apiVersion":"bus.volcano.sh/v1alpha1","kind":"Command","metadata":{"name":"stop"},)"
-              R"("action":"AbortJob","target":{"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job",)"
-              R"("name":"j","uid":")" + uid + R"("}})");
-  auto commands = h.informers->For(kCommands, nullptr, NamespacedScope(h.ctx.options));
-  REQUIRE(Soon([&] { return commands->store().size() == 1; }));
+  h.AddCommand(CommandJson("stop", "AbortJob", "j", uid));
   REQUIRE(h.Sync().ok());
   CHECK(h.fake->Count(kCommandsPath) == 0);  // consumed
   CHECK(h.fake->Count(kPodsPath) == 0);
@@ -347,15 +364,82 @@ TEST_CASE("a PodPending timeout restarts the pod when the clock says so") {
   CHECK(h.JobStatus({"retryCount"}) == "1");
 }
 
-TEST_CASE("an unknown plugin is reported on the job instead of failing every pass") {
+TEST_CASE("an unknown plugin fails the job before anything is created") {
   Harness h;
   h.fake->Put(kJobsPath, JobJson(1, R"(,"plugins":{"horovod":[]})"));
   h.Start();
   REQUIRE(h.Sync().ok());
-  CHECK(h.JobStatus({"state", "phase"}) == "Pending");
-  CHECK(h.JobStatus({"state", "reason"}) == "PluginError");
-  CHECK(h.JobStatus({"state", "message"}).find("unknown job plugin \"horovod\"") != std::string::npos);
+  CHECK(h.JobStatus({"state", "phase"}) == "Failed");
+  CHECK(h.JobStatus({"state", "reason"}) == "InvalidJob");
+  CHECK(h.JobStatus({"state", "message"}).find("spec.plugins.horovod: unknown job plugin \"horovod\"") !=
+        std::string::npos);
   CHECK(h.fake->Count(kPodGroupsPath) == 0);
+}
+
+TEST_CASE("a job that bypassed admission with a dependsOn cycle fails without a PodGroup or pods") {
+  Harness h;
+  h.fake->Put(kJobsPath,
+              R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"j",)"
+              R"("namespace":"ns"},"spec":{"tasks":[)"
+              R"({"name":"a","replicas":1,"dependsOn":{"name":["b"]},)"
+              R"("template":{"spec":{"containers":[{"name":"c","image":"x"}]}}},)"
+              R"({"name":"b","replicas":1,"dependsOn":{"name":["a"]},)"
+              R"("template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}]}})");
+  h.Start();
+  REQUIRE(h.Sync().ok());
+  CHECK(h.JobStatus({"state", "phase"}) == "Failed");
+  CHECK(h.JobStatus({"state", "reason"}) == "InvalidJob");
+  CHECK(h.JobStatus({"state", "message"}).find("dependsOn forms a cycle") != std::string::npos);
+  // Failed is final: later passes create nothing either.
+  REQUIRE(h.Sync().ok());
+  CHECK(h.JobStatus({"state", "phase"}) == "Failed");
+  CHECK(h.fake->Count(kPodGroupsPath) == 0);
+  CHECK(h.fake->Count(kPodsPath) == 0);
+}
+
+TEST_CASE("a job whose queue does not exist waits without a PodGroup and starts once it does") {
+  Harness h;
+  h.fake->Put(kJobsPath, JobJson(1, R"(,"queue":"later")"));
+  h.Start();
+  REQUIRE(h.Sync().ok());
+  CHECK(h.JobStatus({"state", "phase"}) == "Pending");
+  CHECK(h.JobStatus({"state", "reason"}) == "QueueNotFound");
+  CHECK(h.JobStatus({"state", "message"}).find("spec.queue: queue \"later\" does not exist") !=
+        std::string::npos);
+  CHECK(h.fake->Count(kPodGroupsPath) == 0);
+
+  h.fake->Put(kQueuesPath, QueueJson("later"));
+  auto queues = h.informers->For(kQueues, nullptr);
+  REQUIRE(Soon([&] { return queues->store().Get("later") != nullptr; }));
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kPodGroupsPath) == 1);
+  CHECK(h.JobStatus({"state", "phase"}) == "Pending");
+  CHECK(h.JobStatus({"state", "reason"}).empty());
+  CHECK(h.JobStatus({"state", "message"}).empty());
+}
+
+TEST_CASE("a Command for a job that does not exist is deleted once its grace period is over") {
+  Harness h;
+  h.Start();
+  h.AddCommand(CommandJson("stop-ghost", "AbortJob", "ghost", "u-ghost"));
+  REQUIRE(h.controller.Sync("ns/ghost").ok());
+  CHECK(h.fake->Count(kCommandsPath) == 1);  // the job may still be on its way
+  h.clock.Advance(kCommandTargetGrace);
+  REQUIRE(h.controller.Sync("ns/ghost").ok());
+  CHECK(h.fake->Count(kCommandsPath) == 0);
+}
+
+TEST_CASE("a Command whose job appears within the grace period is carried out") {
+  Harness h;
+  h.Start();
+  h.AddCommand(CommandJson("stop-soon", "AbortJob", "j", "u-earlier"));
+  REQUIRE(h.controller.Sync("ns/j").ok());
+  CHECK(h.fake->Count(kCommandsPath) == 1);
+  h.fake->Put(kJobsPath, JobJson(1));
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kCommandsPath) == 0);
+  const std::string phase = h.JobStatus({"state", "phase"});
+  CHECK((phase == "Aborting" || phase == "Aborted"));
 }
 
 TEST_CASE("a task that depends on another starts once that task is ready") {

@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
+#include "controllers/framework/commands.h"
 #include "controllers/framework/resources.h"
 #include "controllers/queue/queue_controller.h"
 #include "kube/json.h"
@@ -161,6 +162,29 @@ TEST_CASE("closing a parent closes its open children, opening it reopens them") 
   // A child closed on its own stays closed.
   REQUIRE(h.Sync("own").ok());
   CHECK(Get(*h.fake, "own", "status", "state") == "Closed");
+}
+
+TEST_CASE("a Command for a queue that does not exist is deleted after its grace period") {
+  Harness h;
+  h.Start();
+  h.Command("close-ghost", "CloseQueue", "ghost");
+  REQUIRE(h.Sync("ghost").ok());
+  CHECK(h.fake->Count(kCommandsPath) == 1);  // the queue may still be on its way
+  h.clock.Advance(kCommandTargetGrace);
+  REQUIRE(h.Sync("ghost").ok());
+  CHECK(h.fake->Count(kCommandsPath) == 0);
+  CHECK(h.fake->Count(kQueuesPath) == 0);
+}
+
+TEST_CASE("a Command whose queue appears within the grace period is carried out") {
+  Harness h;
+  h.Start();
+  h.Command("close-soon", "CloseQueue", "soon");
+  REQUIRE(h.Sync("soon").ok());
+  h.fake->Put(kQueuesPath, QueueJson("soon", "root", "Open"));
+  REQUIRE(h.Sync("soon").ok());
+  CHECK(h.fake->Count(kCommandsPath) == 0);
+  CHECK(Get(*h.fake, "soon", "status", "state") == "Closed");
 }
 
 TEST_CASE("a namespace-scoped manager needs a queue selector for the queue controller") {

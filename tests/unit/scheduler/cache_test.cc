@@ -73,6 +73,20 @@ TEST_CASE("a written PodGroup status stands until the informer echoes it") {
   }
 }
 
+TEST_CASE("negative minResources of a PodGroup that bypassed admission reserve nothing") {
+  SchedulerCache cache(CacheOptions{});
+  auto pg = std::make_shared<api::PodGroup>(*Group("Pending"));
+  pg->spec.min_resources =
+      api::ResourceList{{"cpu", *api::Quantity::Parse("-10")}, {"memory", *api::Quantity::Parse("2Gi")},
+                        {"nvidia.com/gpu", *api::Quantity::Parse("-1")}};
+  cache.UpsertPodGroup(pg);
+  const auto job = cache.Job("ns/g");
+  REQUIRE(job->min_resources.has_value());
+  CHECK(job->min_resources->milli_cpu() == 0);
+  CHECK(job->min_resources->memory() == int64_t{2} << 30);
+  CHECK(job->min_resources->Get("nvidia.com/gpu") == 0);
+}
+
 TEST_CASE("assuming the status a group already has changes nothing") {
   kube::FakeClock clock;
   SchedulerCache cache(CacheOptions{}, clock);

@@ -1,0 +1,81 @@
+// Commands (bus.volcano.sh/v1alpha1) whose target does not exist, shared by the job and queue
+// controllers (docs/controllers.md, "Commands"). Volcano deletes such a Command at once and
+// says nothing; Tephra gives the target a short grace period (it may be being created in the
+// same breath, e.g. both in one `kubectl apply -f dir/`), then asks the API server and, if the
+// target is really missing, deletes the Command with a Warning event on it naming the target.
+#pragma once
+
+#include <algorithm>
+#include <chrono>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "controllers/framework/controller.h"
+#include "kube/resource.h"
+
+namespace tephra::controllers {
+
+// How long a Command may wait for its target to appear, from when the controller first saw it.
+inline constexpr std::chrono::seconds kCommandTargetGrace{5};
+
+// A Command as the controllers keep it while its target is looked for.
+struct PendingCommand {
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  std::string action;
+  std::chrono::steady_clock::time_point seen;  // monotonic, when the controller first saw it
+};
+
+// Settles a Command whose target (`resource`, `target_namespace`/`target_name`) the caller's
+// cache does not show. Returns how long to wait before calling again (inside the grace period,
+// or the API server has the target and the cache lags), or nullopt once the Command is dealt
+// with: deleted with a "TargetNotFound" Warning event, or gone already.
+StatusOr<std::optional<std::chrono::milliseconds>> SettleOrphanCommand(
+    const ControllerContext& ctx, const PendingCommand& command, const kube::Resource& resource,
+    const std::string& target_namespace, const std::string& target_name);
+
+// SettleOrphanCommand over a controller's inbox for one missing target `key`, under `mu`: items
+// that are not live Commands (to_command gives nullopt) and Commands dealt with leave the
+// inbox, those still waiting go back to its front, and schedule(delay) asks for the next look.
+// The first error is returned; its item stays.
+template <typename Item, typename ToCommand, typename Schedule>
+Status SettleOrphanCommands(const ControllerContext& ctx, std::mutex& mu,
+                            std::unordered_map<std::string, std::deque<Item>>& inbox,
+                            const std::string& key, ToCommand to_command,
+                            const kube::Resource& resource, const std::string& target_namespace,
+                            const std::string& target_name, Schedule schedule) {
+  std::deque<Item> items;
+  {
+    std::lock_guard<std::mutex> l(mu);
+    auto it = inbox.find(key);
+    if (it == inbox.end()) return Status::Ok();
+    items.swap(it->second);
+    inbox.erase(it);
+  }
+  std::deque<Item> waiting;
+  std::optional<std::chrono::milliseconds> again;
+  Status result;
+  for (Item& item : items) {
+    std::optional<PendingCommand> command = to_command(item);
+    if (!command) continue;
+    auto settled = SettleOrphanCommand(ctx, *command, resource, target_namespace, target_name);
+    if (!settled.ok() && result.ok()) result = settled.status();
+    if (settled.ok() && !settled->has_value()) continue;
+    if (settled.ok()) again = std::min(again.value_or(**settled), **settled);
+    waiting.push_back(std::move(item));
+  }
+  if (!waiting.empty()) {
+    std::lock_guard<std::mutex> l(mu);
+    auto& box = inbox[key];
+    box.insert(box.begin(), std::make_move_iterator(waiting.begin()),
+               std::make_move_iterator(waiting.end()));
+  }
+  if (again) schedule(*again);
+  return result;
+}
+
+}  // namespace tephra::controllers
