@@ -209,6 +209,9 @@ StatusOr<std::shared_ptr<ssl::context>> LoadTlsContext(const TlsOptions& tls) {
     }
     // An idle connection gives its record buffers back (about 34 KiB each).
     SSL_CTX_set_mode(ctx->native_handle(), SSL_MODE_RELEASE_BUFFERS);
+    // Sessions kept for resumption: bounded (OpenSSL's default is 20,480), as every new
+    // connection adds one.
+    SSL_CTX_sess_set_cache_size(ctx->native_handle(), 256);
     ctx->use_certificate_chain_file(tls.cert_file, ec);
     if (ec) return InvalidArgument("loading certificate " + tls.cert_file + ": " + ec.message());
     ctx->use_private_key_file(tls.key_file, ssl::context::pem, ec);
@@ -291,9 +294,10 @@ class SessionHost {
   virtual bool stopping() const = 0;
   // The handler for the request, or nullptr with the 404/405 answer in *error.
   virtual const RouteEntry* Route(const HttpRequest& request, HttpResponse* error) const = 0;
-  // Queues work on the handler workers; false when they and their queue are full.
+  // Queues work on the handler workers (the large-request ones for a body over
+  // large_request_bytes); false when they and their queue are full.
   virtual bool Submit(std::function<void()> work,
-                      std::shared_ptr<const std::atomic<bool>> cancelled) = 0;
+                      std::shared_ptr<const std::atomic<bool>> cancelled, size_t body_bytes) = 0;
   virtual ByteBudget& budget() = 0;
   virtual std::shared_ptr<DeliveryGate> gate() const = 0;
   // The answer to a request refused with 429 or 503 because the server is busy.
@@ -328,9 +332,12 @@ class HttpServer::Impl final : public SessionHost {
   const HttpServerOptions& options() const override { return options_; }
   bool stopping() const override { return stopping_.load(); }
   const RouteEntry* Route(const HttpRequest& request, HttpResponse* error) const override;
-  bool Submit(std::function<void()> work,
-              std::shared_ptr<const std::atomic<bool>> cancelled) override {
-    return pool_->TrySubmit(std::move(work), std::move(cancelled));
+  bool Submit(std::function<void()> work, std::shared_ptr<const std::atomic<bool>> cancelled,
+              size_t body_bytes) override {
+    WorkerPool& pool =
+        large_pool_ != nullptr && body_bytes > options_.large_request_bytes ? *large_pool_
+                                                                            : *pool_;
+    return pool.TrySubmit(std::move(work), std::move(cancelled));
   }
   ByteBudget& budget() override { return budget_; }
   std::shared_ptr<DeliveryGate> gate() const override { return gate_; }
@@ -378,7 +385,8 @@ class HttpServer::Impl final : public SessionHost {
   std::map<std::string, std::map<std::string, RouteEntry>, std::less<>> routes_;
   ByteBudget budget_{options_.max_buffered_bytes};
   std::shared_ptr<DeliveryGate> gate_ = std::make_shared<DeliveryGate>();
-  std::unique_ptr<WorkerPool> pool_;  // created by Start()
+  std::unique_ptr<WorkerPool> pool_;        // created by Start()
+  std::unique_ptr<WorkerPool> large_pool_;  // created by Start() with large_request_bytes
   std::atomic<uint64_t> refused_{0};
   std::atomic<uint64_t> evicted_{0};
   std::atomic<uint64_t> over_budget_{0};
@@ -386,6 +394,7 @@ class HttpServer::Impl final : public SessionHost {
   std::atomic<size_t> abandoned_{0};
   std::atomic<int64_t> last_tick_ns_{0};      // steady clock, set by the event loop
   std::atomic<size_t> connections_peak_{0};  // since the last memory trim
+  bool trim_pending_ = false;                // a burst ended; touched on the tick's strand only
 
   std::mutex control_mu_;  // serialises Start and Stop
   bool started_ = false;   // guarded by control_mu_
@@ -818,6 +827,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // this connection only through the delivery gate and a weak pointer: abandoned work (timed
     // out, or left running by Stop) touches nothing that may be gone.
     const uint64_t id = ++request_id_;
+    const size_t body_bytes = request.body.size();
     cancelled_ = std::make_shared<std::atomic<bool>>(false);
     auto work = std::make_shared<PendingWork>();
     work->handler = route->handler;
@@ -835,7 +845,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
           if (!work->gate->open) return;
           if (auto self = work->session.lock()) self->Complete(id, std::move(response));
         },
-        cancelled_);
+        cancelled_, body_bytes);
     if (!queued) {
       ++request_id_;
       LOG_EVERY_N(WARNING, 100) << options_.name << " server: all workers busy and queue full; "
@@ -905,11 +915,40 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // A stopping server lingers only briefly: it waits for every connection to end.
     Arm(std::min(options_.read_timeout, server_->stopping() ? kStopLingerTimeout : kLingerTimeout));
     if constexpr (kTls) {
-      stream_.async_shutdown([self = this->shared_from_this()](error_code) { self->CloseNow(); });
+      // A request refused before its body was read: take in the rest first, so the client,
+      // still sending, gets to read the answer rather than a reset.
+      if (parser_ && parser_->got_some() && !parser_->is_done()) {
+        DiscardTls();
+      } else {
+        ShutdownTls();
+      }
     } else {
       error_code ec;
       Socket().shutdown(tcp::socket::shutdown_send, ec);
       Discard();
+    }
+  }
+
+  void ShutdownTls() {
+    if constexpr (kTls) {
+      stream_.async_shutdown([self = this->shared_from_this()](error_code) { self->CloseNow(); });
+    }
+  }
+
+  void DiscardTls() {
+    if constexpr (kTls) {
+      buffer_.clear();
+      stream_.async_read_some(buffer_.prepare(kReadChunk),
+                              [self = this->shared_from_this()](error_code ec, size_t n) {
+                                self->discarded_ += n;
+                                if (ec) {
+                                  self->CloseNow();
+                                } else if (self->discarded_ > kLingerMaxBytes) {
+                                  self->ShutdownTls();
+                                } else {
+                                  self->DiscardTls();
+                                }
+                              });
     }
   }
 
@@ -1056,7 +1095,11 @@ Status HttpServer::Impl::Health() const {
                        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
                                           since_tick).count()) + "s");
   }
-  return pool_->CheckProgress(stall).WithContext(options_.name + " server");
+  TEPHRA_RETURN_IF_ERROR(pool_->CheckProgress(stall).WithContext(options_.name + " server"));
+  if (large_pool_ != nullptr) {
+    return large_pool_->CheckProgress(stall).WithContext(options_.name + " server");
+  }
+  return Status::Ok();
 }
 
 HttpServerStats HttpServer::Impl::stats() const {
@@ -1068,10 +1111,13 @@ HttpServerStats HttpServer::Impl::stats() const {
   s.over_budget_requests = over_budget_.load();
   s.timed_out_handlers = timed_out_.load();
   if (running_.load()) {
-    const WorkerPool::Stats pool = pool_->stats();
-    s.busy_workers = pool.busy;
-    s.queued_requests = pool.queued;
-    s.overloaded_requests = pool.rejected;
+    for (const WorkerPool* p : {pool_.get(), large_pool_.get()}) {
+      if (p == nullptr) continue;
+      const WorkerPool::Stats pool = p->stats();
+      s.busy_workers += pool.busy;
+      s.queued_requests += pool.queued;
+      s.overloaded_requests += pool.rejected;
+    }
   }
   return s;
 }
@@ -1087,15 +1133,19 @@ void HttpServer::Impl::ScheduleTick() {
 }
 
 // glibc keeps freed memory for reuse; after a burst of large bodies or many connections that
-// can be hundreds of MiB the process never needs again. Give it back once the burst is over.
+// can be much memory the process never needs again. Once a burst is over (a tick without one),
+// give it back. Runs on the tick's strand.
 void HttpServer::Impl::TrimMemoryAfterBurst() {
   const size_t connections = ActiveConnections();
-  const size_t peak_connections = connections_peak_.load();
-  const bool many_closed = peak_connections >= connections + kTrimAfterConnections;
-  if (budget_.in_use() >= kTrimAfterBytes) return;  // still busy
-  const bool big_burst = budget_.TakePeak() >= kTrimAfterBytes;
-  if (!big_burst && !many_closed) return;
-  connections_peak_ = connections;
+  const bool bytes_burst = budget_.TakePeak() >= kTrimAfterBytes;
+  const bool many_closed = connections_peak_.load() >= connections + kTrimAfterConnections;
+  if (bytes_burst || many_closed) {
+    trim_pending_ = true;
+    connections_peak_ = connections;
+    return;  // wait for a quiet tick
+  }
+  if (!trim_pending_) return;
+  trim_pending_ = false;
 #ifdef __GLIBC__
   malloc_trim(0);
 #endif
@@ -1127,9 +1177,17 @@ Status HttpServer::Impl::Start() {
   pool.max_queued = options_.max_queued_requests;
   pool.name = options_.name + " handler";
   pool_ = std::make_unique<WorkerPool>(pool);
-  if (Status s = pool_->Start(); !s.ok()) {
+  Status pools = pool_->Start();
+  if (pools.ok() && options_.large_request_bytes > 0) {
+    pool.threads = std::max(1, options_.large_request_threads);
+    pool.name = options_.name + " large-request handler";
+    large_pool_ = std::make_unique<WorkerPool>(pool);
+    pools = large_pool_->Start();
+  }
+  if (!pools.ok()) {
     pool_.reset();
-    return s;
+    large_pool_.reset();
+    return pools;
   }
   runtime_ = std::make_unique<Runtime>(threads);
   const tcp::endpoint endpoint(address, options_.port);
@@ -1142,6 +1200,7 @@ Status HttpServer::Impl::Start() {
   if (ec) {
     runtime_.reset();
     pool_.reset();
+    large_pool_.reset();
     return Unavailable(where + ": " + ec.message());
   }
   port_ = acceptor.local_endpoint(ec).port();
@@ -1159,6 +1218,7 @@ Status HttpServer::Impl::Start() {
     if (threads_.empty()) {
       runtime_.reset();
       pool_.reset();
+      large_pool_.reset();
       started_ = false;
       return Internal(where + ": cannot start worker threads: " + e.what());
     }
@@ -1347,7 +1407,9 @@ void HttpServer::Impl::Stop(std::chrono::milliseconds grace) {
     std::lock_guard<std::mutex> gate_lock(gate_->mu);
     gate_->open = false;
   }
-  abandoned_ = pool_->Shutdown(kStopLingerTimeout);
+  size_t abandoned = pool_->Shutdown(kStopLingerTimeout);
+  if (large_pool_ != nullptr) abandoned += large_pool_->Shutdown(kStopLingerTimeout);
+  abandoned_ = abandoned;
   runtime_.reset();  // destroys the remaining connections
   LOG(INFO) << options_.name << " server stopped";
 }

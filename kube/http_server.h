@@ -7,7 +7,8 @@
 //     separate, fixed pool of worker threads with a bounded queue, so slow handlers never stop
 //     the server from reading, answering timeouts or serving probes. A request that finds every
 //     worker busy and the queue full gets 429 with Retry-After at once. Quick handlers (health
-//     probes) may run inline on the I/O threads and answer whatever the workers do.
+//     probes) may run inline on the I/O threads and answer whatever the workers do. Large
+//     requests may get workers of their own, so they cannot crowd out small ones.
 //   * Limits, all bounded per server: concurrent connections (at the limit the connection idle
 //     the longest makes room for a new one; when none is idle the new one is closed at once,
 //     so idle connections cannot lock clients out), request bytes buffered across all connections (a request whose body
@@ -103,6 +104,11 @@ struct HttpServerOptions {
   int io_threads = 1;  // event-loop threads (TLS, parsing); inline handlers run here
   // Requests that may wait for a busy worker; more get 429 with Retry-After.
   size_t max_queued_requests = 64;
+  // Requests with a body larger than this run on workers of their own (large_request_threads,
+  // with a queue of max_queued_requests), so large and possibly slow requests can never take
+  // every worker from small ones. 0: one pool for all.
+  size_t large_request_bytes = 0;
+  int large_request_threads = 1;
   // Open connections. At the limit a new one replaces the connection idle the longest (no
   // request begun), or is closed at once when none is idle. 0: no limit.
   size_t max_connections = 256;

@@ -680,6 +680,33 @@ TEST_CASE("A request that finds the workers and the queue full gets 429 at once"
   server.Stop();
 }
 
+TEST_CASE("Large requests run on workers of their own and cannot crowd out small ones") {
+  HttpServerOptions options = TestOptions();
+  options.threads = 1;
+  options.max_queued_requests = 0;
+  options.large_request_bytes = 1024;
+  options.large_request_threads = 1;
+  HttpServer server(options);
+  Gate gate;
+  REQUIRE(server.Handle("POST", "/stuck", gate.Handler()).ok());
+  REQUIRE(server.Handle("POST", "/echo", Echo).ok());
+  REQUIRE(server.Start().ok());
+  const std::string large(2048, 'x');
+  Client slow;
+  REQUIRE(slow.Connect(server.port()).empty());
+  REQUIRE(slow.Send(Post("/stuck", large)));
+  REQUIRE(gate.WaitEntered(1));
+  auto r = Fetch(server.port(), Post("/echo", "small"));  // the general worker is free
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  r = Fetch(server.port(), Post("/echo", large));  // the large-request worker is not
+  REQUIRE(r);
+  CHECK(r->status == 429);
+  gate.Release();
+  REQUIRE(slow.Read());
+  server.Stop();
+}
+
 TEST_CASE("At the connection limit an idle connection makes room and with none idle the new one is refused") {
   HttpServerOptions options = TestOptions();  // two workers
   options.max_connections = 2;
