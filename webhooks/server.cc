@@ -15,6 +15,9 @@ namespace {
 constexpr size_t kMaxBodyBytes = 3 * 1024 * 1024;  // Volcano's limit, and the API server's
 // An API server's request has a few hundred bytes of headers.
 constexpr size_t kMaxHeaderBytes = 16 * 1024;
+// Reviews larger than this (a Job with thousands of tasks, labels or annotations) run on a
+// worker of their own, so however slow they are, everyday reviews keep theirs.
+constexpr size_t kLargeReviewBytes = 256 * 1024;
 
 // A busy answer the API server understands: a Status with Retry-After, which its webhook client
 // honours by retrying within the webhook's timeout; when the timeout runs out the hook's
@@ -86,6 +89,8 @@ Status AdmissionServer::StartWebhooks() {
   server.port = o.port;
   server.threads = o.threads;
   server.max_queued_requests = static_cast<size_t>(o.max_queued_requests);
+  server.large_request_bytes = kLargeReviewBytes;
+  server.large_request_threads = 1;
   server.max_connections = static_cast<size_t>(o.max_connections);
   server.max_buffered_bytes = static_cast<size_t>(o.max_buffered_bytes);
   server.max_header_bytes = kMaxHeaderBytes;
