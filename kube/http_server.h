@@ -11,8 +11,9 @@
 //     requests may get workers of their own, so they cannot crowd out small ones.
 //   * Limits, all bounded per server: concurrent connections (at the limit the connection idle
 //     the longest makes room for a new one; when none is idle the new one is closed at once,
-//     so idle connections cannot lock clients out), request bytes buffered across all connections (a request whose body
-//     does not fit gets 503 with Retry-After), request header and body size (413 for a body over
+//     so idle connections cannot lock clients out), request bytes buffered across all
+//     connections (a request whose body does not fit gets 503 with Retry-After before the body
+//     is read), request header and body size (413 for a body over
 //     the limit, also when Content-Length announces it), read timeout (408 to a client that
 //     stalls mid-request, where the connection can still carry it; it bounds the whole request,
 //     so a slow-drip client cannot keep a connection by sending a byte now and then), idle

@@ -41,7 +41,8 @@ void AdmissionOptions::Register(kube::FlagSet& flags) {
                "Reviews that may wait for a busy worker; more are answered 429 with Retry-After "
                "(the API server retries within the webhook timeout).");
   flags.AddInt("max-connections", &max_connections,
-               "Open HTTPS connections; a new one beyond it is closed at once.");
+               "Open HTTPS connections. At the limit a new one replaces the connection idle "
+               "the longest, or is closed at once when none is idle.");
   flags.AddInt("max-buffered-request-mib", &max_buffered_request_mib,
                "MiB of request bodies held at once across all connections; a review that does "
                "not fit is answered 503 with Retry-After before its body is read.");

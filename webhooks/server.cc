@@ -2,11 +2,10 @@
 
 #include <glog/logging.h>
 
-#include "kube/json.h"
-
 #include "kube/daemon.h"
 #include "kube/health.h"
 #include "kube/http_server.h"
+#include "kube/json.h"
 #include "webhooks/router.h"
 
 namespace tephra::webhooks {

@@ -707,7 +707,7 @@ TEST_CASE("Large requests run on workers of their own and cannot crowd out small
   server.Stop();
 }
 
-TEST_CASE("At the connection limit an idle connection makes room and with none idle the new one is refused") {
+TEST_CASE("At the connection limit an idle connection makes room, else the new one is refused") {
   HttpServerOptions options = TestOptions();  // two workers
   options.max_connections = 2;
   HttpServer server(options);

@@ -144,7 +144,7 @@ class StuckHandler final : public AdmissionHandler {
   std::shared_future<void> released_ = release_.get_future().share();
 };
 
-TEST_CASE("With reviews stuck the probes answer, the deadline holds, excess gets 429 and liveness fails") {
+TEST_CASE("Stuck reviews: probes answer, the deadline holds, excess gets 429, liveness fails") {
   Certs certs;
   metrics::Registry registry;
   AdmissionServerOptions options;
