@@ -108,6 +108,10 @@ StatusOr<std::unique_ptr<HttpServer>> ServeHealth(const HealthServing& serving,
   options.address = host_port.first;
   options.port = host_port.second;
   options.threads = 1;
+  // Probes and scrapes: GET requests from a few clients.
+  options.max_connections = 64;
+  options.max_body_bytes = 64 * 1024;
+  options.max_buffered_bytes = 1024 * 1024;
   options.name = "health server";
   auto server = std::make_unique<HttpServer>(options);
   TEPHRA_RETURN_IF_ERROR(MountHealthEndpoints(*server, checks, registry));

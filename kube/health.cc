@@ -125,17 +125,22 @@ HttpResponse HealthChecks::Evaluate(std::string_view what, const std::vector<Nam
 
 Status MountHealthEndpoints(HttpServer& server, const HealthChecks& checks,
                             const metrics::Registry& registry) {
+  // Inline: probes and scrapes are answered on the I/O threads, also while every handler
+  // worker is busy (a busy server is not a dead one; the watchdog check tells them apart).
   auto healthz = [&checks](const HttpRequest& r) { return checks.Healthz(r); };
-  TEPHRA_RETURN_IF_ERROR(server.Handle("GET", "/healthz", healthz));
-  TEPHRA_RETURN_IF_ERROR(server.Handle("GET", "/livez", healthz));
+  TEPHRA_RETURN_IF_ERROR(server.Handle("GET", "/healthz", healthz, Dispatch::kInline));
+  TEPHRA_RETURN_IF_ERROR(server.Handle("GET", "/livez", healthz, Dispatch::kInline));
   auto readyz = [&checks](const HttpRequest& r) { return checks.Readyz(r); };
-  TEPHRA_RETURN_IF_ERROR(server.Handle("GET", "/readyz", readyz));
-  return server.Handle("GET", "/metrics", [&registry](const HttpRequest&) {
-    HttpResponse response;
-    response.content_type = std::string(metrics::kTextFormatContentType);
-    response.body = registry.Render();
-    return response;
-  });
+  TEPHRA_RETURN_IF_ERROR(server.Handle("GET", "/readyz", readyz, Dispatch::kInline));
+  return server.Handle(
+      "GET", "/metrics",
+      [&registry](const HttpRequest&) {
+        HttpResponse response;
+        response.content_type = std::string(metrics::kTextFormatContentType);
+        response.body = registry.Render();
+        return response;
+      },
+      Dispatch::kInline);
 }
 
 }  // namespace tephra::kube

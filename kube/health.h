@@ -69,8 +69,9 @@ class HealthChecks {
   mutable std::map<std::string, bool> last_ok_;  // guarded by mu_
 };
 
-// Routes GET /healthz, /livez, /readyz and /metrics on `server` (before it starts). `checks`
-// and `registry` must outlive the server.
+// Routes GET /healthz, /livez, /readyz and /metrics on `server` (before it starts), inline on
+// its I/O threads so they answer while its handler workers are busy. `checks` and `registry`
+// must outlive the server.
 Status MountHealthEndpoints(HttpServer& server, const HealthChecks& checks,
                             const metrics::Registry& registry);
 

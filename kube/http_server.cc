@@ -1,12 +1,16 @@
 #include "kube/http_server.h"
 
 #include <sys/stat.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include <algorithm>
 #include <array>
 #include <atomic>
 #include <condition_variable>
 #include <ctime>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -28,6 +32,8 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <openssl/x509.h>
+
+#include "kube/http_worker_pool.h"
 
 namespace tephra::kube {
 
@@ -201,6 +207,11 @@ StatusOr<std::shared_ptr<ssl::context>> LoadTlsContext(const TlsOptions& tls) {
     if (SSL_CTX_set_min_proto_version(ctx->native_handle(), TLS1_2_VERSION) != 1) {
       return Internal("cannot require TLS 1.2");
     }
+    // An idle connection gives its record buffers back (about 34 KiB each).
+    SSL_CTX_set_mode(ctx->native_handle(), SSL_MODE_RELEASE_BUFFERS);
+    // Sessions kept for resumption: bounded (OpenSSL's default is 20,480), as every new
+    // connection adds one.
+    SSL_CTX_sess_set_cache_size(ctx->native_handle(), 256);
     ctx->use_certificate_chain_file(tls.cert_file, ec);
     if (ec) return InvalidArgument("loading certificate " + tls.cert_file + ": " + ec.message());
     ctx->use_private_key_file(tls.key_file, ssl::context::pem, ec);
@@ -246,6 +257,33 @@ class SessionBase {
   virtual ~SessionBase() = default;
   // Called from any thread when the server stops.
   virtual void NotifyStopping() = 0;
+  // Called from any thread to make room for a new connection: closes this one if it is still
+  // idle (no request begun).
+  virtual void Evict() = 0;
+
+  // Since when the connection has been waiting for a request to begin (steady clock, ns); 0
+  // while a request is being read, handled or answered. Read by the acceptor to pick the
+  // connection to evict when the limit is reached.
+  std::atomic<int64_t> idle_since_ns{0};
+
+ protected:
+  void MarkIdle() {
+    idle_since_ns = std::chrono::steady_clock::now().time_since_epoch().count();
+  }
+  void MarkBusy() { idle_since_ns = 0; }
+};
+
+// A registered handler. Shared, so that work left running after Stop() keeps it alive.
+struct RouteEntry {
+  std::shared_ptr<const HttpHandler> handler;
+  Dispatch dispatch = Dispatch::kWorkers;
+};
+
+// Handler results reach their connection through this gate; Stop() closes it before the event
+// loop goes away, so a handler finishing later touches nothing of the server.
+struct DeliveryGate {
+  std::mutex mu;
+  bool open = true;  // guarded by mu
 };
 
 // What a connection needs from its server.
@@ -254,10 +292,18 @@ class SessionHost {
   virtual ~SessionHost() = default;
   virtual const HttpServerOptions& options() const = 0;
   virtual bool stopping() const = 0;
-  // The worker pool that runs handlers.
-  virtual asio::io_context& io() = 0;
   // The handler for the request, or nullptr with the 404/405 answer in *error.
-  virtual const HttpHandler* Route(const HttpRequest& request, HttpResponse* error) const = 0;
+  virtual const RouteEntry* Route(const HttpRequest& request, HttpResponse* error) const = 0;
+  // Queues work on the handler workers (the large-request ones for a body over
+  // large_request_bytes); false when they and their queue are full.
+  virtual bool Submit(std::function<void()> work,
+                      std::shared_ptr<const std::atomic<bool>> cancelled, size_t body_bytes) = 0;
+  virtual ByteBudget& budget() = 0;
+  virtual std::shared_ptr<DeliveryGate> gate() const = 0;
+  // The answer to a request refused with 429 or 503 because the server is busy.
+  virtual HttpResponse Busy(const HttpRequest& request, int status) const = 0;
+  virtual void CountOverBudget() = 0;
+  virtual void CountTimedOut() = 0;
   // A connection ended (called from its destructor).
   virtual void Unregister(SessionBase* session) = 0;
 };
@@ -269,7 +315,8 @@ class HttpServer::Impl final : public SessionHost {
   explicit Impl(HttpServerOptions options) : options_(std::move(options)) {}
   ~Impl() override { Stop(std::chrono::seconds(1)); }
 
-  Status Handle(std::string_view method, std::string_view path, HttpHandler handler);
+  Status Handle(std::string_view method, std::string_view path, HttpHandler handler,
+                Dispatch dispatch);
   Status Start();
   void Stop(std::chrono::milliseconds grace);
   Status ReloadTls();
@@ -278,11 +325,25 @@ class HttpServer::Impl final : public SessionHost {
     std::lock_guard<std::mutex> lock(sessions_mu_);
     return sessions_.size();
   }
+  Status Health() const;
+  HttpServerStats stats() const;
+  size_t abandoned_handlers() const { return abandoned_.load(); }
 
   const HttpServerOptions& options() const override { return options_; }
   bool stopping() const override { return stopping_.load(); }
-  asio::io_context& io() override { return runtime_->io; }
-  const HttpHandler* Route(const HttpRequest& request, HttpResponse* error) const override;
+  const RouteEntry* Route(const HttpRequest& request, HttpResponse* error) const override;
+  bool Submit(std::function<void()> work, std::shared_ptr<const std::atomic<bool>> cancelled,
+              size_t body_bytes) override {
+    WorkerPool& pool =
+        large_pool_ != nullptr && body_bytes > options_.large_request_bytes ? *large_pool_
+                                                                            : *pool_;
+    return pool.TrySubmit(std::move(work), std::move(cancelled));
+  }
+  ByteBudget& budget() override { return budget_; }
+  std::shared_ptr<DeliveryGate> gate() const override { return gate_; }
+  HttpResponse Busy(const HttpRequest& request, int status) const override;
+  void CountOverBudget() override { ++over_budget_; }
+  void CountTimedOut() override { ++timed_out_; }
   void Unregister(SessionBase* session) override;
 
  private:
@@ -293,14 +354,20 @@ class HttpServer::Impl final : public SessionHost {
           work(io.get_executor()),
           acceptor(asio::make_strand(io)),
           accept_retry(acceptor.get_executor()),
-          tls_check(asio::make_strand(io)) {}
+          tls_check(asio::make_strand(io)),
+          tick(asio::make_strand(io)) {}
     asio::io_context io;
     asio::executor_work_guard<asio::io_context::executor_type> work;
     tcp::acceptor acceptor;
     asio::steady_timer accept_retry;  // backs off after accept errors such as EMFILE
     asio::steady_timer tls_check;
+    asio::steady_timer tick;  // the watchdog's heartbeat and the memory trimmer
   };
 
+  std::chrono::milliseconds StallTimeout() const;
+  void ScheduleTick();
+  void TrimMemoryAfterBurst();
+  bool EvictIdle();
   void DoAccept();
   void OnAccept(error_code ec, tcp::socket socket);
   template <bool kTls>
@@ -315,14 +382,27 @@ class HttpServer::Impl final : public SessionHost {
 
   const HttpServerOptions options_;
   // path -> method -> handler. Written before Start() only, read-only afterwards.
-  std::map<std::string, std::map<std::string, HttpHandler>, std::less<>> routes_;
+  std::map<std::string, std::map<std::string, RouteEntry>, std::less<>> routes_;
+  ByteBudget budget_{options_.max_buffered_bytes};
+  std::shared_ptr<DeliveryGate> gate_ = std::make_shared<DeliveryGate>();
+  std::unique_ptr<WorkerPool> pool_;        // created by Start()
+  std::unique_ptr<WorkerPool> large_pool_;  // created by Start() with large_request_bytes
+  std::atomic<uint64_t> refused_{0};
+  std::atomic<uint64_t> evicted_{0};
+  std::atomic<uint64_t> over_budget_{0};
+  std::atomic<uint64_t> timed_out_{0};
+  std::atomic<size_t> abandoned_{0};
+  std::atomic<int64_t> last_tick_ns_{0};      // steady clock, set by the event loop
+  std::atomic<size_t> connections_peak_{0};  // since the last memory trim
+  bool trim_pending_ = false;                // a burst ended; touched on the tick's strand only
 
   std::mutex control_mu_;  // serialises Start and Stop
   bool started_ = false;   // guarded by control_mu_
   bool stopped_ = false;   // guarded by control_mu_
   std::atomic<bool> stopping_{false};
+  std::atomic<bool> running_{false};  // started: pool_ and runtime_ exist until destruction
   std::atomic<uint16_t> port_{0};
-  std::vector<std::thread> threads_;  // guarded by control_mu_
+  std::vector<std::thread> threads_;  // the I/O threads; guarded by control_mu_
 
   std::mutex reload_mu_;  // serialises ReloadTls
   mutable std::mutex tls_mu_;
@@ -348,6 +428,15 @@ constexpr size_t kReadChunk = 16 * 1024;
 constexpr std::chrono::milliseconds kLingerTimeout(2000);
 constexpr std::chrono::milliseconds kStopLingerTimeout(100);
 constexpr size_t kLingerMaxBytes = 4 * 1024 * 1024;
+// "No handler timeout" still arms the connection's timer, which keeps it alive while its
+// handler runs; this long.
+constexpr std::chrono::hours kNoHandlerTimeout(24 * 365);
+// The event loop's heartbeat, and how often it considers giving memory back.
+constexpr std::chrono::seconds kTickInterval(1);
+// After a burst this large (request bytes held at once, or connections closed since) the
+// server asks malloc to return free memory to the system.
+constexpr size_t kTrimAfterBytes = 8 * 1024 * 1024;
+constexpr size_t kTrimAfterConnections = 64;
 
 std::string FormatEndpoint(const tcp::endpoint& ep) {
   const std::string host = ep.address().to_string();
@@ -452,6 +541,15 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     asio::post(executor_, [self = this->shared_from_this()] { self->OnServerStopping(); });
   }
 
+  void Evict() override {
+    asio::post(executor_, [self = this->shared_from_this()] {
+      const bool waiting = self->state_ == State::kHandshake || self->state_ == State::kIdle ||
+                           (self->state_ == State::kReading && !self->parser_->got_some() &&
+                            self->buffer_.size() == 0);
+      if (waiting) self->CloseNow();
+    });
+  }
+
  private:
   enum class State { kHandshake, kIdle, kReading, kHandling, kWriting, kClosing, kClosed };
 
@@ -467,6 +565,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   tcp::socket& Socket() { return beast::get_lowest_layer(stream_).socket(); }
 
   void Begin() {
+    MarkIdle();  // until the first request's bytes arrive, the connection is only a cost
     if constexpr (kTls) {
       state_ = State::kHandshake;
       Arm(options_.read_timeout);
@@ -515,6 +614,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
         return;
       case State::kHandling:
         ++request_id_;  // the handler's late answer will be dropped
+        if (cancelled_ != nullptr) cancelled_->store(true);  // not started yet: never will be
+        server_->CountTimedOut();
         LOG(WARNING) << options_.name << " server: handler for " << method_ << " " << path_
                      << " exceeded " << options_.handler_timeout.count() << "ms";
         Respond(HttpResponse::Text(503, "handler timed out\n"), /*close=*/true);
@@ -547,6 +648,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if (!first && buffer_.size() == 0) {
       // Keep-alive: wait for the next request's first bytes under the idle timeout.
       state_ = State::kIdle;
+      MarkIdle();
+      buffer_.shrink_to_fit();  // an idle connection keeps no read buffer
       Arm(options_.idle_timeout);
       ReadMore(Stage::kHeader);
       return;
@@ -597,6 +700,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
             return;
           }
           self->buffer_.commit(n);
+          if (n > 0) self->MarkBusy();
           if (self->state_ == State::kIdle) {
             // The next request has begun: from now on the read timeout applies.
             self->state_ = State::kReading;
@@ -606,7 +710,52 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
         });
   }
 
+  // The request as handlers see it; the body is moved out of `message`.
+  HttpRequest MakeRequest(http::request<http::string_body>& message) const {
+    HttpRequest request;
+    request.method = std::string(message.method_string());
+    request.target = std::string(message.target());
+    const size_t question = request.target.find('?');
+    request.path = request.target.substr(0, question);
+    if (question != std::string::npos) request.query = request.target.substr(question + 1);
+    for (const auto& field : message) {
+      request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
+    }
+    request.body = std::move(message.body());
+    request.remote_address = remote_;
+    request.tls = kTls;
+    return request;
+  }
+
+  // Bytes the body will take: as announced, or the limit for a chunked one.
+  size_t BodyBytesToReserve() {
+    if (parser_->chunked()) return options_.max_body_bytes;
+    const auto length = parser_->content_length();
+    return length ? static_cast<size_t>(std::min<std::uint64_t>(*length, options_.max_body_bytes))
+                  : 0;
+  }
+
   void OnHeader() {
+    if (const size_t bytes = BodyBytesToReserve(); bytes > 0) {
+      std::optional<ByteBudget::Lease> lease = server_->budget().TryAcquire(bytes);
+      if (!lease) {
+        // Refused before the body is read: it never occupies memory here.
+        server_->CountOverBudget();
+        HttpRequest request = MakeRequest(parser_->get());
+        method_ = request.method;
+        path_ = request.path;
+        request_keep_alive_ = false;
+        request_version_ = parser_->get().version();
+        LOG_EVERY_N(WARNING, 100) << options_.name << " server: refusing " << method_ << " "
+                                  << path_ << " from " << remote_ << ": " << bytes
+                                  << " body bytes do not fit the buffer budget ("
+                                  << server_->budget().in_use() << " of "
+                                  << server_->budget().limit() << " in use)";
+        Respond(server_->Busy(request, 503), /*close=*/true);
+        return;
+      }
+      body_lease_ = std::move(*lease);
+    }
     auto& request = parser_->get();
     auto expect = request.find(http::field::expect);
     if (expect != request.end() && IEquals(expect->value(), "100-continue") &&
@@ -652,49 +801,85 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     http::request<http::string_body> message = parser_->release();
     request_keep_alive_ = message.keep_alive();
     request_version_ = message.version();
-
-    HttpRequest request;
-    request.method = std::string(message.method_string());
-    request.target = std::string(message.target());
-    const size_t question = request.target.find('?');
-    request.path = request.target.substr(0, question);
-    if (question != std::string::npos) request.query = request.target.substr(question + 1);
-    for (const auto& field : message) {
-      request.headers.emplace_back(std::string(field.name_string()), std::string(field.value()));
-    }
-    request.body = std::move(message.body());
-    request.remote_address = remote_;
-    request.tls = kTls;
+    HttpRequest request = MakeRequest(message);
     method_ = request.method;
     path_ = request.path;
 
     HttpResponse error;
-    const HttpHandler* handler = server_->Route(request, &error);
-    if (handler == nullptr) {
+    const RouteEntry* route = server_->Route(request, &error);
+    if (route == nullptr) {
       Respond(std::move(error), /*close=*/false);
       return;
     }
-    state_ = State::kHandling;
-    if (options_.handler_timeout.count() > 0) {
-      Arm(options_.handler_timeout);
-    } else {
-      Disarm();
+    if (route->dispatch == Dispatch::kInline) {
+      HttpResponse response = InvokeHandler(*route->handler, request, options_.name);
+      Respond(std::move(response), /*close=*/false);
+      return;
     }
-    // Handlers run on the pool, off the strand, so a slow one can be timed out.
+    state_ = State::kHandling;
+    const auto timeout =
+        options_.handler_timeout.count() > 0 ? options_.handler_timeout : kNoHandlerTimeout;
+    Arm(timeout);
+    if (options_.handler_timeout.count() > 0) {
+      request.deadline = std::chrono::steady_clock::now() + options_.handler_timeout;
+    }
+    // The work holds the request, its share of the buffer budget and the handler, and reaches
+    // this connection only through the delivery gate and a weak pointer: abandoned work (timed
+    // out, or left running by Stop) touches nothing that may be gone.
     const uint64_t id = ++request_id_;
-    asio::post(server_->io(), [self = this->shared_from_this(), handler, id,
-                               request = std::move(request)]() {
-      HttpResponse response = InvokeHandler(*handler, request, self->options_.name);
-      asio::post(self->executor_, [self, id, response = std::move(response)]() mutable {
-        if (self->state_ != State::kHandling || id != self->request_id_) return;  // too late
-        self->Respond(std::move(response), /*close=*/false);
-      });
+    const size_t body_bytes = request.body.size();
+    cancelled_ = std::make_shared<std::atomic<bool>>(false);
+    auto work = std::make_shared<PendingWork>();
+    work->handler = route->handler;
+    work->request = std::move(request);
+    work->lease = std::move(body_lease_);
+    work->session = this->weak_from_this();
+    work->gate = server_->gate();
+    work->server_name = options_.name;
+    const bool queued = server_->Submit(
+        [work, id] {
+          HttpResponse response = InvokeHandler(*work->handler, work->request, work->server_name);
+          work->request = HttpRequest();  // the body's memory goes before the answer is sent
+          work->lease.Release();
+          std::lock_guard<std::mutex> lock(work->gate->mu);
+          if (!work->gate->open) return;
+          if (auto self = work->session.lock()) self->Complete(id, std::move(response));
+        },
+        cancelled_, body_bytes);
+    if (!queued) {
+      ++request_id_;
+      LOG_EVERY_N(WARNING, 100) << options_.name << " server: all workers busy and queue full; "
+                                << "answering " << method_ << " " << path_ << " with 429";
+      HttpRequest head;
+      head.method = method_;
+      head.path = path_;
+      head.remote_address = remote_;
+      Respond(server_->Busy(head, 429), /*close=*/false);
+    }
+  }
+
+  struct PendingWork {
+    std::shared_ptr<const HttpHandler> handler;
+    HttpRequest request;
+    ByteBudget::Lease lease;
+    std::weak_ptr<Session> session;
+    std::shared_ptr<DeliveryGate> gate;
+    std::string server_name;
+  };
+
+  // A handler's answer, from its worker (under the delivery gate).
+  void Complete(uint64_t id, HttpResponse response) {
+    asio::post(executor_, [self = this->shared_from_this(), id,
+                           response = std::move(response)]() mutable {
+      if (self->state_ != State::kHandling || id != self->request_id_) return;  // too late
+      self->Respond(std::move(response), /*close=*/false);
     });
   }
 
   // ---- Writing
 
   void Respond(HttpResponse response, bool close) {
+    body_lease_.Release();  // the request's bytes are gone (or with the handler's work)
     const bool keep_alive = !close && request_keep_alive_ && !server_->stopping();
     VLOG(3) << options_.name << " server: " << remote_ << " " << method_ << " " << path_ << " "
             << response.status;
@@ -730,7 +915,13 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     // A stopping server lingers only briefly: it waits for every connection to end.
     Arm(std::min(options_.read_timeout, server_->stopping() ? kStopLingerTimeout : kLingerTimeout));
     if constexpr (kTls) {
-      stream_.async_shutdown([self = this->shared_from_this()](error_code) { self->CloseNow(); });
+      // A request refused before its body was read: take in the rest first, so the client,
+      // still sending, gets to read the answer rather than a reset.
+      if (parser_ && parser_->got_some() && !parser_->is_done()) {
+        DiscardTls();
+      } else {
+        ShutdownTls();
+      }
     } else {
       error_code ec;
       Socket().shutdown(tcp::socket::shutdown_send, ec);
@@ -738,8 +929,32 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     }
   }
 
+  void ShutdownTls() {
+    if constexpr (kTls) {
+      stream_.async_shutdown([self = this->shared_from_this()](error_code) { self->CloseNow(); });
+    }
+  }
+
+  void DiscardTls() {
+    if constexpr (kTls) {
+      buffer_.clear();
+      stream_.async_read_some(buffer_.prepare(kReadChunk),
+                              [self = this->shared_from_this()](error_code ec, size_t n) {
+                                self->discarded_ += n;
+                                if (ec) {
+                                  self->CloseNow();
+                                } else if (self->discarded_ > kLingerMaxBytes) {
+                                  self->ShutdownTls();
+                                } else {
+                                  self->DiscardTls();
+                                }
+                              });
+    }
+  }
+
   void Discard() {
-    Socket().async_read_some(asio::buffer(discard_),
+    buffer_.clear();
+    Socket().async_read_some(buffer_.prepare(kReadChunk),
                              [self = this->shared_from_this()](error_code ec, size_t n) {
                                self->discarded_ += n;
                                if (ec || self->discarded_ > kLingerMaxBytes) {
@@ -753,6 +968,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   void CloseNow() {
     if (state_ == State::kClosed) return;
     state_ = State::kClosed;
+    if (cancelled_ != nullptr) cancelled_->store(true);
+    body_lease_.Release();
     Disarm();
     error_code ec;
     Socket().shutdown(tcp::socket::shutdown_both, ec);
@@ -794,14 +1011,15 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   uint64_t request_id_ = 0;  // bumped per request and on handler timeout
   std::string method_;
   std::string path_;
-  std::array<char, kReadChunk> discard_{};
   size_t discarded_ = 0;
+  ByteBudget::Lease body_lease_;  // the body being read
+  std::shared_ptr<std::atomic<bool>> cancelled_;  // of the request on the workers
 };
 
 }  // namespace
 
 Status HttpServer::Impl::Handle(std::string_view method, std::string_view path,
-                                HttpHandler handler) {
+                                HttpHandler handler, Dispatch dispatch) {
   std::lock_guard<std::mutex> lock(control_mu_);
   if (started_) return FailedPrecondition("routes must be added before the server starts");
   if (path.empty() || path[0] != '/') {
@@ -809,15 +1027,16 @@ Status HttpServer::Impl::Handle(std::string_view method, std::string_view path,
   }
   if (!IsToken(method)) return InvalidArgument("invalid method \"" + std::string(method) + "\"");
   auto& methods = routes_[std::string(path)];
-  if (!methods.emplace(std::string(method), std::move(handler)).second) {
+  RouteEntry entry{std::make_shared<const HttpHandler>(std::move(handler)), dispatch};
+  if (!methods.emplace(std::string(method), std::move(entry)).second) {
     return AlreadyExists("route " + std::string(method) + " " + std::string(path) +
                          " is already registered");
   }
   return Status::Ok();
 }
 
-const HttpHandler* HttpServer::Impl::Route(const HttpRequest& request,
-                                           HttpResponse* error) const {
+const RouteEntry* HttpServer::Impl::Route(const HttpRequest& request,
+                                          HttpResponse* error) const {
   auto path = routes_.find(request.path);
   if (path == routes_.end()) {
     *error = HttpResponse::Text(404, "404 page not found\n");
@@ -837,6 +1056,101 @@ const HttpHandler* HttpServer::Impl::Route(const HttpRequest& request,
   return &method->second;
 }
 
+HttpResponse HttpServer::Impl::Busy(const HttpRequest& request, int status) const {
+  HttpResponse response;
+  if (options_.busy_response) {
+    try {
+      response = options_.busy_response(request, status);
+    } catch (const std::exception& e) {
+      LOG(ERROR) << options_.name << " server: busy_response threw: " << e.what();
+      response = HttpResponse();
+    }
+  }
+  if (response.body.empty()) {
+    response = HttpResponse::Text(
+        status, status == 429 ? "server busy: all workers are taken, try again\n"
+                              : "server busy: too many request bytes in flight, try again\n");
+  }
+  response.status = status;
+  const bool has_retry_after =
+      std::any_of(response.headers.begin(), response.headers.end(),
+                  [](const auto& header) { return IEquals(header.first, "retry-after"); });
+  if (!has_retry_after) response.headers.emplace_back("Retry-After", "1");
+  return response;
+}
+
+std::chrono::milliseconds HttpServer::Impl::StallTimeout() const {
+  if (options_.stall_timeout.count() > 0) return options_.stall_timeout;
+  return std::max<std::chrono::milliseconds>(std::chrono::seconds(30),
+                                             options_.handler_timeout * 3);
+}
+
+Status HttpServer::Impl::Health() const {
+  if (!running_.load() || stopping_.load()) return Status::Ok();
+  const std::chrono::milliseconds stall = StallTimeout();
+  const auto since_tick = std::chrono::steady_clock::now().time_since_epoch() -
+                          std::chrono::nanoseconds(last_tick_ns_.load());
+  if (since_tick > stall + kTickInterval) {
+    return Unavailable(options_.name + " server: event loop has not run for " +
+                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
+                                          since_tick).count()) + "s");
+  }
+  TEPHRA_RETURN_IF_ERROR(pool_->CheckProgress(stall).WithContext(options_.name + " server"));
+  if (large_pool_ != nullptr) {
+    return large_pool_->CheckProgress(stall).WithContext(options_.name + " server");
+  }
+  return Status::Ok();
+}
+
+HttpServerStats HttpServer::Impl::stats() const {
+  HttpServerStats s;
+  s.connections = ActiveConnections();
+  s.buffered_bytes = budget_.in_use();
+  s.refused_connections = refused_.load();
+  s.evicted_connections = evicted_.load();
+  s.over_budget_requests = over_budget_.load();
+  s.timed_out_handlers = timed_out_.load();
+  if (running_.load()) {
+    for (const WorkerPool* p : {pool_.get(), large_pool_.get()}) {
+      if (p == nullptr) continue;
+      const WorkerPool::Stats pool = p->stats();
+      s.busy_workers += pool.busy;
+      s.queued_requests += pool.queued;
+      s.overloaded_requests += pool.rejected;
+    }
+  }
+  return s;
+}
+
+void HttpServer::Impl::ScheduleTick() {
+  last_tick_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
+  runtime_->tick.expires_after(kTickInterval);
+  runtime_->tick.async_wait([this](error_code ec) {
+    if (ec || stopping_) return;
+    TrimMemoryAfterBurst();
+    ScheduleTick();
+  });
+}
+
+// glibc keeps freed memory for reuse; after a burst of large bodies or many connections that
+// can be much memory the process never needs again. Once a burst is over (a tick without one),
+// give it back. Runs on the tick's strand.
+void HttpServer::Impl::TrimMemoryAfterBurst() {
+  const size_t connections = ActiveConnections();
+  const bool bytes_burst = budget_.TakePeak() >= kTrimAfterBytes;
+  const bool many_closed = connections_peak_.load() >= connections + kTrimAfterConnections;
+  if (bytes_burst || many_closed) {
+    trim_pending_ = true;
+    connections_peak_ = connections;
+    return;  // wait for a quiet tick
+  }
+  if (!trim_pending_) return;
+  trim_pending_ = false;
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 void HttpServer::Impl::Unregister(SessionBase* session) {
   std::lock_guard<std::mutex> lock(sessions_mu_);
   sessions_.erase(session);
@@ -854,9 +1168,27 @@ Status HttpServer::Impl::Start() {
     return InvalidArgument("listen address \"" + options_.address +
                            "\" is not a numeric IP address");
   }
-  const int threads = options_.threads > 0
+  const int workers = options_.threads > 0
                           ? options_.threads
                           : std::max(1, static_cast<int>(std::thread::hardware_concurrency()));
+  const int threads = std::max(1, options_.io_threads);
+  WorkerPool::Options pool;
+  pool.threads = workers;
+  pool.max_queued = options_.max_queued_requests;
+  pool.name = options_.name + " handler";
+  pool_ = std::make_unique<WorkerPool>(pool);
+  Status pools = pool_->Start();
+  if (pools.ok() && options_.large_request_bytes > 0) {
+    pool.threads = std::max(1, options_.large_request_threads);
+    pool.name = options_.name + " large-request handler";
+    large_pool_ = std::make_unique<WorkerPool>(pool);
+    pools = large_pool_->Start();
+  }
+  if (!pools.ok()) {
+    pool_.reset();
+    large_pool_.reset();
+    return pools;
+  }
   runtime_ = std::make_unique<Runtime>(threads);
   const tcp::endpoint endpoint(address, options_.port);
   const std::string where = options_.name + " server on " + FormatEndpoint(endpoint);
@@ -867,6 +1199,8 @@ Status HttpServer::Impl::Start() {
   if (!ec) acceptor.listen(asio::socket_base::max_listen_connections, ec);
   if (ec) {
     runtime_.reset();
+    pool_.reset();
+    large_pool_.reset();
     return Unavailable(where + ": " + ec.message());
   }
   port_ = acceptor.local_endpoint(ec).port();
@@ -874,6 +1208,8 @@ Status HttpServer::Impl::Start() {
 
   DoAccept();
   if (options_.tls) ScheduleTlsCheck();
+  asio::post(runtime_->tick.get_executor(), [this] { ScheduleTick(); });
+  last_tick_ns_ = std::chrono::steady_clock::now().time_since_epoch().count();
   try {
     for (int i = 0; i < threads; ++i) threads_.emplace_back([this] { RunWorker(); });
   } catch (const std::system_error& e) {
@@ -881,13 +1217,16 @@ Status HttpServer::Impl::Start() {
     LOG(ERROR) << where << ": starting worker threads: " << e.what();
     if (threads_.empty()) {
       runtime_.reset();
+      pool_.reset();
+      large_pool_.reset();
       started_ = false;
       return Internal(where + ": cannot start worker threads: " + e.what());
     }
   }
+  running_ = true;
   LOG(INFO) << options_.name << " server listening on " << (options_.tls ? "https://" : "http://")
             << FormatEndpoint(tcp::endpoint(address, port_)) << " with " << threads_.size()
-            << " threads";
+            << " I/O and " << workers << " handler threads";
   return Status::Ok();
 }
 
@@ -927,7 +1266,16 @@ void HttpServer::Impl::OnAccept(error_code ec, tcp::socket socket) {
     });
     return;
   }
-  if (options_.tls) {
+  const size_t open = ActiveConnections();
+  if (options_.max_connections > 0 && open >= options_.max_connections && !EvictIdle()) {
+    // Closed at once rather than left in the backlog: the client learns now, and an idle
+    // connection cannot be parked here for free.
+    ++refused_;
+    LOG_EVERY_N(WARNING, 100) << options_.name << " server: " << open
+                              << " connections open, the limit; closing a new one";
+    error_code ignored;
+    socket.close(ignored);
+  } else if (options_.tls) {
     StartSession<true>(std::move(socket));
   } else {
     StartSession<false>(std::move(socket));
@@ -942,8 +1290,37 @@ void HttpServer::Impl::StartSession(tcp::socket socket) {
   {
     std::lock_guard<std::mutex> lock(sessions_mu_);
     sessions_.emplace(session.get(), session);
+    if (sessions_.size() > connections_peak_.load()) connections_peak_ = sessions_.size();
   }
   session->Start();
+}
+
+// At the connection limit, the connection idle the longest (no request begun: a pending TLS
+// handshake, a first request not yet sent, a kept-alive connection between requests) makes
+// room for the new one, so idle connections cannot lock clients out. Connections reading,
+// handling or answering a request are never evicted. False when there is none.
+bool HttpServer::Impl::EvictIdle() {
+  std::shared_ptr<SessionBase> victim;
+  {
+    std::lock_guard<std::mutex> lock(sessions_mu_);
+    int64_t oldest = std::numeric_limits<int64_t>::max();
+    SessionBase* chosen = nullptr;
+    for (const auto& [session, weak] : sessions_) {
+      const int64_t since = session->idle_since_ns.load();
+      if (since != 0 && since < oldest) {
+        oldest = since;
+        chosen = session;
+      }
+    }
+    if (chosen == nullptr) return false;
+    // Claimed, so that the next accept picks another one.
+    if (!chosen->idle_since_ns.compare_exchange_strong(oldest, 0)) return false;
+    victim = sessions_[chosen].lock();
+  }
+  if (victim == nullptr) return false;
+  ++evicted_;
+  victim->Evict();
+  return true;
 }
 
 void HttpServer::Impl::ScheduleTlsCheck() {
@@ -998,6 +1375,7 @@ void HttpServer::Impl::Stop(std::chrono::milliseconds grace) {
     runtime_->accept_retry.cancel();
   });
   asio::post(runtime_->tls_check.get_executor(), [this] { runtime_->tls_check.cancel(); });
+  asio::post(runtime_->tick.get_executor(), [this] { runtime_->tick.cancel(); });
 
   // Sessions are notified outside sessions_mu_: dropping the last reference runs a session's
   // destructor, which takes that lock.
@@ -1022,8 +1400,16 @@ void HttpServer::Impl::Stop(std::chrono::milliseconds grace) {
   }
   runtime_->work.reset();
   runtime_->io.stop();
-  for (auto& thread : threads_) thread.join();
+  for (auto& thread : threads_) thread.join();  // never blocked by a handler
   threads_.clear();
+  {
+    // From here a handler that finishes delivers nothing.
+    std::lock_guard<std::mutex> gate_lock(gate_->mu);
+    gate_->open = false;
+  }
+  size_t abandoned = pool_->Shutdown(kStopLingerTimeout);
+  if (large_pool_ != nullptr) abandoned += large_pool_->Shutdown(kStopLingerTimeout);
+  abandoned_ = abandoned;
   runtime_.reset();  // destroys the remaining connections
   LOG(INFO) << options_.name << " server stopped";
 }
@@ -1035,8 +1421,9 @@ HttpServer::HttpServer(HttpServerOptions options)
 
 HttpServer::~HttpServer() = default;
 
-Status HttpServer::Handle(std::string_view method, std::string_view path, HttpHandler handler) {
-  return impl_->Handle(method, path, std::move(handler));
+Status HttpServer::Handle(std::string_view method, std::string_view path, HttpHandler handler,
+                          Dispatch dispatch) {
+  return impl_->Handle(method, path, std::move(handler), dispatch);
 }
 
 Status HttpServer::Start() { return impl_->Start(); }
@@ -1048,5 +1435,11 @@ void HttpServer::Stop(std::chrono::milliseconds grace) { impl_->Stop(grace); }
 Status HttpServer::ReloadTls() { return impl_->ReloadTls(); }
 
 size_t HttpServer::ActiveConnections() const { return impl_->ActiveConnections(); }
+
+size_t HttpServer::abandoned_handlers() const { return impl_->abandoned_handlers(); }
+
+Status HttpServer::Health() const { return impl_->Health(); }
+
+HttpServerStats HttpServer::stats() const { return impl_->stats(); }
 
 }  // namespace tephra::kube

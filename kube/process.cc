@@ -1,6 +1,9 @@
 #include "kube/process.h"
 
 #include <pthread.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 #include <signal.h>
 #include <unistd.h>
 
@@ -170,6 +173,14 @@ ShutdownSignal& InitProcess(int argc, char** argv, FlagSet& flags) {
   InstallSignalHandling(shutdown);
   LOG(INFO) << flags.program() << " " << flags.version() << " starting, pid " << getpid();
   return shutdown;
+}
+
+void ReturnFreedMemoryPromptly() {
+#ifdef __GLIBC__
+  // Setting either threshold also stops glibc from adjusting them.
+  mallopt(M_MMAP_THRESHOLD, 256 * 1024);
+  mallopt(M_TRIM_THRESHOLD, 1024 * 1024);
+#endif
 }
 
 }  // namespace tephra::kube

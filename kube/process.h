@@ -88,4 +88,12 @@ void InstallSignalHandling(ShutdownSignal& signal);
 //   * signal handling is installed for ProcessShutdownSignal(), which is returned.
 ShutdownSignal& InitProcess(int argc, char** argv, FlagSet& flags);
 
+// Makes malloc give memory back to the system as it is freed, instead of keeping it for reuse:
+// blocks of 256 KiB and more are mapped and unmapped on their own, and more than 1 MiB free at
+// the top of a heap is returned. glibc otherwise raises both thresholds after the first large
+// block is freed, and a burst of large requests then leaves hundreds of MiB resident for good.
+// For daemons that take large request bodies in bursts (tephra-admission); costs a little
+// allocation speed. No effect outside glibc.
+void ReturnFreedMemoryPromptly();
+
 }  // namespace tephra::kube

@@ -118,6 +118,8 @@ int main(int argc, char** argv) {
   flags.AddString("admin-tls-key", &f.admin.tls_key_file, "The private key of --admin-tls-cert (PEM).");
   flags.AddString("admin-tls-client-ca", &f.admin.tls_client_ca_file,
                   "Require admin clients to present a certificate signed by this CA (mutual TLS).");
+  flags.AddBool("admin-allow-anonymous", &f.admin.allow_anonymous,
+                "Serve the admin API on an address beyond loopback without requiring client certificates.");
   flags.AddInt("explain-cache-size", &f.explain_cache_size,
                "Jobs whose last explanation is kept (least recently updated dropped first).");
   flags.AddString("replay", &f.replay,

@@ -119,7 +119,17 @@ class Daemon {
   }
 
   int Stop() {
-    if (server_ != nullptr) server_->Stop(options_.graceful_shutdown_time);
+    if (server_ != nullptr) {
+      server_->Stop(options_.graceful_shutdown_time);
+      if (const size_t stuck = server_->abandoned_reviews(); stuck > 0) {
+        // Their clients got 503 already; the reviews still use the caches, which must not be
+        // destroyed under them. Shutdown is bounded: leave now.
+        LOG(WARNING) << "exiting with " << stuck << " admission reviews still running";
+        cert_dir_.reset();
+        google::FlushLogFiles(google::GLOG_INFO);
+        std::_Exit(0);
+      }
+    }
     if (patcher_ != nullptr) patcher_->Stop();
     if (cert_manager_ != nullptr) cert_manager_->Stop();
     if (factory_ != nullptr) factory_->Stop();
@@ -131,6 +141,10 @@ class Daemon {
     server.address = options_.address;
     server.port = static_cast<uint16_t>(options_.port);
     server.threads = options_.threads;
+    server.max_queued_requests = options_.max_queued_requests;
+    server.max_connections = options_.max_connections;
+    server.max_buffered_bytes = int64_t{options_.max_buffered_request_mib} << 20;
+    server.idle_timeout = options_.idle_timeout;
     server.request_timeout = options_.request_timeout;
     server.health_address = options_.healthz_address;
     server_ = std::make_unique<AdmissionServer>(server, registry_);

@@ -34,7 +34,20 @@ void AdmissionOptions::Register(kube::FlagSet& flags) {
   flags.SetGroup("Serving");
   flags.AddString("address", &address, "Address the HTTPS webhook server listens on.");
   flags.AddInt("port", &port, "Port of the HTTPS webhook server.");
-  flags.AddInt("threads", &threads, "Worker threads of the webhook server; 0: one per core.");
+  flags.AddInt("threads", &threads,
+               "Review worker threads of the webhook server; 0: one per core. Connections and "
+               "TLS run on their own thread, so slow reviews never stop health probes.");
+  flags.AddInt("max-queued-requests", &max_queued_requests,
+               "Reviews that may wait for a busy worker; more are answered 429 with Retry-After "
+               "(the API server retries within the webhook timeout).");
+  flags.AddInt("max-connections", &max_connections,
+               "Open HTTPS connections. At the limit a new one replaces the connection idle "
+               "the longest, or is closed at once when none is idle.");
+  flags.AddInt("max-buffered-request-mib", &max_buffered_request_mib,
+               "MiB of request bodies held at once across all connections; a review that does "
+               "not fit is answered 503 with Retry-After before its body is read.");
+  flags.AddDuration("idle-timeout", &idle_timeout,
+                    "How long a kept-alive connection may wait for its next request.");
   flags.AddDuration("request-timeout", &request_timeout,
                     "Longest time one admission review may take before the answer is 503.");
   flags.AddDuration("graceful-shutdown-time", &graceful_shutdown_time,
@@ -88,6 +101,15 @@ void AdmissionOptions::Register(kube::FlagSet& flags) {
 Status AdmissionOptions::Finish() {
   if (port < 1 || port > 65535) return InvalidArgument("--port: must be between 1 and 65535");
   if (threads < 0) return InvalidArgument("--threads: must not be negative");
+  if (max_queued_requests < 0) {
+    return InvalidArgument("--max-queued-requests: must not be negative");
+  }
+  if (max_connections < 1) return InvalidArgument("--max-connections: must be at least 1");
+  // One review body (3 MiB) must fit.
+  if (max_buffered_request_mib < 3) {
+    return InvalidArgument("--max-buffered-request-mib: must be at least 3 (one 3 MiB review)");
+  }
+  if (idle_timeout.count() <= 0) return InvalidArgument("--idle-timeout: must be positive");
   if (request_timeout.count() <= 0) return InvalidArgument("--request-timeout: must be positive");
   if (max_queue_depth < 1) return InvalidArgument("--max-queue-depth: must be at least 1");
   if (enabled_admission.empty()) return InvalidArgument("--enabled-admission: no path given");

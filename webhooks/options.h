@@ -28,6 +28,11 @@ struct AdmissionOptions {
   std::string address = "0.0.0.0";
   int port = 8443;
   int threads = 0;  // 0: one per core
+  // Bounds sized for the chart's 512Mi limit (see AdmissionServerOptions).
+  int max_queued_requests = 64;
+  int max_connections = 1000;
+  int max_buffered_request_mib = 64;
+  std::chrono::milliseconds idle_timeout = std::chrono::seconds(90);
   std::chrono::milliseconds request_timeout = std::chrono::seconds(10);
   std::chrono::seconds graceful_shutdown_time = std::chrono::seconds(5);
   std::string healthz_address = "127.0.0.1:11251";  // "" or "0": no plain-HTTP health port

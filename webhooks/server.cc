@@ -5,12 +5,33 @@
 #include "kube/daemon.h"
 #include "kube/health.h"
 #include "kube/http_server.h"
+#include "kube/json.h"
 #include "webhooks/router.h"
 
 namespace tephra::webhooks {
 namespace {
 
 constexpr size_t kMaxBodyBytes = 3 * 1024 * 1024;  // Volcano's limit, and the API server's
+// An API server's request has a few hundred bytes of headers.
+constexpr size_t kMaxHeaderBytes = 16 * 1024;
+// Reviews larger than this (a Job with thousands of tasks, labels or annotations) run on a
+// worker of their own, so however slow they are, everyday reviews keep theirs.
+constexpr size_t kLargeReviewBytes = 256 * 1024;
+
+// A busy answer the API server understands: a Status with Retry-After, which its webhook client
+// honours by retrying within the webhook's timeout; when the timeout runs out the hook's
+// failurePolicy decides (webhooks/README.md, "Load, limits and overload").
+kube::HttpResponse BusyStatus(const kube::HttpRequest&, int status) {
+  const bool too_many = status == 429;
+  const std::string message =
+      too_many ? "tephra-admission is busy: every review worker is taken and the queue is full"
+               : "tephra-admission is busy: too many review bytes in flight";
+  return kube::HttpResponse::Json(
+      status, R"({"kind":"Status","apiVersion":"v1","metadata":{},"status":"Failure","message":)" +
+                  json::Quote(message) + R"(,"reason":")" +
+                  (too_many ? "TooManyRequests" : "ServiceUnavailable") + R"(","code":)" +
+                  std::to_string(status) + R"(,"details":{"retryAfterSeconds":1}})");
+}
 
 }  // namespace
 
@@ -66,9 +87,19 @@ Status AdmissionServer::StartWebhooks() {
   server.address = o.address;
   server.port = o.port;
   server.threads = o.threads;
+  server.max_queued_requests = static_cast<size_t>(o.max_queued_requests);
+  server.large_request_bytes = kLargeReviewBytes;
+  server.large_request_threads = 1;
+  server.max_connections = static_cast<size_t>(o.max_connections);
+  server.max_buffered_bytes = static_cast<size_t>(o.max_buffered_bytes);
+  server.max_header_bytes = kMaxHeaderBytes;
   server.max_body_bytes = kMaxBodyBytes;
   server.handler_timeout = o.request_timeout;
+  // Also bounds the TLS handshake and a slow-drip client.
   server.read_timeout = o.request_timeout;
+  server.idle_timeout = o.idle_timeout;
+  server.stall_timeout = o.stall_timeout;
+  server.busy_response = BusyStatus;
   server.name = "webhook";
   kube::TlsOptions tls;
   tls.cert_file = o.cert_file;
@@ -79,6 +110,11 @@ Status AdmissionServer::StartWebhooks() {
   TEPHRA_RETURN_IF_ERROR(kube::MountHealthEndpoints(*webhooks, impl_->health_, impl_->registry_));
   TEPHRA_RETURN_IF_ERROR(webhooks->Start().WithContext("webhook server"));
   impl_->webhooks_ = std::move(webhooks);
+  // Liveness fails, on both ports, when the review workers are wedged.
+  kube::HttpServer* started = impl_->webhooks_.get();
+  TEPHRA_RETURN_IF_ERROR(impl_->health_.AddHealthCheck("webhook-server", [started] {
+    return started->Health();
+  }));
   std::string paths;
   for (const std::string& p : impl_->router_.paths()) paths += " " + p;
   LOG(INFO) << "serving admission webhooks on https://" << o.address << ":"
@@ -94,6 +130,10 @@ Status AdmissionServer::ReloadTls() {
 void AdmissionServer::Stop(std::chrono::milliseconds grace) {
   if (impl_->webhooks_ != nullptr) impl_->webhooks_->Stop(grace);
   if (impl_->health_server_ != nullptr) impl_->health_server_->Stop(std::chrono::seconds(1));
+}
+
+size_t AdmissionServer::abandoned_reviews() const {
+  return impl_->webhooks_ == nullptr ? 0 : impl_->webhooks_->abandoned_handlers();
 }
 
 uint16_t AdmissionServer::webhook_port() const {

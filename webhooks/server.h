@@ -16,11 +16,23 @@
 
 namespace tephra::webhooks {
 
+// Defaults sized for the chart's 512Mi memory limit (webhooks/README.md, "Load, limits and
+// overload").
 struct AdmissionServerOptions {
   std::string address = "0.0.0.0";
   uint16_t port = 8443;
-  int threads = 0;  // 0: one per core
+  int threads = 0;  // review workers; 0: one per core
+  // Reviews waiting for a worker; more are answered 429 with Retry-After at once.
+  int max_queued_requests = 64;
+  // Open HTTPS connections (an idle TLS connection costs about 50-100 KiB).
+  int max_connections = 1000;
+  // Request bodies held at once, across all connections; a review that does not fit is
+  // answered 503 with Retry-After before its body is read.
+  int64_t max_buffered_bytes = 64 << 20;
+  std::chrono::milliseconds idle_timeout = std::chrono::seconds(90);
   std::chrono::milliseconds request_timeout = std::chrono::seconds(10);
+  // Liveness fails when every review worker was stuck this long (0: the server's default).
+  std::chrono::milliseconds stall_timeout{0};
   std::string cert_file;  // PEM, re-read when it changes
   std::string key_file;
   // host:port of the plain-HTTP /healthz, /readyz, /metrics; "" or "0": none.
@@ -48,8 +60,12 @@ class AdmissionServer {
   Status StartWebhooks();
   // Re-reads the certificate files now.
   Status ReloadTls();
-  // Stops accepting and lets requests in flight finish within `grace`.
+  // Stops accepting and lets requests in flight finish within `grace`; returns within about
+  // that time even when reviews are stuck (see abandoned_reviews()).
   void Stop(std::chrono::milliseconds grace);
+  // Reviews still running after Stop(): their handlers use the caches, so the process should
+  // exit without destroying them.
+  size_t abandoned_reviews() const;
 
   uint16_t webhook_port() const;
   uint16_t health_port() const;

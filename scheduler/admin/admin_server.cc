@@ -95,6 +95,11 @@ StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path)
   return ss.str();
 }
 
+// 127.0.0.0/8, ::1 or localhost: reachable from this host (or pod) only.
+bool IsLoopback(const std::string& host) {
+  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
+}
+
 bool OwnedBy(const JobInfo& job, const std::string& name) {
   if (!job.pod_group) return false;
   const kube::OwnerReference* owner = job.pod_group->metadata.ControllerRef();
@@ -270,7 +275,12 @@ void AdminServer::Stop(std::chrono::milliseconds grace) {
 StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(const AdminServerOptions& options, AdminSources sources) {
   if (sources.recorder == nullptr || sources.cache == nullptr) return Internal("admin server: missing sources");
   TEPHRA_ASSIGN_OR_RETURN(auto host_port, kube::SplitHostPort("admin-address", options.address));
-  (void)host_port;
+  if (!IsLoopback(host_port.first) && options.tls_client_ca_file.empty() && !options.allow_anonymous) {
+    return InvalidArgument("--admin-address " + options.address +
+                           ": beyond loopback anyone who connects could read a cluster-wide snapshot; require "
+                           "client certificates (--admin-tls-cert, --admin-tls-key, --admin-tls-client-ca) or "
+                           "accept anonymous clients with --admin-allow-anonymous");
+  }
   const bool tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
   std::shared_ptr<grpc::ServerCredentials> creds;
   if (tls) {

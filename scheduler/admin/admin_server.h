@@ -4,7 +4,8 @@
 // cache holds; nothing it does changes the scheduler or the cluster.
 //
 // TLS when a certificate and key are given; with a client CA as well, clients must present a
-// certificate signed by it (mutual TLS). gRPC stays out of this header.
+// certificate signed by it (mutual TLS). Beyond loopback, mutual TLS is required unless
+// anonymous clients are allowed explicitly. gRPC stays out of this header.
 #pragma once
 
 #include <chrono>
@@ -24,6 +25,9 @@ struct AdminServerOptions {
   std::string tls_cert_file;
   std::string tls_key_file;
   std::string tls_client_ca_file;  // require client certificates signed by this CA
+  // Serve clients without a certificate on an address beyond loopback. Off: such an address
+  // needs tls_client_ca_file, as anyone reaching it could read a cluster-wide snapshot.
+  bool allow_anonymous = false;
 };
 
 // What the server reads. Everything must outlive the server.

@@ -192,9 +192,116 @@ for args, message in (
     expect(r.returncode != 0 and message in r.stderr,
            f"helm template {' '.join(args)}: want an error naming {message}, got: {r.stderr.strip()}")
 
-# 9. The daemons accept the arguments the Deployments give them.
+# 9. `--set key={}` gives [""]: an empty list for optional lists, an error naming the key for
+#    lists that need entries.
+empty = render("--set", "scheduler.extraArgs={}", "--set", "controllerManager.extraArgs={}",
+               "--set", "admission.extraArgs={}", "--set", "imagePullSecrets={}",
+               "--set", "scheduler.tolerations={}")
+for name, d in kinds(empty, "Deployment").items():
+    pod = d["spec"]["template"]["spec"]
+    expect("" not in pod["containers"][0]["args"], f"{name}: an empty argument from extraArgs={{}}")
+    expect(not pod.get("imagePullSecrets") and not pod.get("tolerations"),
+           f"{name}: [\"\"] rendered for imagePullSecrets or tolerations")
+for args, message in (
+        (["--set", "controllerManager.controllers={}"], "controllers"),
+        (["--set", "schedulerNames={}"], "schedulerNames")):
+    r = helm("template", "tephra", CHART, "--namespace", NS, *args)
+    expect(r.returncode != 0 and message in r.stderr,
+           f"helm template {' '.join(args)}: want an error naming {message}, got: {r.stderr.strip()}")
+
+# 10. The webhook server's bounds reach the daemon.
+adm_args = deployments["tephra-admission"]["spec"]["template"]["spec"]["containers"][0]["args"]
+for flag in ("--max-connections=1000", "--max-queued-requests=64", "--max-buffered-request-mib=64",
+             "--idle-timeout=90s", "--threads=0"):
+    expect(flag in adm_args, f"admission arguments lack {flag}: {adm_args}")
+
+
+# 11. The scheduler's admin API: off by default; when enabled, TLS on loopback with generated
+#     certificates (or a Secret of one's own), client certificates on request, and never
+#     anonymous beyond loopback.
+def scheduler_of(objs_):
+    return kinds(objs_, "Deployment")["tephra-scheduler"]["spec"]["template"]["spec"]
+
+
+def openssl(*args, stdin=None):
+    return subprocess.run(["openssl", *args], input=stdin, capture_output=True, text=True)
+
+
+expect(not any(a.startswith("--admin") for a in scheduler_of(objs)["containers"][0]["args"]),
+       "admin API on by default")
+expect("tephra-scheduler-admin-tls" not in kinds(objs, "Secret"), "admin Secret without the admin API")
+admin = render("--set", "scheduler.admin.enabled=true")
+spec = scheduler_of(admin)
+args = spec["containers"][0]["args"]
+for flag in ("--admin-address=127.0.0.1:8091", "--admin-tls-cert=/etc/tephra-admin-tls/tls.crt",
+             "--admin-tls-key=/etc/tephra-admin-tls/tls.key"):
+    expect(flag in args, f"admin API arguments lack {flag}: {args}")
+expect(not any(a.startswith("--admin-tls-client-ca") for a in args), "client CA without clientAuth")
+volumes = {v["name"]: v for v in spec["volumes"]}
+expect(volumes.get("admin-tls", {}).get("secret", {}).get("secretName") == "tephra-scheduler-admin-tls",
+       f"admin TLS volume: {volumes.get('admin-tls')}")
+secret = kinds(admin, "Secret").get("tephra-scheduler-admin-tls", {}).get("data", {})
+expect(set(secret) == {"ca.crt", "tls.crt", "tls.key", "client.crt", "client.key"},
+       f"admin Secret keys: {sorted(secret)}")
+if secret and shutil.which("openssl"):
+    import base64
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        for key, value in secret.items():
+            with open(os.path.join(tmp, key), "wb") as f:
+                f.write(base64.b64decode(value))
+        for cert in ("tls.crt", "client.crt"):
+            r = openssl("verify", "-CAfile", os.path.join(tmp, "ca.crt"), os.path.join(tmp, cert))
+            expect(r.returncode == 0, f"admin {cert} does not verify against ca.crt: {r.stdout}{r.stderr}")
+        r = openssl("x509", "-noout", "-ext", "subjectAltName", "-in", os.path.join(tmp, "tls.crt"))
+        expect("IP Address:127.0.0.1" in r.stdout and "tephra-scheduler.tephra-system.svc" in r.stdout,
+               f"admin serving certificate names: {r.stdout}{r.stderr}")
+mtls = render("--set", "scheduler.admin.enabled=true", "--set", "scheduler.admin.tls.clientAuth=true",
+              "--set", "scheduler.admin.address=0.0.0.0")
+args = scheduler_of(mtls)["containers"][0]["args"]
+expect("--admin-tls-client-ca=/etc/tephra-admin-tls/ca.crt" in args and
+       "--admin-address=0.0.0.0:8091" in args, f"mutual-TLS admin arguments: {args}")
+own_admin = render("--set", "scheduler.admin.enabled=true", "--set", "scheduler.admin.tls.existingSecret=mine")
+expect("tephra-scheduler-admin-tls" not in kinds(own_admin, "Secret"), "admin Secret generated beside existingSecret")
+expect({v["name"]: v for v in scheduler_of(own_admin)["volumes"]}["admin-tls"]["secret"]["secretName"] == "mine",
+       "existingSecret not mounted")
+for extra in (["--set", "scheduler.admin.tls.enabled=false"], []):
+    r = helm("template", "tephra", CHART, "--namespace", NS, "--set", "scheduler.admin.enabled=true",
+             "--set", "scheduler.admin.address=0.0.0.0", *extra)
+    expect(r.returncode != 0 and "scheduler.admin.address" in r.stderr,
+           f"anonymous admin API beyond loopback rendered ({extra}): {r.stderr.strip()}")
+local_admin = render(*LOCAL, "--set", "scheduler.admin.enabled=true")
+local_args = yaml.safe_load(kinds(local_admin, "ConfigMap")["tephra-local"]["data"]["scheduler.args"])
+expect("--admin-address=127.0.0.1:8091" in local_args and
+       not any(a.startswith("--admin-tls") for a in local_args), f"local admin arguments: {local_args}")
+
+# 12. NetworkPolicy: off by default; when on, metrics only from metricsFrom, the webhook open.
+expect(not kinds(objs, "NetworkPolicy"), "NetworkPolicy although disabled")
+policies = kinds(render("--set", "networkPolicy.enabled=true",
+                        "--set-json", 'networkPolicy.metricsFrom=[{"namespaceSelector":{"matchLabels":'
+                        '{"kubernetes.io/metadata.name":"monitoring"}}}]'), "NetworkPolicy")
+expect(set(policies) == {"tephra-scheduler", "tephra-controller-manager", "tephra-admission"},
+       f"NetworkPolicies: {sorted(policies)}")
+for name, port in (("tephra-scheduler", 8080), ("tephra-controller-manager", 11252), ("tephra-admission", 11251)):
+    rules = policies.get(name, {}).get("spec", {}).get("ingress") or []
+    metrics = [r for r in rules if any(p["port"] == port for p in r.get("ports", []))]
+    expect(len(metrics) == 1 and metrics[0].get("from") and
+           metrics[0]["from"][0]["namespaceSelector"]["matchLabels"] == {"kubernetes.io/metadata.name": "monitoring"},
+           f"{name}: metrics port {port} not limited to metricsFrom: {rules}")
+webhook = [r for r in policies.get("tephra-admission", {}).get("spec", {}).get("ingress") or []
+           if any(p["port"] == 8443 for p in r.get("ports", []))]
+expect(len(webhook) == 1 and "from" not in webhook[0], f"webhook port not open: {webhook}")
+closed = kinds(render("--set", "networkPolicy.enabled=true"), "NetworkPolicy")
+expect(closed.get("tephra-scheduler", {}).get("spec", {}).get("ingress") == [],
+       f"scheduler policy without metricsFrom: {closed.get('tephra-scheduler')}")
+for args in (["--set", "networkPolicy.enabled=true"], ["--set", "scheduler.admin.enabled=true"],
+             ["--set", "scheduler.extraArgs={}"]):
+    r = helm("lint", "--strict", CHART, "--namespace", NS, *args)
+    expect(r.returncode == 0, f"helm lint --strict {' '.join(args)}:\n{r.stdout}{r.stderr}")
+
+# 13. The daemons accept the arguments the Deployments give them.
 if BIN:
-    for variant in (objs, ha, render("--set", "admission.certificate.existingSecret=my-certs")):
+    for variant in (objs, ha, render("--set", "admission.certificate.existingSecret=my-certs"), mtls):
         for name, d in kinds(variant, "Deployment").items():
             c = d["spec"]["template"]["spec"]["containers"][0]
             binary = os.path.join(BIN, os.path.basename(c["command"][0]))

@@ -115,6 +115,49 @@ app.kubernetes.io/component: {{ .component }}
 {{- end -}}
 
 {{/*
+A list value without empty strings, as YAML: `--set key={}` gives [""], which means "none".
+*/}}
+{{- define "tephra.listValues" -}}
+{{- toYaml (without (. | default list) "") -}}
+{{- end -}}
+
+{{/* The scheduler's admin API: Secret name, and flags (none when disabled). */}}
+{{- define "tephra.scheduler.adminSecret" -}}
+{{- $t := .Values.scheduler.admin.tls -}}
+{{- if $t.existingSecret -}}
+{{- $t.existingSecret -}}
+{{- else -}}
+{{- printf "%s-admin-tls" (include "tephra.componentName" (dict "root" . "component" "scheduler")) -}}
+{{- end -}}
+{{- end -}}
+
+{{- define "tephra.scheduler.adminTlsDir" -}}/etc/tephra-admin-tls{{- end -}}
+
+{{/* Whether the admin API serves TLS: on by default, never in local mode (no Secret volumes). */}}
+{{- define "tephra.scheduler.adminTls" -}}
+{{- if and .Values.scheduler.admin.enabled .Values.scheduler.admin.tls.enabled (not .Values.local.enabled) -}}true{{- end -}}
+{{- end -}}
+
+{{- define "tephra.scheduler.adminArgs" -}}
+{{- $adm := .Values.scheduler.admin -}}
+{{- $a := list -}}
+{{- if $adm.enabled -}}
+{{- $host := $adm.address -}}
+{{- if contains ":" $host -}}{{- $host = printf "[%s]" $host -}}{{- end -}}
+{{- $a = append $a (printf "--admin-address=%s:%d" $host (int $adm.port)) -}}
+{{- if include "tephra.scheduler.adminTls" . -}}
+{{- $dir := include "tephra.scheduler.adminTlsDir" . -}}
+{{- $a = append $a (printf "--admin-tls-cert=%s/tls.crt" $dir) -}}
+{{- $a = append $a (printf "--admin-tls-key=%s/tls.key" $dir) -}}
+{{- if $adm.tls.clientAuth -}}
+{{- $a = append $a (printf "--admin-tls-client-ca=%s/ca.crt" $dir) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- toYaml $a -}}
+{{- end -}}
+
+{{/*
 Each daemon's arguments as a YAML list, shared by its Deployment and, in local mode, by the
 <fullname>-local ConfigMap that hack/local-daemons.sh reads. Local mode adds --kubeconfig (and
 the scheduler's --scheduler-conf) itself.
@@ -133,7 +176,8 @@ the scheduler's --scheduler-conf) itself.
 {{- $a = append $a (printf "--listen-address=%s:%d" (include "tephra.bindHost" .) (int $s.metricsPort)) -}}
 {{- $a = concat $a (include "tephra.leaderElectionArgs" (dict "root" . "lease" (include "tephra.schedulerLease" .)) | fromYamlArray) -}}
 {{- $a = append $a (printf "-v=%d" (int $s.logLevel)) -}}
-{{- toYaml (concat $a $s.extraArgs) -}}
+{{- $a = concat $a (include "tephra.scheduler.adminArgs" . | fromYamlArray) -}}
+{{- toYaml (concat $a (include "tephra.listValues" $s.extraArgs | fromYamlArray)) -}}
 {{- end -}}
 
 {{- define "tephra.controllerManager.args" -}}
@@ -150,7 +194,7 @@ the scheduler's --scheduler-conf) itself.
 {{- $a = append $a (printf "--healthz-address=%s:%d" (include "tephra.bindHost" .) (int $c.healthzPort)) -}}
 {{- $a = concat $a (include "tephra.leaderElectionArgs" (dict "root" . "lease" (include "tephra.controllerManagerLease" .)) | fromYamlArray) -}}
 {{- $a = append $a (printf "-v=%d" (int $c.logLevel)) -}}
-{{- toYaml (concat $a $c.extraArgs) -}}
+{{- toYaml (concat $a (include "tephra.listValues" $c.extraArgs | fromYamlArray)) -}}
 {{- end -}}
 
 {{- define "tephra.admission.args" -}}
@@ -179,10 +223,15 @@ the scheduler's --scheduler-conf) itself.
 {{- $a = append $a (printf "--max-queue-depth=%d" (int $v.maxQueueDepth)) -}}
 {{- $a = append $a (printf "--enable-queue-allocated-pods-check=%t" $v.enableQueueAllocatedPodsCheck) -}}
 {{- $a = append $a (printf "--enable-root-queue-protection=%t" $v.enableRootQueueProtection) -}}
+{{- $a = append $a (printf "--threads=%d" (int $v.server.threads)) -}}
+{{- $a = append $a (printf "--max-queued-requests=%d" (int $v.server.maxQueuedRequests)) -}}
+{{- $a = append $a (printf "--max-connections=%d" (int $v.server.maxConnections)) -}}
+{{- $a = append $a (printf "--max-buffered-request-mib=%d" (int $v.server.maxBufferedRequestMiB)) -}}
+{{- $a = append $a (printf "--idle-timeout=%s" $v.server.idleTimeout) -}}
 {{- $a = append $a (printf "--kube-api-qps=%v" $v.kubeApiQps) -}}
 {{- $a = append $a (printf "--kube-api-burst=%d" (int $v.kubeApiBurst)) -}}
 {{- $a = append $a (printf "-v=%d" (int $v.logLevel)) -}}
-{{- toYaml (concat $a $v.extraArgs) -}}
+{{- toYaml (concat $a (include "tephra.listValues" $v.extraArgs | fromYamlArray)) -}}
 {{- end -}}
 
 {{/*
@@ -191,7 +240,7 @@ A pod template's common parts; call with (dict "root" $ "component" NAME "values
 {{- define "tephra.podSpecCommon" -}}
 serviceAccountName: {{ include "tephra.serviceAccountName" . }}
 automountServiceAccountToken: true
-{{- with .root.Values.imagePullSecrets }}
+{{- with (without (.root.Values.imagePullSecrets | default list) "") }}
 imagePullSecrets:
   {{- toYaml . | nindent 2 }}
 {{- end }}
@@ -204,7 +253,7 @@ securityContext:
 nodeSelector:
   {{- toYaml . | nindent 2 }}
 {{- end }}
-{{- with .values.tolerations }}
+{{- with (without (.values.tolerations | default list) "") }}
 tolerations:
   {{- toYaml . | nindent 2 }}
 {{- end }}
@@ -253,6 +302,12 @@ readinessProbe:
 {{- end -}}
 {{- if not (get $conf "tiers") -}}
 {{- fail "scheduler.conf: needs \"tiers\" with at least one tier of plugins" -}}
+{{- end -}}
+{{- $adm := .Values.scheduler.admin -}}
+{{- if and $adm.enabled (not (has $adm.address (list "127.0.0.1" "::1" "localhost"))) (not .Values.local.enabled) -}}
+{{- if not (and $adm.tls.enabled $adm.tls.clientAuth) -}}
+{{- fail (printf "scheduler.admin.address %s: beyond loopback the admin API needs scheduler.admin.tls.enabled and scheduler.admin.tls.clientAuth (it serves a cluster-wide snapshot)" $adm.address) -}}
+{{- end -}}
 {{- end -}}
 {{- if and .Values.local.enabled .Values.admission.certificate.existingSecret -}}
 {{- fail "admission.certificate.existingSecret: not with local.enabled (the local daemon generates its certificate for 127.0.0.1)" -}}

@@ -530,6 +530,307 @@ TEST_CASE("Stop finishes requests in flight and closes idle connections") {
   CHECK_FALSE(late.Connect(port).empty());  // nothing listens any more
 }
 
+// ---- Bounded resources: workers, connections, buffered bytes, shutdown ---------------------
+
+// A handler that blocks until released, counting the calls that entered it. The handler holds
+// its own references, so it may outlive the Gate on a worker that Stop() left behind.
+class Gate {
+ public:
+  HttpHandler Handler(std::string answer = "released") {
+    return [entered = entered_, released = released_, answer](const HttpRequest&) {
+      ++*entered;
+      released.wait();
+      return HttpResponse::Text(200, answer);
+    };
+  }
+  // Waits (bounded) until `n` calls are inside.
+  bool WaitEntered(int n) {
+    for (int i = 0; i < 500 && entered_->load() < n; ++i) {
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return entered_->load() >= n;
+  }
+  void Release() {
+    if (!done_) release_.set_value();
+    done_ = true;
+  }
+  ~Gate() { Release(); }
+
+ private:
+  std::shared_ptr<std::atomic<int>> entered_ = std::make_shared<std::atomic<int>>(0);
+  std::promise<void> release_;
+  std::shared_future<void> released_ = release_.get_future().share();
+  bool done_ = false;
+};
+
+// Polls `condition` for up to five seconds.
+template <typename Condition>
+bool Eventually(Condition condition) {
+  for (int i = 0; i < 500; ++i) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  return condition();
+}
+
+TEST_CASE("The handler deadline is answered while every worker is stuck") {
+  HttpServerOptions options = TestOptions();  // two workers
+  options.handler_timeout = milliseconds(200);
+  HttpServer server(options);
+  Gate gate;
+  std::atomic<int> queued_runs{0};
+  REQUIRE(server.Handle("GET", "/stuck", gate.Handler()).ok());
+  REQUIRE(server.Handle("GET", "/count", [&](const HttpRequest&) {
+                  ++queued_runs;
+                  return HttpResponse::Text(200, "ran");
+                }).ok());
+  REQUIRE(server.Start().ok());
+  Client first, second, third;
+  for (Client* c : {&first, &second}) {
+    REQUIRE(c->Connect(server.port()).empty());
+    REQUIRE(c->Send(Get("/stuck")));
+  }
+  REQUIRE(gate.WaitEntered(2));
+  REQUIRE(third.Connect(server.port()).empty());
+  REQUIRE(third.Send(Get("/count")));  // waits in the queue behind the stuck handlers
+  for (Client* c : {&first, &second, &third}) {
+    auto r = c->Read();
+    REQUIRE(r);
+    CHECK(r->status == 503);
+  }
+  CHECK(server.stats().timed_out_handlers == 3);
+  gate.Release();
+  REQUIRE(Eventually([&] { return server.stats().busy_workers == 0; }));
+  CHECK(queued_runs == 0);  // its deadline passed in the queue: never run
+  CHECK(Fetch(server.port(), Get("/count"))->status == 200);
+  server.Stop();
+}
+
+TEST_CASE("Health endpoints answer while the workers are busy and the watchdog sees them stuck") {
+  HttpServerOptions options = TestOptions();
+  options.threads = 1;
+  options.handler_timeout = milliseconds(100);
+  options.stall_timeout = milliseconds(300);
+  HttpServer server(options);
+  Gate gate;
+  REQUIRE(server.Handle("GET", "/stuck", gate.Handler()).ok());
+  REQUIRE(server.Handle(
+                    "GET", "/healthz",
+                    [&server](const HttpRequest&) {
+                      Status health = server.Health();
+                      return health.ok() ? HttpResponse::Text(200, "ok")
+                                         : HttpResponse::Text(500, health.message());
+                    },
+                    Dispatch::kInline)
+              .ok());
+  REQUIRE(server.Start().ok());
+  CHECK(server.Health().ok());
+  Client stuck;
+  REQUIRE(stuck.Connect(server.port()).empty());
+  REQUIRE(stuck.Send(Get("/stuck")));
+  REQUIRE(gate.WaitEntered(1));
+  auto r = Fetch(server.port(), Get("/healthz"));  // the only worker is busy
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  REQUIRE(stuck.Read());  // 503 at the deadline; the handler is still stuck
+
+  REQUIRE(Eventually([&] { return !server.Health().ok(); }));
+  CHECK(server.Health().message().find("workers busy") != std::string::npos);
+  r = Fetch(server.port(), Get("/healthz"));
+  REQUIRE(r);
+  CHECK(r->status == 500);
+  gate.Release();
+  CHECK(Eventually([&] { return server.Health().ok(); }));
+  server.Stop();
+}
+
+TEST_CASE("A request that finds the workers and the queue full gets 429 at once") {
+  HttpServerOptions options = TestOptions();
+  options.threads = 1;
+  options.max_queued_requests = 1;
+  options.handler_timeout = std::chrono::seconds(30);
+  HttpServer server(options);
+  Gate gate;
+  REQUIRE(server.Handle("GET", "/stuck", gate.Handler()).ok());
+  REQUIRE(server.Start().ok());
+  Client running, waiting, refused;
+  REQUIRE(running.Connect(server.port()).empty());
+  REQUIRE(running.Send(Get("/stuck")));
+  REQUIRE(gate.WaitEntered(1));
+  REQUIRE(waiting.Connect(server.port()).empty());
+  REQUIRE(waiting.Send(Get("/stuck")));
+  REQUIRE(Eventually([&] { return server.stats().queued_requests == 1; }));
+  REQUIRE(refused.Connect(server.port()).empty());
+  REQUIRE(refused.Send(Get("/stuck")));
+  auto r = refused.Read();
+  REQUIRE(r);
+  CHECK(r->status == 429);
+  CHECK(r->Header("retry-after") == "1");
+  CHECK(server.stats().overloaded_requests == 1);
+  gate.Release();
+  for (Client* c : {&running, &waiting}) {
+    auto answer = c->Read();
+    REQUIRE(answer);
+    CHECK(answer->status == 200);
+  }
+  REQUIRE(refused.Send(Get("/stuck")));  // the refused connection is still usable
+  r = refused.Read();
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  server.Stop();
+}
+
+TEST_CASE("Large requests run on workers of their own and cannot crowd out small ones") {
+  HttpServerOptions options = TestOptions();
+  options.threads = 1;
+  options.max_queued_requests = 0;
+  options.large_request_bytes = 1024;
+  options.large_request_threads = 1;
+  HttpServer server(options);
+  Gate gate;
+  REQUIRE(server.Handle("POST", "/stuck", gate.Handler()).ok());
+  REQUIRE(server.Handle("POST", "/echo", Echo).ok());
+  REQUIRE(server.Start().ok());
+  const std::string large(2048, 'x');
+  Client slow;
+  REQUIRE(slow.Connect(server.port()).empty());
+  REQUIRE(slow.Send(Post("/stuck", large)));
+  REQUIRE(gate.WaitEntered(1));
+  auto r = Fetch(server.port(), Post("/echo", "small"));  // the general worker is free
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  r = Fetch(server.port(), Post("/echo", large));  // the large-request worker is not
+  REQUIRE(r);
+  CHECK(r->status == 429);
+  gate.Release();
+  REQUIRE(slow.Read());
+  server.Stop();
+}
+
+TEST_CASE("At the connection limit an idle connection makes room, else the new one is refused") {
+  HttpServerOptions options = TestOptions();  // two workers
+  options.max_connections = 2;
+  HttpServer server(options);
+  Gate gate;
+  REQUIRE(server.Handle("GET", "/echo", Echo).ok());
+  REQUIRE(server.Handle("GET", "/stuck", gate.Handler()).ok());
+  REQUIRE(server.Start().ok());
+  Client oldest, second;
+  for (Client* c : {&oldest, &second}) {
+    REQUIRE(c->Connect(server.port()).empty());
+    REQUIRE(c->Send(Get("/echo")));
+    REQUIRE(c->Read());
+  }
+  // Both are idle between requests: the one idle longest is closed for the newcomer.
+  Client third;
+  REQUIRE(third.Connect(server.port()).empty());
+  CHECK(oldest.ClosedByServer());
+  REQUIRE(third.Send(Get("/echo")));
+  auto r = third.Read();
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(server.stats().evicted_connections == 1);
+
+  // Both connections busy with a request: nothing to evict, the newcomer is closed at once.
+  REQUIRE(second.Send(Get("/stuck")));
+  REQUIRE(third.Send(Get("/stuck")));
+  REQUIRE(gate.WaitEntered(2));
+  Client refused;
+  REQUIRE(refused.Connect(server.port()).empty());  // the kernel accepts; the server closes
+  CHECK(refused.ClosedByServer());
+  CHECK(server.stats().refused_connections == 1);
+  CHECK(server.ActiveConnections() == 2);
+  gate.Release();
+  REQUIRE(second.Read());
+  REQUIRE(third.Read());
+  server.Stop();
+}
+
+TEST_CASE("A body that does not fit the buffer budget is refused with 503 before it is read") {
+  HttpServerOptions options = TestOptions();
+  options.threads = 1;
+  options.max_body_bytes = 1024 * 1024;
+  options.max_buffered_bytes = 1024 * 1024;
+  HttpServer server(options);
+  Gate gate;
+  REQUIRE(server.Handle("POST", "/stuck", gate.Handler()).ok());
+  REQUIRE(server.Handle("POST", "/echo", [](const HttpRequest& r) {
+                  return HttpResponse::Text(200, std::to_string(r.body.size()));
+                }).ok());
+  REQUIRE(server.Start().ok());
+  const std::string body(600 * 1024, 'x');
+  Client holder;
+  REQUIRE(holder.Connect(server.port()).empty());
+  REQUIRE(holder.Send(Post("/stuck", body)));
+  REQUIRE(gate.WaitEntered(1));
+  CHECK(server.stats().buffered_bytes == body.size());
+
+  Client refused;
+  REQUIRE(refused.Connect(server.port()).empty());
+  // Only the header: the answer must come without the body being sent.
+  const std::string post = Post("/echo", body);
+  REQUIRE(refused.Send(post.substr(0, post.size() - body.size())));
+  auto r = refused.Read();
+  REQUIRE(r);
+  CHECK(r->status == 503);
+  CHECK(r->Header("retry-after") == "1");
+  CHECK(server.stats().over_budget_requests == 1);
+
+  gate.Release();
+  REQUIRE(holder.Read());
+  REQUIRE(Eventually([&] { return server.stats().buffered_bytes == 0; }));
+  r = Fetch(server.port(), post);
+  REQUIRE(r);
+  CHECK(r->status == 200);
+  CHECK(r->body == std::to_string(body.size()));
+  server.Stop();
+}
+
+TEST_CASE("The busy answer can be shaped by the server's owner") {
+  HttpServerOptions options = TestOptions();
+  options.threads = 1;
+  options.max_queued_requests = 0;
+  options.busy_response = [](const HttpRequest& r, int status) {
+    HttpResponse response = HttpResponse::Json(status, "{\"path\":\"" + r.path + "\"}");
+    response.headers.emplace_back("Retry-After", "2");
+    return response;
+  };
+  HttpServer server(options);
+  Gate gate;
+  REQUIRE(server.Handle("GET", "/stuck", gate.Handler()).ok());
+  REQUIRE(server.Start().ok());
+  Client running;
+  REQUIRE(running.Connect(server.port()).empty());
+  REQUIRE(running.Send(Get("/stuck")));
+  REQUIRE(gate.WaitEntered(1));
+  auto r = Fetch(server.port(), Get("/stuck"));
+  REQUIRE(r);
+  CHECK(r->status == 429);
+  CHECK(r->body == "{\"path\":\"/stuck\"}");
+  CHECK(r->Header("retry-after") == "2");
+  gate.Release();
+  server.Stop();
+}
+
+TEST_CASE("Stop returns within its grace period while a handler is stuck") {
+  HttpServerOptions options = TestOptions();
+  options.handler_timeout = std::chrono::seconds(30);
+  HttpServer server(options);
+  Gate gate;
+  REQUIRE(server.Handle("GET", "/stuck", gate.Handler()).ok());
+  REQUIRE(server.Start().ok());
+  Client stuck;
+  REQUIRE(stuck.Connect(server.port()).empty());
+  REQUIRE(stuck.Send(Get("/stuck")));
+  REQUIRE(gate.WaitEntered(1));
+  auto stopped = std::async(std::launch::async, [&] { server.Stop(milliseconds(200)); });
+  const bool returned = stopped.wait_for(std::chrono::seconds(5)) == std::future_status::ready;
+  CHECK(returned);
+  CHECK(server.abandoned_handlers() == 1);
+  CHECK(stuck.ClosedByServer());
+  gate.Release();  // the abandoned handler finishes; its answer goes nowhere
+}
+
 // ---- TLS ------------------------------------------------------------------------------------
 
 // A scratch directory with certificates made by the openssl command line.

@@ -187,6 +187,24 @@ TEST_CASE("bad admin server options are refused naming the flag") {
   CHECK(ca_only.status().message().find("--admin-tls-client-ca needs") != std::string::npos);
 }
 
+TEST_CASE("beyond loopback the admin API refuses to serve anonymous clients") {
+  Harness h;
+  SessionRecorder recorder({10, false});
+  AdminSources sources;
+  sources.recorder = &recorder;
+  sources.cache = &h.cache();
+  for (const std::string address : {"0.0.0.0:0", ":0", "[::]:0"}) {
+    auto open = AdminServer::Start({address, "", "", ""}, sources);
+    REQUIRE_FALSE(open.ok());
+    CHECK(open.status().code() == StatusCode::kInvalidArgument);
+    CHECK(open.status().message().find("--admin-tls-client-ca") != std::string::npos);
+    CHECK(open.status().message().find("--admin-allow-anonymous") != std::string::npos);
+  }
+  auto loopback = AdminServer::Start({"127.0.0.1:0", "", "", ""}, sources);
+  REQUIRE(loopback.ok());
+  (*loopback)->Stop(std::chrono::milliseconds(0));
+}
+
 // Runs openssl; the test is skipped where it is not installed.
 bool Openssl(const std::vector<std::string>& args) {
   std::vector<std::string> argv{"openssl"};

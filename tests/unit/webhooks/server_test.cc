@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <fstream>
+#include <future>
 #include <string>
+#include <thread>
 
 #include <catch2/catch.hpp>
 
@@ -60,18 +62,21 @@ struct Certs {
   CertificateAndKey ca;
 };
 
-// curl with the CA; returns "<status> <body>".
-std::string Curl(const Certs& certs, uint16_t port, const std::string& path,
+// curl with the CA; returns "<status> <body>". Plain HTTP without `certs`.
+std::string Curl(const Certs* certs, uint16_t port, const std::string& path,
                  const std::string& body_file = "") {
-  std::vector<std::string> argv{"curl", "-sS", "--max-time", "10", "--cacert",
-                                certs.dir + "/ca.crt", "-o", "-", "-w", " %{http_code}"};
+  std::vector<std::string> argv{"curl", "-sS", "--max-time", "10", "-o", "-",
+                                "-w", " %{http_code}", "-D", "/dev/stderr"};
+  if (certs != nullptr) argv.insert(argv.end(), {"--cacert", certs->dir + "/ca.crt"});
   if (!body_file.empty()) {
     argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", "@" + body_file});
   }
-  argv.push_back("https://127.0.0.1:" + std::to_string(port) + path);
+  argv.push_back((certs != nullptr ? "https://127.0.0.1:" : "http://127.0.0.1:") +
+                 std::to_string(port) + path);
   CommandResult r = RunCommand(argv);
   INFO(r.err);
   REQUIRE(r.ok());
+  if (r.err.find("Retry-After: 1") != std::string::npos) r.out = "[retry-after 1]" + r.out;
   size_t space = r.out.rfind(' ');
   return r.out.substr(space + 1) + " " + r.out.substr(0, space);
 }
@@ -97,20 +102,20 @@ TEST_CASE("The HTTPS server answers reviews and health checks and refuses oversi
   const uint16_t port = server.webhook_port();
   REQUIRE(port != 0);
 
-  CHECK(Curl(certs, port, "/healthz") == "200 ok");
-  CHECK(Curl(certs, port, "/readyz").rfind("500 ", 0) == 0);
+  CHECK(Curl(&certs, port, "/healthz") == "200 ok");
+  CHECK(Curl(&certs, port, "/readyz").rfind("500 ", 0) == 0);
   ready = true;
-  CHECK(Curl(certs, port, "/readyz") == "200 ok");
+  CHECK(Curl(&certs, port, "/readyz") == "200 ok");
 
   WriteFile(certs.dir + "/body", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
       "request":{"uid":"u","operation":"DELETE","name":"root","oldObject":{"metadata":{"name":"root"}}}})");
-  std::string answer = Curl(certs, port, "/queues/validate", certs.dir + "/body");
+  std::string answer = Curl(&certs, port, "/queues/validate", certs.dir + "/body");
   CHECK(answer.rfind("200 ", 0) == 0);
   CHECK(answer.find(R"("message":"metadata.name: queue \"root\" cannot be deleted")") !=
         std::string::npos);
 
   WriteFile(certs.dir + "/body", std::string(3 * 1024 * 1024 + 1, ' '));
-  CHECK(Curl(certs, port, "/queues/validate", certs.dir + "/body").rfind("413 ", 0) == 0);
+  CHECK(Curl(&certs, port, "/queues/validate", certs.dir + "/body").rfind("413 ", 0) == 0);
   CHECK(registry.Render().find("tephra_admission_requests_total") != std::string::npos);
 
   // A renewed certificate is served after ReloadTls, without a restart.
@@ -120,6 +125,69 @@ TEST_CASE("The HTTPS server answers reviews and health checks and refuses oversi
       {"sh", "-c", "openssl s_client -connect 127.0.0.1:" + std::to_string(port) +
                        " -CAfile " + certs.dir + "/ca.crt </dev/null 2>/dev/null | grep subject="});
   CHECK(subject.out.find("CN = renewed") != std::string::npos);
+  server.Stop(std::chrono::seconds(1));
+}
+
+// A review that blocks its worker until released.
+class StuckHandler final : public AdmissionHandler {
+ public:
+  AdmissionResponse Admit(const AdmissionRequest& request) const override {
+    ++*entered_;
+    released_.wait();
+    AdmissionResponse response;
+    response.uid = request.uid;
+    response.allowed = true;
+    return response;
+  }
+  std::shared_ptr<std::atomic<int>> entered_ = std::make_shared<std::atomic<int>>(0);
+  std::promise<void> release_;
+  std::shared_future<void> released_ = release_.get_future().share();
+};
+
+TEST_CASE("Stuck reviews: probes answer, the deadline holds, excess gets 429, liveness fails") {
+  Certs certs;
+  metrics::Registry registry;
+  AdmissionServerOptions options;
+  options.address = "127.0.0.1";
+  options.port = 0;
+  options.threads = 1;
+  options.max_queued_requests = 0;
+  options.request_timeout = std::chrono::milliseconds(300);
+  options.stall_timeout = std::chrono::milliseconds(500);
+  options.health_address = "127.0.0.1:0";
+  options.cert_file = certs.dir + "/tls.crt";
+  options.key_file = certs.dir + "/tls.key";
+  auto stuck = std::make_shared<StuckHandler>();
+  AdmissionServer server(options, registry);
+  REQUIRE(server.AddAdmission("/stuck", stuck).ok());
+  REQUIRE(server.StartHealth().ok());
+  REQUIRE(server.StartWebhooks().ok());
+  const uint16_t port = server.webhook_port();
+  WriteFile(certs.dir + "/body", R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
+      "request":{"uid":"u","operation":"CREATE","object":{"metadata":{"name":"a"}}}})");
+
+  auto first = std::async(std::launch::async,
+                          [&] { return Curl(&certs, port, "/stuck", certs.dir + "/body"); });
+  for (int i = 0; i < 500 && stuck->entered_->load() == 0; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  REQUIRE(stuck->entered_->load() == 1);
+  CHECK(Curl(&certs, port, "/healthz") == "200 ok");
+  std::string busy = Curl(&certs, port, "/stuck", certs.dir + "/body");
+  CHECK(busy.rfind("429 [retry-after 1]", 0) == 0);
+  CHECK(busy.find(R"("reason":"TooManyRequests")") != std::string::npos);
+  CHECK(first.get().rfind("503 ", 0) == 0);  // the deadline, with the review still stuck
+
+  // Liveness on the plain health port fails once the worker has been stuck long enough.
+  std::string health;
+  for (int i = 0; i < 100; ++i) {
+    health = Curl(nullptr, server.health_port(), "/healthz?verbose");
+    if (health.rfind("500 ", 0) == 0) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  CHECK(health.rfind("500 ", 0) == 0);
+  CHECK(health.find("[-]webhook-server failed") != std::string::npos);
+  stuck->release_.set_value();
   server.Stop(std::chrono::seconds(1));
 }
 
