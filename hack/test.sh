@@ -10,8 +10,8 @@
 #
 # Real job operators (tests/e2e/operators) are built from the Go module proxy and cached like the
 # control-plane tools. The default run builds only the training-operator; the tests of operators
-# not built are skipped. TEPHRA_OPERATORS="kuberay ..." (or "all", or "none") overrides the choice;
-# `-L operators` builds all of them.
+# not built are skipped; `-L operators` builds all of them, a selection without operator tests
+# (-L unit) none. TEPHRA_OPERATORS="kuberay ..." (or "all", or "none") overrides the choice.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -23,8 +23,15 @@ step "installing Debian packages"
 bash hack/install-deps.sh
 step "building control-plane tools (cached under ~/.cache/tephra)"
 hack/build-tools.sh >/dev/null
-operators=${TEPHRA_OPERATORS:-training-operator}
-[[ -z "${TEPHRA_OPERATORS:-}" && " $* " == *" -L operators "* ]] && operators=all
+# Which operators this run needs: all for -L operators, none for a -L or -R selection that
+# names neither operators nor e2e (-L unit), else the default's.
+case " $* " in
+  *" -L operators "*) operators=all ;;
+  *operators*|*e2e*) operators=training-operator ;;
+  *" -L "*|*" -R "*) operators=none ;;
+  *) operators=training-operator ;;
+esac
+operators=${TEPHRA_OPERATORS:-$operators}
 [[ "$operators" == all ]] && operators=$(hack/build-operators.sh --list)
 if [[ "$operators" != none ]]; then
   step "building operators: $(echo $operators) (cached under ~/.cache/tephra/operators)"

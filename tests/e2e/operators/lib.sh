@@ -117,10 +117,12 @@ op_begin() {
 
 # op_crds NAME: the operator's CRDs from its build directory, Established when this returns.
 # Server-side apply: some of these CRDs are larger than client-side apply's annotation allows.
+# kubectl wait fails outright on a CRD that has no conditions yet, hence the retries.
 op_crds() {
   local dir; dir=$(op_dir "$1")
   kubectl apply --server-side --force-conflicts -f "$dir/crds/" >/dev/null
-  kubectl wait --for=condition=Established -f "$dir/crds/" --timeout=60s >/dev/null
+  eventually 60 kubectl wait --for=condition=Established -f "$dir/crds/" --timeout=10s ||
+    { say "FAIL: the CRDs of $1 were not established"; exit 1; }
 }
 
 # op_start_operator NAME HEALTH_URL ARGS...: the operator as a local process with the admin

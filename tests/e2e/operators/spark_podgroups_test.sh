@@ -21,7 +21,7 @@ spark_crd() {
   "versions":[{"name":"v1beta2","served":true,"storage":true,
    "schema":{"openAPIV3Schema":{"type":"object","x-kubernetes-preserve-unknown-fields":true}}}]}}
 EOF
-  kubectl wait --for=condition=Established crd/sparkapplications.sparkoperator.k8s.io --timeout=60s >/dev/null
+  eventually 60 kubectl wait --for=condition=Established crd/sparkapplications.sparkoperator.k8s.io --timeout=10s
 }
 
 # spark_app NAME EXECUTORS CPU_EACH [QUEUE]: the SparkApplication, its PodGroup and driver pod.
