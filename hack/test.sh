@@ -5,7 +5,13 @@
 #
 #   hack/test.sh                 everything
 #   hack/test.sh -L unit         only unit tests (extra arguments go to ctest)
+#   hack/test.sh -L operators    the operator e2e tests, with every operator built
 #   TEPHRA_PRESET=asan hack/test.sh
+#
+# Real job operators (tests/e2e/operators) are built from the Go module proxy and cached like the
+# control-plane tools. The default run builds only the training-operator; the tests of operators
+# not built are skipped; `-L operators` builds all of them, a selection without operator tests
+# (-L unit) none. TEPHRA_OPERATORS="kuberay ..." (or "all", or "none") overrides the choice.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
@@ -17,6 +23,21 @@ step "installing Debian packages"
 bash hack/install-deps.sh
 step "building control-plane tools (cached under ~/.cache/tephra)"
 hack/build-tools.sh >/dev/null
+# Which operators this run needs: all for -L operators, none for a -L or -R selection that
+# names neither operators nor e2e (-L unit), else the default's.
+case " $* " in
+  *" -L operators "*) operators=all ;;
+  *operators*|*e2e*) operators=training-operator ;;
+  *" -L "*|*" -R "*) operators=none ;;
+  *) operators=training-operator ;;
+esac
+operators=${TEPHRA_OPERATORS:-$operators}
+[[ "$operators" == all ]] && operators=$(hack/build-operators.sh --list)
+if [[ "$operators" != none ]]; then
+  step "building operators: $(echo $operators) (cached under ~/.cache/tephra/operators)"
+  # shellcheck disable=SC2086
+  hack/build-operators.sh $operators >/dev/null
+fi
 step "building Tephra (preset $preset)"
 cmake --preset "$preset" >/dev/null
 cmake --build --preset "$preset"
