@@ -49,17 +49,21 @@ ours() {  # ours PID: a live process started by this script for this control pla
   [[ -r /proc/$1/cmdline ]] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "$W/"
 }
 
-stop() {  # the selected daemons; the others stay recorded
+stop() {  # the selected daemons, together; the others stay recorded
   [[ -f "$pids" ]] || return 0
-  local d pid kept=()
+  local d pid kept=() stopping=()
   while read -r d pid; do
     if ! selected "$d"; then kept+=("$d $pid"); continue; fi
     ours "$pid" || continue
     kill -TERM "$pid" 2>/dev/null || true
+    stopping+=("$d $pid")
+  done <"$pids"
+  for entry in "${stopping[@]}"; do
+    read -r d pid <<<"$entry"
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
     log "stopped tephra-$d ($pid)"
-  done <"$pids"
+  done
   if [[ ${#kept[@]} -gt 0 ]]; then printf '%s\n' "${kept[@]}" >"$pids"; else rm -f "$pids"; fi
 }
 

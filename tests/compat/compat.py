@@ -9,6 +9,9 @@ fact (README.md in this folder).
   compat.py check                                  check every scenario file and recording (no cluster)
   compat.py list                                   the scenarios, one line each
   compat.py down                                   stop the control planes a --keep run left up
+  compat.py recompare FILE [--live]                compare again the facts a run saved with --json
+                                                   (no cluster; --live: its Volcano facts, not
+                                                   the recordings)
 
 Options: --keep leaves the control planes up, --reuse uses running ones (fast iteration);
 --prefix P names them P-t and P-v (default compat); --tephra-bin DIR (default build/dev/bin);
@@ -35,13 +38,17 @@ def log(msg):
     print(f"[{time.strftime('%H:%M:%S')}] {msg}", file=sys.stderr, flush=True)
 
 
+COMMON = os.path.join(HERE, "common.yaml")
+
+
 def load_scenarios(names):
+    common = scenarios.load_common(COMMON)
     if names:
         missing = [n for n in names if not os.path.exists(os.path.join(SCENARIOS, f"{n}.yaml"))]
         if missing:
             raise scenarios.ScenarioError(f"no scenario named {', '.join(missing)} in {SCENARIOS}")
-        return [scenarios.load(os.path.join(SCENARIOS, f"{n}.yaml"), ROOT) for n in names]
-    return scenarios.load_all(SCENARIOS, ROOT)
+        return [scenarios.load(os.path.join(SCENARIOS, f"{n}.yaml"), ROOT, common) for n in names]
+    return scenarios.load_all(SCENARIOS, ROOT, common)
 
 
 def make_sides(args, want_tephra, want_volcano):
@@ -104,6 +111,66 @@ def side_error_findings(name, result):
     return out
 
 
+def stale(sc):
+    return compare.Finding(compare.STALE, "*", "scenario changed since recording", "", "",
+                           f"re-record: compat.py record --scenario {sc.name}")
+
+
+def judge(sc, tephra, volcano_live, rec, common_hits):
+    """Findings for one scenario: Tephra's facts against Volcano's (`volcano_live` when Volcano
+    ran now, else the recording `rec`), and a live Volcano against its recording."""
+    if sc.oracle != "volcano":
+        return compare.compare_scenario(sc, None, tephra, common_hits)
+    findings = []
+    if volcano_live is not None:
+        if rec is not None and rec.digest == sc.digest:
+            for cp in sc.checkpoints():
+                findings += compare.compare_recording(cp, rec.checkpoints.get(cp.name, {}),
+                                                      volcano_live.get(cp.name, {}))
+        elif rec is not None:
+            findings.append(stale(sc))
+        volcano = volcano_live
+    else:
+        if rec.digest != sc.digest:
+            findings.append(stale(sc))
+        volcano = rec.checkpoints
+    return findings + compare.compare_scenario(sc, volcano, tephra, common_hits)
+
+
+class Summary:
+    """Counts over a run, and its end: common marks that matched nothing, known issues."""
+
+    def __init__(self):
+        self.failing, self.common_hits, self.known, self.report = 0, {}, {}, []
+
+    def add(self, sc, findings, line, extra):
+        bad = [f for f in findings if f.kind in compare.FAILING]
+        self.failing += bool(bad)
+        print(f"{'FAIL' if bad else 'ok':<4} {sc.name}  {line}", flush=True)
+        print_findings(sc, findings, sys.stdout)
+        for f in findings:
+            if f.kind == compare.KNOWN:
+                self.known.setdefault(f.label, set()).add(sc.name)
+        self.report.append({"scenario": sc.name, "findings": [f.as_dict() for f in findings], **extra})
+
+    def finish(self, count, whole_suite, seconds, json_path):
+        if whole_suite:
+            for m, hits in self.common_hits.items():
+                if not hits:
+                    print(f"known-gone (common.yaml) issue-{m.label} {','.join(m.keys)}: no "
+                          "difference left under this mark in any scenario; remove it")
+        if self.known:
+            print("\nknown differences (issue: scenarios):")
+            for label, names in sorted(self.known.items()):
+                print(f"  {label}: {len(names)}: {', '.join(sorted(names))}")
+        print(f"\n{count} scenarios, {self.failing} with unexplained differences, {seconds:.0f}s "
+              f"({seconds / max(1, count):.1f}s per scenario; load average {os.getloadavg()[0]:.2f})")
+        if json_path:
+            with open(json_path, "w") as f:
+                json.dump({"scenarios": self.report, "seconds": round(seconds, 1)}, f, indent=1)
+        return 1 if self.failing else 0
+
+
 def cmd_run(args):
     try:
         selected = load_scenarios(args.scenario)
@@ -129,13 +196,13 @@ def cmd_run(args):
         log(f"error: {e}")
         return 2
 
-    report, failing, timings = [], 0, []
+    summary = Summary()
     t_suite = time.time()
     try:
         for sc in selected:
             log(f"scenario {sc.name}")
             runners = {}
-            if "tephra" in active and args.command == "run":
+            if "tephra" in active:
                 runners["tephra"] = execute.Timeline(active["tephra"], sc, log)
             if "volcano" in active and sc.oracle == "volcano":
                 runners["volcano"] = execute.Timeline(active["volcano"], sc, log)
@@ -146,64 +213,55 @@ def cmd_run(args):
             for name, res in results.items():
                 findings += side_error_findings(name, res)
             rec = recording.load(EXPECTED, sc.name) if sc.oracle == "volcano" else None
-            res = results.get("volcano")
-            if (args.command == "record" or args.record) and res is not None and not res.error:
+            volcano = results.get("volcano")
+            if (args.command == "record" or args.record) and volcano is not None and not volcano.error:
                 if args.command == "record":
-                    findings += compare.check_volcano(sc, res.checkpoints)
-                recording.save(EXPECTED, sc, res, active["volcano"].commit)
+                    findings += compare.check_volcano(sc, volcano.checkpoints)
+                recording.save(EXPECTED, sc, volcano, active["volcano"].commit)
                 log(f"  recorded expected/{sc.name}.yaml")
                 rec = recording.load(EXPECTED, sc.name)
-            if args.command == "run":
-                if sc.oracle == "volcano" and live:
-                    volcano_facts = results["volcano"].checkpoints
-                    if rec is not None and rec.digest == sc.digest:
-                        for cp in sc.checkpoints():
-                            findings += compare.compare_recording(cp, rec.checkpoints.get(cp.name, {}),
-                                                                  volcano_facts.get(cp.name, {}))
-                    elif rec is not None:
-                        findings.append(compare.Finding(compare.STALE, "*", "scenario changed since recording",
-                                                        "", "", "re-record: compat.py record --scenario " + sc.name))
-                elif sc.oracle == "volcano":
-                    volcano_facts = rec.checkpoints
-                    if rec.digest != sc.digest:
-                        findings.append(compare.Finding(compare.STALE, "*", "scenario changed since recording",
-                                                        "", "", "re-record: compat.py record --scenario " + sc.name))
-                else:
-                    volcano_facts = None
-                findings += compare.compare_scenario(sc, volcano_facts, results["tephra"].checkpoints)
-            bad = [f for f in findings if f.kind in compare.FAILING]
-            failing += bool(bad)
+            if "tephra" in results:
+                findings += judge(sc, results["tephra"].checkpoints,
+                                  volcano.checkpoints if volcano is not None else None, rec,
+                                  summary.common_hits)
             sides_time = "  ".join(f"{n} {r.seconds:.1f}s (setup {r.setup_seconds:.1f}s)" for n, r in results.items())
             unsettled = {n: r.unsettled for n, r in results.items() if r.unsettled}
-            status = "FAIL" if bad else "ok"
-            print(f"{status:<4} {sc.name}  [{elapsed:.1f}s: {sides_time}]"
-                  + (f"  unsettled: {unsettled}" if unsettled else ""), flush=True)
-            print_findings(sc, findings, sys.stdout)
-            for name, res in results.items():
-                for key, msg in res.messages.items():
-                    if args.verbose:
+            summary.add(sc, findings, f"[{elapsed:.1f}s: {sides_time}]" +
+                        (f"  unsettled: {unsettled}" if unsettled else ""),
+                        {"seconds": round(elapsed, 1), "unsettled": unsettled,
+                         "facts": {n: r.checkpoints for n, r in results.items()}})
+            if args.verbose:
+                for name, res in results.items():
+                    for key, msg in res.messages.items():
                         print(f"      {name} {key}: {msg}")
-            timings.append((sc.name, elapsed))
-            report.append({"scenario": sc.name, "seconds": round(elapsed, 1),
-                           "unsettled": unsettled, "findings": [f.as_dict() for f in findings]})
     finally:
         if not args.keep:
             run_in_parallel([s.down for s in active.values()])
-    total = time.time() - t_suite
-    print(f"\n{len(selected)} scenarios, {failing} with unexplained differences, "
-          f"{total:.0f}s ({total / max(1, len(selected)):.1f}s per scenario; "
-          f"load average {os.getloadavg()[0]:.2f})")
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump({"scenarios": report, "seconds": round(total, 1)}, f, indent=1)
-    return 1 if failing else 0
+    return summary.finish(len(selected), not args.scenario and args.command == "run",
+                          time.time() - t_suite, args.json)
+
+
+def cmd_recompare(args):
+    """Findings again from the facts a run saved with --json, against the current scenarios,
+    marks and recordings (no cluster): for working on marks and tolerances."""
+    saved = {s["scenario"]: s for s in json.load(open(args.facts))["scenarios"]}
+    selected = [s for s in load_scenarios(args.scenario) if s.name in saved]
+    summary = Summary()
+    for sc in selected:
+        facts = saved[sc.name].get("facts") or {}
+        if "tephra" not in facts:
+            continue
+        rec = recording.load(EXPECTED, sc.name) if sc.oracle == "volcano" else None
+        summary.add(sc, judge(sc, facts["tephra"], facts.get("volcano") if args.live else None, rec,
+                              summary.common_hits), "(saved facts)", {})
+    return summary.finish(len(selected), not args.scenario, 0, None)
 
 
 def cmd_check(args):
     """Every scenario parses and names its fields right; every recording belongs to a scenario
     and matches its digest."""
     try:
-        selected = scenarios.load_all(SCENARIOS, ROOT)
+        selected = load_scenarios(None)
     except scenarios.ScenarioError as e:
         print(f"error: {e}")
         return 2
@@ -232,14 +290,14 @@ def cmd_check(args):
 
 
 def cmd_list(args):
-    for s in scenarios.load_all(SCENARIOS, ROOT):
-        marks = sorted({m.label for cp in s.checkpoints() for m in cp.known})
+    for s in load_scenarios(None):
+        marks = sorted({m.label for cp in s.checkpoints() for m in cp.known if not m.common})
         tags = [f"issue {s.issue}"] if s.issue else []
         if s.oracle == "stated":
             tags.append("stated oracle")
         if marks:
             tags.append("known: " + ", ".join(marks))
-        if any(cp.intentional for cp in s.checkpoints()):
+        if any(not m.common for cp in s.checkpoints() for m in cp.intentional):
             tags.append("intentional")
         desc = " ".join(s.description.split())
         print(f"{s.name:<40} {desc[:110]}" + (f"  [{'; '.join(tags)}]" if tags else ""))
@@ -254,7 +312,8 @@ def cmd_down(args):
 
 def main(argv):
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("command", choices=("run", "record", "check", "list", "down"))
+    p.add_argument("command", choices=("run", "record", "check", "list", "down", "recompare"))
+    p.add_argument("facts", nargs="?", help="recompare: the --json file of a run")
     p.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
     p.add_argument("--live", action="store_true", help="run Volcano too and compare against it")
     p.add_argument("--record", action="store_true",
@@ -275,8 +334,10 @@ def main(argv):
         return 77
     if args.unique:
         args.prefix = f"{args.prefix}-{os.getpid()}"
+    if args.command == "recompare" and not args.facts:
+        p.error("recompare needs the --json file of a run")
     return {"run": cmd_run, "record": cmd_run, "check": cmd_check, "list": cmd_list,
-            "down": cmd_down}[args.command](args)
+            "down": cmd_down, "recompare": cmd_recompare}[args.command](args)
 
 
 if __name__ == "__main__":

@@ -124,6 +124,23 @@ def test_compare():
            "with a stated oracle a missed expectation fails")
 
 
+def test_when_and_common_marks():
+    common = scenario.Common(known=[scenario.Mark("known", "c", ["a"], {}, common=True)])
+    with tempfile.TemporaryDirectory() as d:
+        path = os.path.join(d, "t.yaml")
+        with open(path, "w") as f:
+            f.write(BASE + "- checkpoint: c\n  known: [{issue: s, keys: [a], when: {tephra: '(absent)'}}]\n")
+        sc = scenario.load(path, ROOT, common)
+    hits = {}
+    got = compare.compare_scenario(sc, {"c": {"a": 1}}, {"c": {}}, hits)
+    expect([(f.kind, f.label) for f in got] == [("known", "issue-s")],
+           "the scenario's mark decides before the common one")
+    got = compare.compare_scenario(sc, {"c": {"a": 1}}, {"c": {"a": 2}}, hits)
+    expect([(f.kind, f.label) for f in got] == [("known", "issue-c"), ("known-gone", "issue-s: no difference left under this mark; remove it")],
+           "when: limits a mark to the values it names")
+    expect(list(hits.values()) == [1], "common marks count their hits for the whole run")
+
+
 def test_stale_recording():
     sc = load_text(BASE + "- checkpoint: c\n  tolerance: {a: 1}\n")
     cp = sc.checkpoints()[0]
@@ -143,8 +160,8 @@ def test_pod_groups():
 
 
 def main():
-    for test in (test_scenario_errors, test_digest_ignores_marks, test_compare, test_stale_recording,
-                 test_pod_groups):
+    for test in (test_scenario_errors, test_digest_ignores_marks, test_compare, test_when_and_common_marks,
+                 test_stale_recording, test_pod_groups):
         test()
     for f in failures:
         print(f"FAIL: {f}")

@@ -62,31 +62,40 @@ def compared_keys(checkpoint, *states):
 
 
 def compare_checkpoint(checkpoint, volcano, tephra, oracle="volcano"):
-    """Findings for one checkpoint. `volcano` is None for scenarios with a stated oracle."""
+    """(findings, hits per known mark) for one checkpoint. `volcano` is None for scenarios
+    with a stated oracle."""
     findings = []
     cp = checkpoint.name
+    # The scenario's own marks decide before the common ones; within each, intentional first.
+    ordered = [m for m in checkpoint.intentional + checkpoint.known if not m.common] + \
+              [m for m in checkpoint.intentional + checkpoint.known if m.common]
 
-    def mark_for(key, marks):
-        for m in marks:
-            if _matches(key, m.keys):
+    def mark_for(key):
+        for m in ordered:
+            if _matches(key, m.keys) and all(
+                    fnmatch.fnmatchcase(str(_show(volcano if side == "volcano" else tephra, key)), glob)
+                    for side, glob in m.when.items()):
                 return m
         return None
+
+    def known(key, v, t):
+        """A KNOWN finding when a known mark covers the difference, else None."""
+        m = mark_for(key)
+        if m is None or m.kind != "known":
+            return None
+        known_hits[id(m)] += 1
+        return Finding(KNOWN, cp, key, v, t, f"issue-{m.label}")
 
     known_hits = {id(m): 0 for m in checkpoint.known}
     if oracle == "volcano":
         for key in compared_keys(checkpoint, volcano, tephra):
             v, t = _show(volcano, key), _show(tephra, key)
-            intentional = mark_for(key, checkpoint.intentional)
-            if intentional is not None:
+            m = mark_for(key)
+            if m is not None and m.kind == "intentional":
                 continue  # checked against the documented outcome below
             if same(v, t, _tolerance(key, checkpoint.tolerance)):
                 continue
-            known = mark_for(key, checkpoint.known)
-            if known is not None:
-                known_hits[id(known)] += 1
-                findings.append(Finding(KNOWN, cp, key, v, t, f"issue-{known.label}"))
-            else:
-                findings.append(Finding(DIFFERENCE, cp, key, v, t))
+            findings.append(known(key, v, t) or Finding(DIFFERENCE, cp, key, v, t))
     for m in checkpoint.intentional:
         for key, want in m.tephra.items():
             t = _show(tephra, key)
@@ -97,20 +106,17 @@ def compare_checkpoint(checkpoint, volcano, tephra, oracle="volcano"):
                                         f"{m.label}; documented outcome: {want!r}"))
     for key, want in checkpoint.expect.items():
         tol = _tolerance(key, checkpoint.tolerance)
-        if oracle == "volcano" and not same(want, _show(volcano, key), tol):
-            findings.append(Finding(EXPECT_VOLCANO, cp, key, _show(volcano, key), _show(tephra, key),
-                                    f"the scenario expects {want!r}"))
-        t = _show(tephra, key)
-        if same(want, t, tol) or mark_for(key, checkpoint.intentional) is not None:
+        v, t = _show(volcano, key), _show(tephra, key)
+        if oracle == "volcano" and not same(want, v, tol):
+            findings.append(Finding(EXPECT_VOLCANO, cp, key, v, t, f"the scenario expects {want!r}"))
+        m = mark_for(key)
+        if same(want, t, tol) or (m is not None and m.kind == "intentional"):
             continue
-        known = mark_for(key, checkpoint.known)
-        if known is not None:
-            known_hits[id(known)] += 1
-            if oracle == "stated":
-                findings.append(Finding(KNOWN, cp, key, want, t, f"issue-{known.label}"))
-        else:
-            findings.append(Finding(EXPECT_TEPHRA, cp, key, _show(volcano, key), t,
-                                    f"the scenario expects {want!r}"))
+        k = known(key, want if oracle == "stated" else v, t)
+        if k is None:
+            findings.append(Finding(EXPECT_TEPHRA, cp, key, v, t, f"the scenario expects {want!r}"))
+        elif oracle == "stated":
+            findings.append(k)  # with Volcano, the difference itself was reported above
     for m in checkpoint.known:
         for key, stated in m.tephra.items():
             t = _show(tephra, key)
@@ -120,10 +126,11 @@ def compare_checkpoint(checkpoint, volcano, tephra, oracle="volcano"):
     return findings, known_hits
 
 
-def compare_scenario(scenario, volcano, tephra):
+def compare_scenario(scenario, volcano, tephra, common_hits=None):
     """Findings for every checkpoint; `volcano` and `tephra` map checkpoint names to facts
-    (`volcano` is None for a stated oracle). A known mark that matched no difference at any
-    checkpoint is reported as gone."""
+    (`volcano` is None for a stated oracle). A known mark of the scenario that matched no
+    difference at any checkpoint is reported as gone; common marks count their hits in
+    `common_hits` (mark -> hits) for the caller to judge over the whole run."""
     findings, hits, marks = [], {}, {}
     for cp in scenario.checkpoints():
         if cp.name not in tephra:
@@ -135,7 +142,10 @@ def compare_scenario(scenario, volcano, tephra):
             marks[id(m)] = m
             hits[id(m)] = hits.get(id(m), 0) + cp_hits.get(id(m), 0)
     for mid, m in marks.items():
-        if not hits[mid]:
+        if m.common:
+            if common_hits is not None:
+                common_hits[m] = common_hits.get(m, 0) + hits[mid]
+        elif not hits[mid]:
             findings.append(Finding(KNOWN_GONE, "*", ",".join(m.keys), "", "",
                                     f"issue-{m.label}: no difference left under this mark; remove it"))
     return findings

@@ -22,11 +22,27 @@ class SideResult:
         self.setup_seconds = 0.0
 
 
-def node_objects(scenario):
+class Names:
+    """The cluster's names for a scenario's namespaces and nodes, unique to one run of it: kwok
+    keeps state per node and per pod name and mixes a new node or pod up with an earlier one of
+    the same name (it then never runs its pods). Facts use the scenario's names."""
+
+    def __init__(self, scenario, serial):
+        self.serial = serial
+        self.namespaces = {ns: f"{ns}-{serial}" for ns in scenario.namespaces}
+
+    def namespace(self, ns):
+        return self.namespaces.get(ns, ns)
+
+    def node(self, name):
+        return f"{name}-{self.serial}"
+
+
+def node_objects(scenario, names):
     nodes = []
     for g in scenario.nodes:
         for i in range(g["count"]):
-            name = f"{g['prefix']}-{i}"
+            name = names.node(f"{g['prefix']}-{i}")
             capacity = {"cpu": g["cpu"], "memory": g["memory"], "pods": g["pods"],
                         **{k: str(v) for k, v in g["resources"].items()}}
             labels = {"kubernetes.io/hostname": name, "kubernetes.io/os": "linux",
@@ -59,10 +75,13 @@ class Timeline:
         self.result = SideResult(side.kind)
         self.facts = {}  # admission and wait facts, carried into every later checkpoint
         self.broken = {}  # invariant fact -> its first violation
+        self.in_flight = 0
+        self.names = None  # Names of this run
 
     def observe(self):
-        state = observe.observe(self.cluster, self.scenario.namespaces, self.scenario.events,
-                                self.scenario.invariants)
+        """The facts now; self.in_flight says how many pods the simulated kubelet owes."""
+        state, self.in_flight = observe.observe(self.cluster, self.names.namespaces,
+                                                self.scenario.events, self.scenario.invariants)
         for key in [k for k in state if k.startswith("invariant/")]:
             # Sticky: an invariant broken once in the scenario stays broken.
             if self.broken.get(key):
@@ -74,7 +93,9 @@ class Timeline:
     def run(self):
         t0 = time.time()
         try:
-            self.side.reset(self.scenario, node_objects(self.scenario), self.scenario.queues)
+            self.names = self.side.next_names(self.scenario)
+            self.side.reset(self.scenario, self.names, node_objects(self.scenario, self.names),
+                            self.scenario.queues)
             self.result.setup_seconds = time.time() - t0
             for step in self.scenario.steps:
                 self._step(step)
@@ -93,7 +114,8 @@ class Timeline:
         elif "patch" in step:
             p = step["patch"]
             api, ns = self._target(p)
-            got = self.cluster.patch(api, p["kind"], ns, p["name"], p["patch"], p.get("type", "merge"))
+            got = self.cluster.patch(api, p["kind"], ns, self._name(p["kind"], p["name"]), p["patch"],
+                                     p.get("type", "merge"))
             self._admission(f"admission/step{i}/patch/{p['kind']}/{p['name']}", got)
         elif "delete" in step:
             d = step["delete"]
@@ -101,7 +123,7 @@ class Timeline:
             for name in self._select(api, d, ns):
                 got = self.cluster.delete(api, d["kind"], ns, name, grace=d.get("grace"))
                 if not (got or got.status == 404):
-                    self._admission(f"admission/step{i}/delete/{d['kind']}/{name}", got)
+                    self._admission(f"admission/step{i}/delete/{d['kind']}/{d.get('name', name)}", got)
         elif "annotate" in step:
             a = step["annotate"]
             api, ns = self._target(a)
@@ -136,22 +158,27 @@ class Timeline:
     def _api_version(self, kind):
         return self._KNOWN_API.get(kind, "v1")
 
+    def _name(self, kind, name):
+        return self.names.node(name) if kind == "Node" else name
+
     def _target(self, spec):
         """(apiVersion, namespace) of the object(s) a patch/delete/annotate step names."""
         api = spec.get("apiVersion") or self._api_version(spec["kind"])
         return api, self._namespace(api, spec["kind"], spec.get("namespace"))
 
     def _namespace(self, api_version, kind, namespace):
+        """The cluster's namespace for an object the scenario places in `namespace` (its own
+        name for it; default its first), None for cluster-scoped kinds."""
         found = self.cluster.resource(api_version, kind)
         if found is not None and not found[1]:
             return None
-        return namespace or self.scenario.namespaces[0]
+        return self.names.namespace(namespace or self.scenario.namespaces[0])
 
     def _select(self, api_version, spec, ns):
         """Names of the objects a delete/annotate step acts on: by name, or the first `count`
         (by name) of those matching the selector that are not finished or going away."""
         if "name" in spec:
-            return [spec["name"]]
+            return [self._name(spec["kind"], spec["name"])]
         items = self.cluster.list(api_version, spec["kind"], ns, selector=spec["selector"]) or []
         live = [o for o in items if not o["metadata"].get("deletionTimestamp")
                 and (o.get("status") or {}).get("phase") not in ("Succeeded", "Failed")]
@@ -169,7 +196,8 @@ class Timeline:
         if not m:
             return value
         api = self._api_version(m.group(1))
-        got = self.cluster.get(api, m.group(1), self._namespace(api, m.group(1), ns), m.group(2))
+        found = self.cluster.resource(api, m.group(1))
+        got = self.cluster.get(api, m.group(1), ns if found and found[1] else None, m.group(2))
         return got["metadata"]["uid"] if got else value
 
     def _apply(self, i, obj, step):
@@ -178,21 +206,25 @@ class Timeline:
         ns = self._namespace(api, kind, meta.get("namespace") or step.get("namespace"))
         if ns:
             meta["namespace"] = ns
-        obj = self._uids(obj, ns)
+        name = meta["name"]  # the scenario's name (a node's differs in the cluster)
+        key = f"admission/step{i}/{kind}/{name}"
+        obj = self._uids(obj, meta.get("namespace"))
         meta = obj["metadata"]
+        if kind == "Node":
+            meta["name"] = self.names.node(meta["name"])
+            meta.setdefault("labels", {})["kubernetes.io/hostname"] = meta["name"]
         got = self.cluster.create(obj)
         if not got and got.status == 409:
             current = self.cluster.get(api, kind, ns, meta["name"])
             if current:
                 meta["resourceVersion"] = current["metadata"]["resourceVersion"]
                 got = self.cluster.replace(obj)
-        key = f"admission/step{i}/{kind}/{meta['name']}"
         self._admission(key, got)
         if got:
             self.side.record_created(obj)
             if kind == "CustomResourceDefinition":
                 self._wait_established(meta["name"])
-        field = (step.get("fields") or {}).get(meta["name"])
+        field = (step.get("fields") or {}).get(name)
         if field and not got:
             self.facts[f"{key}.field-named"] = field in (got.message or "")
 
@@ -211,12 +243,13 @@ class Timeline:
             time.sleep(0.25)
 
     def _settle(self, quiet, timeout):
-        """Observes until nothing changed for `quiet` seconds; (state, settled)."""
+        """Observes until nothing changed for `quiet` seconds and no pod waits for the
+        simulated kubelet; (state, settled)."""
         deadline = time.time() + timeout
         state = self.observe()
         last, since = _digest(state), time.time()
         while True:
-            if time.time() - since >= quiet:
+            if time.time() - since >= quiet and not self.in_flight:
                 return state, True
             if time.time() >= deadline:
                 return state, False

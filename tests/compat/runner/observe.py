@@ -3,7 +3,7 @@ are the same on both sides (no UIDs, generated names or timestamps). README.md l
 
     jobs/NS.PHASE, pgs/NS.PHASE            how many Jobs / PodGroups are in each phase
     job/NS/NAME.phase, .status.running, .spec.minAvailable, .task.T.minAvailable, ...
-    pg/NS/ID.phase, .minMember, .minResources, .conditions, .status.running, ...
+    pg/NS/ID.phase, .minMember, .minResources, .condition.TYPE (STATUS/REASON), .status.running, ...
         ID: job:NAME for a Job's PodGroup, KIND:NAME for the PodGroup of a workload or plain pod
         (replicaset:web-6d4cf56db6, pod:p1), NAME for a PodGroup the user created
     pods/NS/GROUP.total, .bound, .running, .pending, .succeeded, .failed, .gated, .terminating,
@@ -71,14 +71,6 @@ def pod_groups(pod, rs_owner):
     return groups
 
 
-def _conditions(conds):
-    out = []
-    for c in conds or []:
-        reason = c.get("reason") or ""
-        out.append(f"{c.get('type')}={c.get('status')}" + (f"/{reason}" if reason else ""))
-    return sorted(out)
-
-
 def _resources_text(rl):
     return ",".join(f"{k}={v}" for k, v in sorted(quantity.resource_list(rl).items()))
 
@@ -131,7 +123,9 @@ def _observe_podgroups(state, ns, pgs):
         state[f"{k}.minResources"] = _resources_text(spec.get("minResources"))
         state[f"{k}.minTaskMember"] = ",".join(
             f"{t}={n}" for t, n in sorted((spec.get("minTaskMember") or {}).items()))
-        state[f"{k}.conditions"] = _conditions(status.get("conditions"))
+        for c in status.get("conditions") or []:
+            reason = c.get("reason") or ""
+            state[f"{k}.condition.{c.get('type')}"] = f"{c.get('status')}" + (f"/{reason}" if reason else "")
         for counter in ("running", "succeeded", "failed"):
             state[f"{k}.status.{counter}"] = status.get(counter, 0)
     return ids
@@ -254,32 +248,48 @@ INVARIANTS = {
 }
 
 
+def in_flight(pods_by_ns):
+    """Pods the simulated kubelet has yet to act on: bound but not started, or being deleted
+    (unless a finalizer holds them on purpose). A cluster with such pods has not settled."""
+    n = 0
+    for pods in pods_by_ns.values():
+        for pod in pods:
+            meta = pod["metadata"]
+            if meta.get("deletionTimestamp"):
+                n += not meta.get("finalizers")
+            elif (pod.get("spec") or {}).get("nodeName") and (pod.get("status") or {}).get("phase", "Pending") == "Pending":
+                n += 1
+    return n
+
+
 def observe(cluster, namespaces, event_reasons=(), invariants=()):
-    """The state of `cluster` as facts. Raises OSError when the API server cannot be reached."""
+    """(facts, pods in flight) of `cluster`; `namespaces` maps the scenario's namespace names
+    (used in the facts) to the cluster's. Raises OSError when the API server cannot be
+    reached."""
     state = {}
     reasons = set(event_reasons)
     pods_by_ns, pgs_by_ns = {}, {}
-    for ns in namespaces:
-        pgs = pgs_by_ns[ns] = _list(cluster, PODGROUP, ns)
-        pods = pods_by_ns[ns] = _list(cluster, POD, ns)
-        _observe_jobs(state, ns, _list(cluster, VCJOB, ns))
+    for ns, actual in namespaces.items():
+        pgs = pgs_by_ns[ns] = _list(cluster, PODGROUP, actual)
+        pods = pods_by_ns[ns] = _list(cluster, POD, actual)
+        _observe_jobs(state, ns, _list(cluster, VCJOB, actual))
         pg_ids = _observe_podgroups(state, ns, pgs)
-        group_of = _observe_pods(state, ns, pods, _list(cluster, REPLICASET, ns))
-        for xpg in _list(cluster, XPODGROUP, ns):
+        group_of = _observe_pods(state, ns, pods, _list(cluster, REPLICASET, actual))
+        for xpg in _list(cluster, XPODGROUP, actual):
             state[f"xpg/{ns}/{xpg['metadata']['name']}.phase"] = (xpg.get("status") or {}).get("phase", "")
-        for cm in _list(cluster, CONFIGMAP, ns):
+        for cm in _list(cluster, CONFIGMAP, actual):
             if cm["metadata"]["name"] == "kube-root-ca.crt":
                 continue
             for key, value in (cm.get("data") or {}).items():
                 state[f"configmap/{ns}/{cm['metadata']['name']}.{key}"] = value
         if reasons:
-            _observe_events(state, ns, _list(cluster, EVENT, ns), reasons, group_of, pg_ids)
+            _observe_events(state, ns, _list(cluster, EVENT, actual), reasons, group_of, pg_ids)
     _observe_queues(state, _list(cluster, QUEUE))
     nodes = _list(cluster, NODE) if invariants else []
     for name in invariants:
         broken = INVARIANTS[name](pods_by_ns, pgs_by_ns, nodes)
         state[f"invariant/{name}"] = f"broken: {broken}" if broken else "held"
-    return state
+    return state, in_flight(pods_by_ns)
 
 
 def _list(cluster, api_kind, namespace=None):

@@ -27,10 +27,13 @@ class ScenarioError(Exception):
 
 
 class Mark:
-    """A `known:` or `intentional:` entry: the keys it covers and what Tephra shows there."""
+    """A `known:` or `intentional:` entry: the keys it covers and what Tephra shows there.
+    `common` marks come from common.yaml and apply to every scenario."""
 
-    def __init__(self, kind, label, keys, tephra):
+    def __init__(self, kind, label, keys, tephra, common=False, when=None):
         self.kind, self.label, self.keys, self.tephra = kind, label, keys, tephra
+        self.common = common
+        self.when = when or {}  # side -> glob its value must match for the mark to apply
 
 
 class Checkpoint:
@@ -87,16 +90,45 @@ class _Checker:
         return [self.str(v, f"{field}[{i}]") for i, v in enumerate(self.list(value, field))]
 
 
-def _marks(c, value, field, kind):
+def _marks(c, value, field, kind, common=False):
     label_field = "issue" if kind == "known" else "reason"
     marks = []
     for i, m in enumerate(c.list(value, field)):
         f = f"{field}[{i}]"
-        c.dict(m, f, allowed=(label_field, "keys", "tephra", "note"), required=(label_field, "keys"))
+        c.dict(m, f, allowed=(label_field, "keys", "tephra", "when", "note"), required=(label_field, "keys"))
         label = str(m[label_field])
         tephra = c.dict(m.get("tephra") or {}, f"{f}.tephra")
-        marks.append(Mark(kind, label, c.strings(m["keys"], f"{f}.keys"), tephra))
+        when = c.dict(m.get("when") or {}, f"{f}.when", allowed=("volcano", "tephra"))
+        for side, glob in when.items():
+            c.str(glob, f"{f}.when.{side}")
+        marks.append(Mark(kind, label, c.strings(m["keys"], f"{f}.keys"), tephra, common, when))
     return marks
+
+
+class Common:
+    """common.yaml: marks, ignores and tolerances for every scenario compared with Volcano."""
+
+    def __init__(self, known=(), intentional=(), ignore=(), tolerance=None):
+        self.known, self.intentional = list(known), list(intentional)
+        self.ignore, self.tolerance = list(ignore), dict(tolerance or {})
+
+
+def load_common(path):
+    if not os.path.exists(path):
+        return Common()
+    c = _Checker(os.path.basename(path))
+    try:
+        with open(path) as f:
+            raw = yaml.safe_load(f) or {}
+    except yaml.YAMLError as e:
+        c.fail("file", f"not YAML: {e}")
+    c.dict(raw, "", allowed=("known", "intentional", "ignore", "tolerance"))
+    return Common(
+        known=_marks(c, raw.get("known") or [], "known", "known", common=True),
+        intentional=_marks(c, raw.get("intentional") or [], "intentional", "intentional", common=True),
+        ignore=c.strings(raw.get("ignore") or [], "ignore"),
+        tolerance={k: c.number(v, f"tolerance.{k}")
+                   for k, v in c.dict(raw.get("tolerance") or {}, "tolerance").items()})
 
 
 def _checkpoint(c, step, field, defaults):
@@ -266,8 +298,10 @@ def semantic_digest(raw):
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def load(path, root):
-    """The Scenario in `path`; `root` is the repository (for apply_file)."""
+def load(path, root, common=None):
+    """The Scenario in `path`; `root` is the repository (for apply_file); `common` the
+    common.yaml marks (load_common)."""
+    common = common or Common()
     name = os.path.splitext(os.path.basename(path))[0]
     c = _Checker(os.path.relpath(path, root) if path.startswith(root) else path)
     if not NAME.match(name):
@@ -300,12 +334,15 @@ def load(path, root):
         c.dict(conf, "scheduler", required=("actions", "tiers"))
     defaults = {
         "quiet": 4, "timeout": 90,
-        "ignore": list(DEFAULT_IGNORE) + c.strings(raw.get("ignore") or [], "ignore"),
-        "tolerance": {k: c.number(v, f"tolerance.{k}")
-                      for k, v in c.dict(raw.get("tolerance") or {}, "tolerance").items()},
+        "ignore": list(DEFAULT_IGNORE) + common.ignore + c.strings(raw.get("ignore") or [], "ignore"),
+        "tolerance": {**common.tolerance, **{
+            k: c.number(v, f"tolerance.{k}")
+            for k, v in c.dict(raw.get("tolerance") or {}, "tolerance").items()}},
         "compare": c.strings(raw.get("compare") or [], "compare"),
-        "known": _marks(c, raw.get("known") or [], "known", "known"),
-        "intentional": _marks(c, raw.get("intentional") or [], "intentional", "intentional"),
+        # The scenario's own marks first: they are more specific than the common ones.
+        "known": _marks(c, raw.get("known") or [], "known", "known") + common.known,
+        "intentional": _marks(c, raw.get("intentional") or [], "intentional", "intentional")
+        + common.intentional,
     }
     if raw.get("expect"):
         c.fail("expect", "belongs to a checkpoint step")
@@ -326,13 +363,6 @@ def load(path, root):
         digest=semantic_digest(raw), raw=copy.deepcopy(raw))
 
 
-def load_all(directory, root, names=None):
+def load_all(directory, root, common=None):
     files = sorted(f for f in os.listdir(directory) if f.endswith(".yaml"))
-    scenarios = [load(os.path.join(directory, f), root) for f in files]
-    if names:
-        by_name = {s.name: s for s in scenarios}
-        missing = [n for n in names if n not in by_name]
-        if missing:
-            raise ScenarioError(f"no scenario named {', '.join(missing)} in {directory}")
-        scenarios = [by_name[n] for n in names]
-    return scenarios
+    return [load(os.path.join(directory, f), root, common) for f in files]

@@ -27,7 +27,7 @@ import urllib.request
 
 import yaml
 
-from . import kube
+from . import execute, kube
 
 SYSTEM_NAMESPACES = {"default", "kube-system", "kube-public", "kube-node-lease", "tephra-system",
                      "volcano-system"}
@@ -81,6 +81,7 @@ class Side:
         self.root, self.cp_name, self.log = root, cp_name, log
         self.cluster = None
         self.lock_file = None
+        self.serial = int(time.time()) % 100000  # names of a scenario's run (execute.Names)
         self.created_cluster_objects = []  # (apiVersion, kind, name) created by the scenario
 
     # ---- control plane ---------------------------------------------------------------------
@@ -159,7 +160,11 @@ class Side:
 
     # ---- between scenarios -----------------------------------------------------------------
 
-    def reset(self, scenario, node_objects, queue_objects):
+    def next_names(self, scenario):
+        self.serial += 1
+        return execute.Names(scenario, self.serial)
+
+    def reset(self, scenario, names, node_objects, queue_objects):
         """The cluster as the scenario starts: nothing from earlier scenarios, the scenario's
         nodes (Ready) and queues (Open), its namespaces, and freshly started controllers and
         scheduler with its configuration."""
@@ -168,17 +173,23 @@ class Side:
         # the webhook stays (queue deletions pass through it).
         self.stop_daemons(keep_admission=True)
         self.ensure_admission()
-        self._delete_leftovers(set(scenario.namespaces))
-        self.cluster.refresh_discovery()
+        # The new nodes (names of their own) get Ready while the old objects go.
         self._create_all(node_objects)
-        names = [n["metadata"]["name"] for n in node_objects]
-        eventually(60, f"{len(names)} nodes Ready", lambda: self._nodes_ready(names))
+        node_names = [n["metadata"]["name"] for n in node_objects]
+        self._delete_leftovers(keep_nodes=set(node_names))
+        self.cluster.refresh_discovery()
+        eventually(60, f"{len(node_names)} nodes Ready", lambda: self._nodes_ready(node_names))
         default_patch = self.cluster.patch("scheduling.volcano.sh/v1beta1", "Queue", None, "default",
                                            {"spec": DEFAULT_QUEUE_SPEC})
         if not default_patch and default_patch.status != 404:
             raise SideError(f"resetting queue default: {default_patch}")
+        # A fresh cluster has nothing allocated; the scheduler, stopped while the pods went,
+        # would otherwise start from the previous scenario's numbers.
+        for q in KEPT_QUEUES:
+            self.cluster.patch("scheduling.volcano.sh/v1beta1", "Queue", None, q,
+                               {"status": {"allocated": None}}, subresource="status")
         self._create_all([{"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": ns}}
-                          for ns in scenario.namespaces], existing_ok=True)
+                          for ns in names.namespaces.values()])
         self.start_daemons(scenario.scheduler or self.default_scheduler_conf())
         self._create_all(queue_objects)
         qnames = [q["metadata"]["name"] for q in queue_objects]
@@ -191,10 +202,16 @@ class Side:
                 raise SideError(f"creating {obj['kind']} {obj['metadata']['name']}: {got}")
 
     def _nodes_ready(self, names):
+        """Ready, and without the taints kube-controller-manager puts on a node until it has
+        seen it Ready (both schedulers would wait for them to go)."""
         nodes = {n["metadata"]["name"]: n for n in self.cluster.list("v1", "Node")}
         for name in names:
-            conds = (nodes.get(name) or {}).get("status", {}).get("conditions") or []
+            node = nodes.get(name) or {}
+            conds = node.get("status", {}).get("conditions") or []
             if not any(c["type"] == "Ready" and c["status"] == "True" for c in conds):
+                return False
+            if any(t.get("key") in ("node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable")
+                   for t in (node.get("spec") or {}).get("taints") or []):
                 return False
         return True
 
@@ -203,38 +220,25 @@ class Side:
         return all((queues.get(n) or {}).get("status", {}).get("state") == "Open"
                    for n in list(names) + ["default"])
 
-    # Emptied rather than deleted: the namespace controller takes about 5 s per namespace, and
-    # a scenario's namespaces are usually the next scenario's too.
-    KEPT_IN_NAMESPACE = {("v1", "ServiceAccount"), ("v1", "ConfigMap")}
-
-    def _delete_leftovers(self, keep_namespaces):
+    def _delete_leftovers(self, keep_nodes):
+        """Deletes the earlier scenarios' objects: in their namespaces workloads, then pods (and
+        waits for them), queues, nodes other than `keep_nodes`, PriorityClasses; the namespaces
+        themselves are left to the namespace controller, which takes a few seconds each."""
         c = self.cluster
         namespaces = [n["metadata"]["name"] for n in c.list("v1", "Namespace")
                       if n["metadata"]["name"] not in SYSTEM_NAMESPACES]
-        # Workloads before their pods, pods last.
         kinds = sorted((k for k in c.namespaced_kinds("deletecollection")
-                        if k not in self.KEPT_IN_NAMESPACE and k[0] != "authorization.k8s.io/v1"),
-                       key=lambda k: k == ("v1", "Pod"))
+                        if k[0] != "authorization.k8s.io/v1"), key=lambda k: k == ("v1", "Pod"))
         for ns in namespaces:
-            if ns not in keep_namespaces:
-                c.delete("v1", "Namespace", None, ns)
-                continue
             for api_version, kind in kinds:
                 c.delete_collection(api_version, kind, ns)
-            for cm in c.list("v1", "ConfigMap", ns):
-                if cm["metadata"]["name"] != "kube-root-ca.crt":
-                    c.delete("v1", "ConfigMap", ns, cm["metadata"]["name"])
         for api_version, kind, name in reversed(self.created_cluster_objects):
             if kind not in ("Queue", "Node", "Namespace"):
                 c.delete(api_version, kind, None, name)
         self.created_cluster_objects = []
 
         def gone():
-            for n in c.list("v1", "Namespace"):
-                name = n["metadata"]["name"]
-                if name not in SYSTEM_NAMESPACES and name not in keep_namespaces:
-                    return False
-            for ns in keep_namespaces:
+            for ns in namespaces:
                 for kind in (("v1", "Pod"), ("batch.volcano.sh/v1alpha1", "Job"),
                              ("scheduling.volcano.sh/v1beta1", "PodGroup")):
                     left = c.list(*kind, namespace=ns)
@@ -242,17 +246,21 @@ class Side:
                         for o in left:  # finalizers a scenario set to hold a pod terminating
                             if o["metadata"].get("deletionTimestamp") and o["metadata"].get("finalizers"):
                                 c.patch(*kind, ns, o["metadata"]["name"], {"metadata": {"finalizers": None}})
-                        c.delete_collection(*kind, ns)  # a controller recreated one meanwhile
+                        c.delete_collection(*kind, ns)
                         return False
             return True
-        eventually(120, "the previous scenario's objects deleted", gone)
+        eventually(120, "the previous scenario's pods, Jobs and PodGroups deleted", gone)
+        for ns in namespaces:
+            c.delete("v1", "Namespace", None, ns)
         self._delete_queues()
         for node in c.list("v1", "Node"):
-            c.delete("v1", "Node", None, node["metadata"]["name"], grace=0)
+            if node["metadata"]["name"] not in keep_nodes:
+                c.delete("v1", "Node", None, node["metadata"]["name"], grace=0)
         for pc in c.list("scheduling.k8s.io/v1", "PriorityClass"):
             if not pc["metadata"]["name"].startswith("system-"):
                 c.delete("scheduling.k8s.io/v1", "PriorityClass", None, pc["metadata"]["name"])
-        eventually(60, "nodes deleted", lambda: not c.list("v1", "Node"))
+        eventually(60, "old nodes deleted",
+                   lambda: all(n["metadata"]["name"] in keep_nodes for n in c.list("v1", "Node")))
 
     def _delete_queues(self):
         c = self.cluster
