@@ -15,9 +15,10 @@
 #   --print-env     print only shell assignments for the image e2e test (TEPHRA_IMAGE, ...)
 #
 # Cached under ${TEPHRA_IMAGE_CACHE:-~/.cache/tephra/image}, keyed by the inputs: base/ (root
-# filesystems: recipe, mirror, mmdebstrap version), storage/ (buildah's images and
-# layer cache), and tephra-VERSION-KEY.oci.tar and .spdx.json (the image: base, Dockerfile,
-# daemons or sources, version, revision). A run whose inputs are unchanged only checks the keys.
+# filesystems: recipe, mirror, mmdebstrap version), storage/ (buildah's images and layer cache),
+# and tephra-VERSION-KEY.oci.tar and .spdx.json (the image: base, Dockerfile, this script and
+# the SBOM's, daemons or sources, version, revision). A run whose inputs are unchanged only
+# checks the keys; older images and archives are removed.
 # TEPHRA_DEBIAN_MIRROR overrides http://deb.debian.org.
 set -euo pipefail
 shopt -s inherit_errexit  # errors inside $(...) stop the script too
@@ -60,7 +61,7 @@ flock 9  # one build at a time per cache
 
 step "installing image tools"
 groups=(image)
-(( host_build )) && groups+=(build dev)
+(( host_build )) && groups+=(build)
 bash hack/install-deps.sh "${groups[@]}"
 
 # ---- inputs: version (the chart's appVersion, also the daemons' --version) and revision
@@ -145,7 +146,8 @@ else
   inputs+=("sources $(git ls-files -z --cached --others --exclude-standard |
     xargs -0 sha256sum 2>/dev/null | sha)")
 fi
-inputs+=("dockerfile $(sha <deploy/Dockerfile)" "version $version" "revision $revision")
+inputs+=("dockerfile $(sha <deploy/Dockerfile)" "recipe $(cat hack/build-image.sh hack/image-sbom.py | sha)"
+         "version $version" "revision $revision")
 key=$(printf '%s\n' "${inputs[@]}" | sha)
 image="localhost/tephra:$version-${key:0:16}"
 archive="$cache/tephra-$version-${key:0:16}.oci.tar"
@@ -157,7 +159,13 @@ if buildah inspect --type image "$image" >/dev/null 2>&1 && [[ -f "$archive" && 
 else
   step "building $image from deploy/Dockerfile"
   created=$(date -u +%Y-%m-%dT%H:%M:%SZ)
-  buildah bud --layers --pull=never -f deploy/Dockerfile "${build_args[@]}" \
+  # The labels also as --label: buildah's layer cache reuses the Dockerfile's LABEL step when
+  # only the build arguments changed, which would keep an older revision and date.
+  labels=()
+  for l in "version=$version" "revision=$revision" "created=$created"; do
+    labels+=(--label "org.opencontainers.image.$l")
+  done
+  buildah bud --layers --pull=never -f deploy/Dockerfile "${build_args[@]}" "${labels[@]}" \
     --build-arg "TEPHRA_VERSION=$version" --build-arg "TEPHRA_REVISION=$revision" \
     --build-arg "TEPHRA_CREATED=$created" -t "$image" . >&2
   step "writing $archive"
