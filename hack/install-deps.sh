@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
-# Installs every Debian package that Tephra's build, tests and benchmarks need. Idempotent: when
-# all packages are present it returns without touching apt.
+# Installs the Debian packages Tephra needs. Idempotent: when all packages are present it returns
+# without touching apt.
+#
+#   hack/install-deps.sh              build and dev: everything to build, test and benchmark
+#   hack/install-deps.sh build        only what compiling the daemons needs (deploy/Dockerfile)
+#   hack/install-deps.sh image        the image tools of hack/build-image.sh and its e2e test
 set -euo pipefail
 
-packages=(
-  # toolchain
-  build-essential cmake ninja-build ccache pkg-config git
-  clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14
-  # libraries
-  libboost1.81-all-dev rapidjson-dev libgrpc++-dev libprotobuf-dev protobuf-compiler
-  protobuf-compiler-grpc libgoogle-glog-dev libgflags-dev catch2 libssl-dev libyaml-cpp-dev
-  libbenchmark-dev
-  # control plane, tests and benchmarks
-  openssl curl jq python3 python3-yaml procps iproute2 gnuplot-nox
+declare -A groups=(
+  [build]="build-essential cmake ninja-build pkg-config
+    libboost1.81-all-dev rapidjson-dev libgrpc++-dev libprotobuf-dev protobuf-compiler
+    protobuf-compiler-grpc libgoogle-glog-dev libgflags-dev libssl-dev libyaml-cpp-dev"
+  # toolchain extras, test and benchmark libraries, control plane, tests and benchmarks
+  [dev]="ccache git clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14 catch2
+    libbenchmark-dev openssl curl jq python3 python3-yaml procps iproute2 gnuplot-nox"
+  # hack/build-image.sh and the image e2e test: base root filesystems from Debian packages, image
+  # builds, unpacking and running the image (runc: crun refuses hosts with hybrid cgroups), and
+  # iptables to route the webhook's Service IP.
+  [image]="mmdebstrap buildah umoci runc iptables"
 )
+
+selected=("$@")
+[[ ${#selected[@]} -gt 0 ]] || selected=(build dev)
+packages=()
+for g in "${selected[@]}"; do
+  [[ -n "${groups[$g]:-}" ]] || { echo "install-deps: unknown group '$g' (build, dev, image)" >&2; exit 2; }
+  # shellcheck disable=SC2206
+  packages+=(${groups[$g]})
+done
 
 missing=()
 for p in "${packages[@]}"; do

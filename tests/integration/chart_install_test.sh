@@ -29,15 +29,8 @@ cleanup() {
   hack/control-plane.sh down --name "$name" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
-# The chart's CRDs are symlinks to crds/; helm reports each one on every command.
-helm_() { helm "$@" 2> >(grep -v 'found symbolic link in path' >&2); }
-eventually() {  # eventually SECONDS command...: polls until the command (a function) succeeds
-  local deadline=$(( $(date +%s) + $1 )); shift
-  until "$@" >/dev/null 2>&1; do
-    (( $(date +%s) < deadline )) || return 1
-    sleep 0.5
-  done
-}
+# shellcheck source=chart_checks.sh
+source tests/integration/chart_checks.sh
 
 say "starting control plane $name"
 hack/control-plane.sh up --name "$name" --nodes 2 --node-cpu 8 --node-memory 32Gi >/dev/null
@@ -74,28 +67,8 @@ kubectl get queue default >/dev/null || fail "the default Queue was not created"
 
 say "starting the daemons with the chart's identities"
 hack/local-daemons.sh start --name "$name" --bin "$bin" || fail "the daemons did not start"
-held() { [[ -n "$(kubectl -n "$ns" get lease "$1" -o 'jsonpath={.spec.holderIdentity}')" ]]; }
-for lease in tephra-scheduler tephra-controller-manager; do
-  eventually 30 held "$lease" || fail "nobody holds lease $ns/$lease"
-done
-
-# The webhooks answer: a Job with minAvailable above its replicas is denied by tephra-admission.
-kubectl create namespace demo >/dev/null
-bad=$(sed 's/minAvailable: 3/minAvailable: 4/' examples/job-tensorflow.yaml)
-if out=$(kubectl -n demo create --dry-run=server -f - <<<"$bad" 2>&1); then
-  fail "an invalid Job was admitted"
-fi
-grep -q 'validatejob.volcano.sh' <<<"$out" || fail "the invalid Job was not denied by the webhook: $out"
-
-say "a gang job to Completed"
-kubectl apply -f examples/queues.yaml >/dev/null
-sed 's/duration: 30s/duration: 2s/' examples/job-tensorflow.yaml | kubectl -n demo create -f - >/dev/null
-job_phase() { kubectl -n demo get job.batch.volcano.sh tf-dist-mnist -o 'jsonpath={.status.state.phase}'; }
-completed() { [[ "$(job_phase)" == Completed ]]; }
-eventually 120 completed || fail "job phase '$(job_phase)', want Completed"
-# maxRetry is written only by the mutating webhook (the controller defaults in memory).
-[[ "$(kubectl -n demo get job.batch.volcano.sh tf-dist-mnist -o 'jsonpath={.spec.maxRetry}')" == 3 ]] ||
-  fail "the Job was not defaulted by the mutating webhook"
+check_leases_held "$ns"
+check_jobs demo
 
 # Least privilege must still be enough: no request of any daemon was refused.
 if grep -n 'Forbidden' "$TEPHRA_CP_DIR"/logs/tephra-*.log; then
