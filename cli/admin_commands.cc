@@ -130,11 +130,15 @@ struct EventLine {
   std::string text;
 };
 
+// Events about this very object: matching the uid (as kubectl describe does) leaves out those of
+// an earlier object of the same name, which operators that re-create jobs leave behind.
 std::vector<EventLine> EventsFor(kube::Client& client, const std::string& ns, const std::string& kind,
-                                 const std::string& name, kube::Time now) {
+                                 const kube::ObjectMeta& object, kube::Time now) {
   std::vector<EventLine> out;
+  const std::string& name = object.name;
   kube::ListOptions lo;
   lo.field_selector = "involvedObject.kind=" + kind + ",involvedObject.name=" + name;
+  if (!object.uid.empty()) lo.field_selector += ",involvedObject.uid=" + object.uid;
   (void)client.ListAll(kube::resources::kEvents, ns, lo, [&](const json::Value& v) {
     json::Errors errors;
     json::Reader r(&v, &errors);
@@ -188,9 +192,9 @@ int ExplainFromApiServer(Context& ctx, OutputFormat format, const std::string& n
   if (pod_group && !pg) return Fail(ctx, NotFound("PodGroup " + ns + "/" + name + " not found"));
   if (pg) pg_name = pg->metadata.name;
   std::vector<EventLine> events;
-  if (pg) events = EventsFor(*client, ns, "PodGroup", pg_name, now);
+  if (pg) events = EventsFor(*client, ns, "PodGroup", pg->metadata, now);
   if (job) {
-    std::vector<EventLine> more = EventsFor(*client, ns, "Job", name, now);
+    std::vector<EventLine> more = EventsFor(*client, ns, "Job", job->metadata, now);
     events.insert(events.end(), more.begin(), more.end());
   }
   std::sort(events.begin(), events.end(), [](const EventLine& a, const EventLine& b) { return a.sort_key < b.sort_key; });

@@ -99,6 +99,8 @@ int Run(int argc, char** argv) {
   kube::EventRecorderOptions eo;
   eo.component = "tephra-controller-manager";
   eo.instance = kube::ProcessIdentity();
+  eo.registry = &registry;
+  eo.source = "vc-controller-manager";  // what tools that follow Volcano's controllers filter on
   kube::EventRecorder recorder(*client, eo);
 
   ControllerContext context;

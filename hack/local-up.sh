@@ -35,7 +35,7 @@ if (( build )); then
   hack/build-tools.sh >/dev/null
   step "building the daemons"
   cmake --preset dev >/dev/null
-  cmake --build --preset dev --target tephra-scheduler tephra-controller-manager tephra-admission
+  cmake --build --preset dev --target tephra-scheduler tephra-controller-manager tephra-admission tephractl
 fi
 
 # A control plane left from an earlier run is kept if it still answers, replaced if not (e.g.
@@ -55,9 +55,9 @@ fi
 # The daemons stop first so that their ports are free again; fresh free ports every run keep
 # several local clusters (and tests) apart.
 hack/local-daemons.sh stop --name "$name"
-read -r p_webhook p_admission p_cm p_sched <<<"$(python3 - <<'PY'
+read -r p_webhook p_admission p_cm p_sched p_admin <<<"$(python3 - <<'PY'
 import socket
-socks = [socket.socket() for _ in range(4)]
+socks = [socket.socket() for _ in range(5)]
 for s in socks: s.bind(("127.0.0.1", 0))
 print(" ".join(str(s.getsockname()[1]) for s in socks))
 PY
@@ -67,7 +67,13 @@ step "helm upgrade --install tephra (local mode) into $TEPHRA_NAMESPACE"
 helm_ upgrade --install tephra charts/tephra --namespace "$TEPHRA_NAMESPACE" --create-namespace \
   -f charts/tephra/values-local.yaml --set "admission.port=$p_webhook" \
   --set "admission.healthzPort=$p_admission" --set "controllerManager.healthzPort=$p_cm" \
-  --set "scheduler.metricsPort=$p_sched" >/dev/null
+  --set "scheduler.metricsPort=$p_sched" \
+  --set "scheduler.admin.enabled=true" --set "scheduler.admin.port=$p_admin" >/dev/null
+# tephractl finds the scheduler's admin API (job explain, queue usage) through the control
+# plane's environment.
+sed -i '/^export TEPHRA_ADMIN_ADDRESS=/d' "$TEPHRA_CP_DIR/env"
+echo "export TEPHRA_ADMIN_ADDRESS=127.0.0.1:$p_admin" >>"$TEPHRA_CP_DIR/env"
+export TEPHRA_ADMIN_ADDRESS=127.0.0.1:$p_admin
 
 step "starting tephra-admission, tephra-controller-manager and tephra-scheduler"
 hack/local-daemons.sh start --name "$name" --bin "$root/build/dev/bin"
@@ -104,6 +110,8 @@ Logs:
   $logs/tephra-scheduler.log
   $logs/{kube-apiserver,etcd,kwok,kube-controller-manager}.log
 Metrics: http://127.0.0.1:$p_sched/metrics (scheduler), :$p_cm (controller manager), :$p_admission (admission)
+Admin API: 127.0.0.1:$p_admin (TEPHRA_ADMIN_ADDRESS in the environment above), e.g.
+  build/dev/bin/tephractl -n demo job explain tf-dist-mnist
 Stop everything:
   hack/local-down.sh
 EOF

@@ -20,6 +20,13 @@ ObjectReference ObjectReference::To(const Object& object) {
 EventRecorder::EventRecorder(std::shared_ptr<Client> client, EventRecorderOptions options,
                              ClockInterface& clock)
     : client_(std::move(client)), options_(std::move(options)), clock_(clock) {
+  if (options_.registry != nullptr) {
+    written_metric_ = &options_.registry->AddCounter("tephra_events_written_total",
+                                                     "Kubernetes Events created or updated.");
+    dropped_metric_ = &options_.registry->AddCounter(
+        "tephra_events_dropped_total",
+        "Events not written: queue full, over an object's rate budget, or failed after retries.");
+  }
   thread_ = std::thread([this] { Loop(); });
 }
 
@@ -30,7 +37,8 @@ void EventRecorder::Record(const ObjectReference& object, EventType type,
   std::lock_guard<std::mutex> l(mu_);
   if (stopped_) return;
   if (queue_.size() >= options_.queue_size) {
-    if (++dropped_ % 1000 == 1) {
+    CountDroppedLocked();
+    if (dropped_ % 1000 == 1) {
       LOG(WARNING) << "event recorder: queue full, dropping events (" << dropped_ << " so far)";
     }
     return;
@@ -86,6 +94,33 @@ void EventRecorder::Loop() {
   }
 }
 
+namespace {
+
+// The request may or may not have reached the server: worth sending again.
+bool Transient(const Status& s) {
+  return s.code() == StatusCode::kUnavailable || s.code() == StatusCode::kDeadlineExceeded ||
+         s.code() == StatusCode::kTooManyRequests;
+}
+
+}  // namespace
+
+Status EventRecorder::CreateWithRetries(const std::string& ns, const std::string& body) {
+  std::chrono::milliseconds delay = options_.retry_base_delay;
+  for (int attempt = 0;; ++attempt) {
+    StatusOr<std::string> created = client_->Create(resources::kEvents, ns, body);
+    // The name is unique to this event, so "already exists" means an earlier attempt landed
+    // although its answer was lost.
+    if (created.ok() || created.status().code() == StatusCode::kAlreadyExists) return Status::Ok();
+    if (!Transient(created.status()) || attempt >= options_.max_retries) return created.status();
+    VLOG(1) << "event recorder: " << created.status().ToString() << " (retrying in " << delay.count()
+            << " ms)";
+    std::unique_lock<std::mutex> lock(mu_);
+    // Shutdown cuts the back-off short: what is queued still gets one more try each.
+    clock_.WaitUntil(lock, cv_, clock_.Monotonic() + delay, [this] { return stopped_; });
+    delay *= 4;
+  }
+}
+
 void EventRecorder::Write(const Pending& p) {
   const std::string object_key = p.object.uid.empty()
                                      ? p.object.kind + "/" + p.object.namespace_ + "/" + p.object.name
@@ -99,7 +134,7 @@ void EventRecorder::Write(const Pending& p) {
   }
   if (!limit->TryAccept()) {
     std::lock_guard<std::mutex> l(mu_);
-    ++dropped_;
+    CountDroppedLocked();
     return;
   }
   const char* type = p.type == EventType::kWarning ? "Warning" : "Normal";
@@ -120,7 +155,7 @@ void EventRecorder::Write(const Pending& p) {
       ++s.count;
       s.last = p.when;
       std::lock_guard<std::mutex> l(mu_);
-      ++written_;
+      CountWrittenLocked();
       return;
     }
     if (r.status().code() != StatusCode::kNotFound) {
@@ -145,16 +180,19 @@ void EventRecorder::Write(const Pending& p) {
   if (!p.object.resource_version.empty()) w.Field("resourceVersion", p.object.resource_version);
   w.EndObject();
   w.Field("reason", p.reason).Field("message", p.message).Field("type", type);
-  w.Key("source").StartObject().Field("component", options_.component).EndObject();
+  const std::string& source = options_.source.empty() ? options_.component : options_.source;
+  w.Key("source").StartObject().Field("component", source).EndObject();
   w.Field("reportingComponent", options_.component);
   w.Field("reportingInstance", options_.instance);
   w.Field("firstTimestamp", FormatTime(p.when)).Field("lastTimestamp", FormatTime(p.when));
   w.Field("count", int64_t{1});
   w.EndObject();
-  StatusOr<std::string> created = client_->Create(resources::kEvents, ns, w.str());
+  Status created = CreateWithRetries(ns, w.str());
   if (!created.ok()) {
-    VLOG(1) << "event recorder: creating event for " << p.object.kind << " " << p.object.name
-            << ": " << created.status().ToString();
+    LOG(WARNING) << "event recorder: dropped " << p.reason << " event for " << p.object.kind << " "
+                 << p.object.namespace_ << "/" << p.object.name << ": " << created.ToString();
+    std::lock_guard<std::mutex> l(mu_);
+    CountDroppedLocked();
     return;
   }
   if (it == seen_.end()) {
@@ -167,7 +205,17 @@ void EventRecorder::Write(const Pending& p) {
   }
   it->second = Seen{name, ns, 1, p.when, p.when};
   std::lock_guard<std::mutex> l(mu_);
+  CountWrittenLocked();
+}
+
+void EventRecorder::CountWrittenLocked() {
   ++written_;
+  if (written_metric_ != nullptr) written_metric_->Inc();
+}
+
+void EventRecorder::CountDroppedLocked() {
+  ++dropped_;
+  if (dropped_metric_ != nullptr) dropped_metric_->Inc();
 }
 
 }  // namespace tephra::kube

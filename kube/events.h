@@ -15,6 +15,7 @@
 #include <unordered_map>
 
 #include "kube/client.h"
+#include "kube/metrics.h"
 #include "kube/object.h"
 #include "kube/token_bucket.h"
 
@@ -34,8 +35,11 @@ struct ObjectReference {
 enum class EventType { kNormal, kWarning };
 
 struct EventRecorderOptions {
-  std::string component;  // source.component / reportingComponent, e.g. "tephra-scheduler"
+  std::string component;  // reportingComponent, e.g. "tephra-scheduler"
   std::string instance;   // reportingInstance, e.g. the pod or host name
+  // source.component, the name `kubectl get events` shows in FROM and tools filter on; empty:
+  // `component`. Drop-in daemons use Volcano's names here (docs/integrations.md).
+  std::string source{};
   size_t queue_size = 4096;
   // Per involved object: burst of events, then one every refill period.
   int per_object_burst = 25;
@@ -43,6 +47,13 @@ struct EventRecorderOptions {
   // Identical events within this window update the existing Event's count.
   std::chrono::seconds dedup_window{600};
   size_t dedup_cache_size = 4096;
+  // An Event whose write fails in transit is sent again after base, 4×base, ... (its name is
+  // fixed, so a repeat cannot make a second Event); after max_retries it counts as dropped.
+  int max_retries = 3;
+  std::chrono::milliseconds retry_base_delay{200};
+  // When set: tephra_events_written_total and tephra_events_dropped_total (one recorder per
+  // registry).
+  metrics::Registry* registry = nullptr;
 };
 
 class EventRecorder {
@@ -58,6 +69,7 @@ class EventRecorder {
   void Stop();
 
   int64_t written() const;
+  // Events not written: queue full, over an object's budget, or failed after retries.
   int64_t dropped() const;
 
  private:
@@ -78,6 +90,9 @@ class EventRecorder {
 
   void Loop();
   void Write(const Pending& p);
+  void CountWrittenLocked();
+  void CountDroppedLocked();
+  Status CreateWithRetries(const std::string& ns, const std::string& body);
 
   std::shared_ptr<Client> client_;
   EventRecorderOptions options_;
@@ -90,6 +105,8 @@ class EventRecorder {
   int in_flight_ = 0;          // guarded by mu_
   int64_t written_ = 0;        // guarded by mu_
   int64_t dropped_ = 0;        // guarded by mu_
+  metrics::Counter* written_metric_ = nullptr;
+  metrics::Counter* dropped_metric_ = nullptr;
   // Writer thread only:
   std::unordered_map<std::string, Seen> seen_;
   std::deque<std::string> seen_order_;

@@ -152,7 +152,13 @@ int main(int argc, char** argv) {
   }
 
   metrics::Registry& registry = metrics::DefaultRegistry();
-  kube::EventRecorder events(*client, {"tephra-scheduler", identity});
+  kube::EventRecorderOptions event_options;
+  event_options.component = "tephra-scheduler";
+  event_options.instance = identity;
+  event_options.registry = &registry;
+  // Tools that follow Volcano's scheduler filter events on its name.
+  event_options.source = f.scheduler.scheduler_names.empty() ? "volcano" : f.scheduler.scheduler_names.front();
+  kube::EventRecorder events(*client, event_options);
   scheduler::Scheduler sched(*client, f.scheduler, &registry, &events);
   std::atomic<bool> leading{false};
 

@@ -26,10 +26,10 @@ inline constexpr std::string_view kPodsValidate = "/pods/validate";
 inline constexpr std::string_view kAllPaths[] = {
     kJobsMutate,       kJobsValidate,      kQueuesMutate, kQueuesValidate,
     kPodGroupsMutate,  kPodGroupsValidate, kPodsMutate,   kPodsValidate};
-// Volcano's Helm default minus the kinds Tephra does not serve; pod hooks are opt-in.
+// Volcano's Helm default minus the kinds Tephra does not serve. Pod hooks and /podgroups/mutate
+// (queue from the namespace annotation) are opt-in, as in Volcano's chart.
 inline constexpr std::string_view kDefaultEnabledPaths =
-    "/jobs/mutate,/jobs/validate,/podgroups/mutate,/podgroups/validate,/queues/mutate,"
-    "/queues/validate";
+    "/jobs/mutate,/jobs/validate,/podgroups/validate,/queues/mutate,/queues/validate";
 
 // What each path needs from the cluster, so only the informers in use are started.
 struct PathNeeds {

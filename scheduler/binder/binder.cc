@@ -1,6 +1,7 @@
 #include "scheduler/binder/binder.h"
 
 #include <glog/logging.h>
+#include <rapidjson/document.h>
 
 #include "api/kinds.h"
 #include "api/scheduling.h"
@@ -206,6 +207,11 @@ void KubeBinder::DoEvict(const Work& w) {
       pg.kind = "PodGroup";
       pg.namespace_ = w.namespace_;
       pg.name = w.pod->group_name;
+      // kubectl describe matches events by uid.
+      if (auto job = cache_.Job(w.job); job != nullptr && job->pod_group != nullptr) {
+        pg.uid = job->pod_group->metadata.uid;
+        pg.resource_version = job->pod_group->metadata.resource_version;
+      }
       events_->Record(pg, kube::EventType::kWarning, "Evicted", "pod " + w.name + " " + w.reason);
     }
   }
@@ -402,6 +408,20 @@ void StatusWriter::Loop() {
   }
 }
 
+namespace {
+
+void FillIdentity(const std::string& written, kube::ObjectReference* object) {
+  json::Document doc;
+  if (!json::Parse(written, &doc).ok()) return;
+  json::Errors errors;
+  kube::RawObject header;
+  kube::DecodeObjectHeader(json::Reader(&doc, &errors), &header);
+  object->uid = header.metadata.uid;
+  object->resource_version = header.metadata.resource_version;
+}
+
+}  // namespace
+
 void StatusWriter::Write(const Item& item) {
   StatusOr<std::string> r = InvalidArgument("unknown item");
   switch (item.kind) {
@@ -431,7 +451,11 @@ void StatusWriter::Write(const Item& item) {
     return;
   }
   if (events_ != nullptr && !item.event_reason.empty()) {
-    events_->Record(item.event_object,
+    kube::ObjectReference object = item.event_object;
+    // kubectl describe lists only events whose involvedObject.uid matches: take the uid (and
+    // the version the event speaks of) from the object the write returned.
+    if (object.uid.empty()) FillIdentity(*r, &object);
+    events_->Record(object,
                     item.event_type == "Warning" ? kube::EventType::kWarning : kube::EventType::kNormal,
                     item.event_reason, item.event_message);
   }

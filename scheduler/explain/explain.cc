@@ -393,7 +393,11 @@ std::vector<std::string> Hints(const JobExplanation& e) {
         std::string need = g.request.Has(dim) ? FormatDimension(dim, g.request.Get(dim)) + " " + dim : dim;
         std::string h = "each task needs " + need + " free on one node";
         auto lf = g.largest_free.find(dim);
-        if (lf != g.largest_free.end()) {
+        if (lf != g.largest_free.end() && g.request.Has(dim) && lf->second >= g.request.Get(dim)) {
+          // A node could hold one task: what is short is the number of such nodes, not their size.
+          h += "; nodes have that much (up to " + FormatDimension(dim, lf->second) + " " + dim +
+               " free) but too few of them for the whole gang";
+        } else if (lf != g.largest_free.end()) {
           h += "; the most free on any node is " + FormatDimension(dim, lf->second) + " " + dim;
         }
         add(h + ": free capacity, add nodes, or request less");

@@ -5,8 +5,13 @@
 namespace tephra::scheduler {
 
 api::Resources WithoutPods(const api::Resources& r) {
-  api::Resources out = r;
-  if (out.pods() != 0) out.SetPods(0);
+  if (!r.Has(api::kResourcePods)) return r;
+  // Rebuilt rather than set to zero, so that no "pods 0" shows in messages.
+  api::Resources out;
+  for (std::string_view name : {api::kResourceCpu, api::kResourceMemory, api::kResourceEphemeralStorage}) {
+    if (r.Has(name)) out.Set(name, r.Get(name));
+  }
+  for (const auto& s : r.scalars()) out.SetScalar(s.id, s.value);
   return out;
 }
 

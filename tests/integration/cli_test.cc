@@ -212,6 +212,44 @@ TEST_CASE("job explain names the queue capability, and falls back to the API ser
   CHECK(Field(fallback_json.out, {"source"}) == "api-server");
 }
 
+// Operators delete and re-create PodGroups under the same name: what is shown must be about
+// the PodGroup that exists now, and kubectl describe (which matches by uid) shows it too.
+TEST_CASE("PodGroup events carry the uid: describe shows them, explain skips a namesake's") {
+  CliEnv env("cli-uid");
+  env.AddNodes(1, "4");
+  env.Start();
+  std::string q = env.Queue("capped", {"--capability", "cpu=1"});
+  auto pod_group = [&](const std::string& cpu) {
+    return "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: op-group, namespace: " +
+           env.ns() + "}\nspec: {minMember: 1, queue: " + q + ", minResources: {cpu: \"" + cpu + "\"}}\n";
+  };
+  env.kubectl().MustRun({"create", "-f", "-"}, pod_group("4"));
+  std::string described;
+  bool shown = Eventually(
+      [&] {
+        described = env.kubectl().Run({"describe", "podgroup", "op-group", "-n", env.ns()}).out;
+        // The condition says it too: look in the Events section only.
+        size_t events = described.find("\nEvents:");
+        return events != std::string::npos && described.find("not admitted", events) != std::string::npos;
+      },
+      kTimeout, std::chrono::milliseconds(500));
+  INFO(described);
+  REQUIRE(shown);
+
+  env.kubectl().MustRun({"delete", "podgroup", "op-group", "-n", env.ns(), "--wait=true"});
+  env.kubectl().MustRun({"create", "-f", "-"}, pod_group("1"));
+  REQUIRE(Eventually(
+      [&] {
+        return env.kubectl().Run({"get", "podgroup", "op-group", "-n", env.ns(), "-o",
+                                  "jsonpath={.status.phase}"}).out == "Inqueue";
+      },
+      kTimeout, std::chrono::milliseconds(500)));
+  CommandResult fallback = env.Ctl({"job", "explain", "op-group", "--pod-group"}, "127.0.0.1:1");
+  INFO(fallback.out << fallback.err);
+  REQUIRE(fallback.ok());
+  CHECK(fallback.out.find("not admitted") == std::string::npos);
+}
+
 TEST_CASE("suspend then resume a running job: Aborted, then Running again") {
   CliEnv env("cli-suspend");
   env.AddNodes(2, "4");

@@ -53,6 +53,33 @@ TEST_CASE("events are written with their involved object and folded when repeate
   CHECK(rec.written() == 4);
 }
 
+TEST_CASE("an event lost in transit is sent again, and one that keeps failing counts as dropped") {
+  auto fake = std::make_shared<FakeApiServer>();
+  metrics::Registry registry;
+  EventRecorderOptions o{"tephra-scheduler", "h"};
+  o.source = "volcano";
+  o.retry_base_delay = std::chrono::milliseconds(1);
+  o.max_retries = 2;
+  o.registry = &registry;
+  EventRecorder rec(ClientOn(fake), o);
+  fake->BreakNext(2, Unavailable("reading response: end of stream"));
+  rec.Record(Job(), EventType::kWarning, "FailedScheduling", "first");
+  REQUIRE(rec.Flush(std::chrono::seconds(5)));
+  auto events = EventsIn(*fake, "team");
+  REQUIRE(events.size() == 1);
+  CHECK(events[0].find(R"("source":{"component":"volcano"})") != std::string::npos);
+  CHECK(events[0].find(R"("reportingComponent":"tephra-scheduler")") != std::string::npos);
+  CHECK(rec.dropped() == 0);
+
+  fake->BreakNext(3);
+  rec.Record(Job(), EventType::kWarning, "FailedScheduling", "second");
+  REQUIRE(rec.Flush(std::chrono::seconds(5)));
+  CHECK(EventsIn(*fake, "team").size() == 1);
+  CHECK(rec.dropped() == 1);
+  CHECK(registry.Render().find("tephra_events_dropped_total 1") != std::string::npos);
+  CHECK(registry.Render().find("tephra_events_written_total 1") != std::string::npos);
+}
+
 TEST_CASE("events about cluster-scoped objects go to the default namespace") {
   auto fake = std::make_shared<FakeApiServer>();
   EventRecorder rec(ClientOn(fake), {"tephra-controller-manager", "h"});

@@ -97,6 +97,18 @@ TEST_CASE("tasks the gang never got to try count with the failed task of the sam
   CHECK(HasHint(*e, "the most free on any node is 2 cpu"));
 }
 
+TEST_CASE("a gang short of nodes, not of node size, is told so") {
+  Harness h;
+  h.Node("n1", "cpu=4").Node("n2", "cpu=4").Queue("default").Group("ns/wide", "default", 3);
+  for (int i = 0; i < 3; ++i) h.Pod("ns/wide-w-" + std::to_string(i), "wide").Request("cpu=3").Add();
+  auto e = ExplainAfterRun(h, "ns/wide");
+  REQUIRE(e != nullptr);
+  CHECK(e->unplaced == 1);
+  CHECK(HasHint(*e, "each task needs 3 cpu free on one node; nodes have that much (up to 4 cpu free) but too few "
+                    "of them for the whole gang"));
+  CHECK_FALSE(HasHint(*e, "the most free on any node"));
+}
+
 TEST_CASE("one task reads in the singular") {
   Harness h;
   h.Node("n1", "cpu=2").Queue("default").Group("ns/one", "default", 1);
@@ -163,6 +175,7 @@ tiers:
   CHECK(Summarize(*peer).find("the cluster has no room to admit it") != std::string::npos);
   INFO(Summarize(*peer));
   CHECK(Summarize(*peer).find("memory ~19.2Gi") != std::string::npos);  // 16Gi x 1.2, not 20615843021
+  CHECK(Summarize(*peer).find("pods") == std::string::npos);  // not a count of pods, not "pods 0"
 }
 
 TEST_CASE("a placed gang is recorded as scheduled, with nothing left to explain") {

@@ -21,8 +21,8 @@ TEST_CASE("Defaults follow Volcano's webhook manager and its Helm chart") {
   REQUIRE(Parse(&o, {}).ok());
   CHECK(o.port == 8443);
   CHECK(o.enabled_admission ==
-        std::vector<std::string>{"/jobs/mutate", "/jobs/validate", "/podgroups/mutate",
-                                 "/podgroups/validate", "/queues/mutate", "/queues/validate"});
+        std::vector<std::string>{"/jobs/mutate", "/jobs/validate", "/podgroups/validate",
+                                 "/queues/mutate", "/queues/validate"});
   CHECK(o.scheduler_names == std::vector<std::string>{"volcano"});
   CHECK(o.secret_name == "volcano-admission-secret");
   CHECK(o.webhook_config_name_prefix == "volcano-admission-service");
