@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
 
 namespace tephra::scheduler {
 
@@ -214,20 +215,29 @@ bool VictimPlanner::MakeRoom(Statement& stmt, size_t job, const std::string& uid
     if (b.lower_bound == best_count && b.min_priority >= best_priority) continue;
     std::vector<Victim> victims = Candidates(task, job, b.node);
     api::Resources available = session_.node(b.node).FutureIdle();
-    size_t n = 0;
+    std::vector<Victim> plan;
+    // Another job gives up only what keeps its gang running: the plugins may offer all of a
+    // gang's tasks on one node, but evicting a whole gang is WholeGang's decision.
+    std::map<size_t, GangSlack> slack;
     int32_t top = std::numeric_limits<int32_t>::min();
-    while (n < victims.size() && !Covers(available, request)) {
-      const TaskInfo& v = session_.job(victims[n].job).tasks.at(victims[n].uid);
+    for (const Victim& victim : victims) {
+      if (Covers(available, request)) break;
+      const JobInfo& victim_job = session_.job(victim.job);
+      const TaskInfo& v = victim_job.tasks.at(victim.uid);
+      if (victim.job != job && !slack.try_emplace(victim.job, victim_job).first->second.Take(v.pod->task_role)) {
+        continue;
+      }
       available.Add(v.request());
-      top = std::max(top, victims[n].job_priority);
-      ++n;
+      top = std::max(top, victim.job_priority);
+      plan.push_back(victim);
     }
     if (!Covers(available, request)) continue;
+    size_t n = plan.size();
     if (n < best_count || (n == best_count && top < best_priority)) {
       best_node = b.node;
       best_count = n;
       best_priority = top;
-      best_plan.assign(victims.begin(), victims.begin() + static_cast<std::ptrdiff_t>(n));
+      best_plan = std::move(plan);
     }
   }
   if (best_count != std::numeric_limits<size_t>::max()) {

@@ -143,11 +143,31 @@ struct JobInfo {
   // Pods that could run: Pending, Allocated, Pipelined, Binding, Bound, Running, Succeeded.
   int32_t ValidCount() const;
   bool IsPending() const { return phase.empty() || phase == "Pending"; }
+  // Whether each task role's minimum (minTaskMember) is part of the gang. As in Volcano, only
+  // when minAvailable is at least their sum: below it the job is elastic (a Volcano Job whose
+  // tasks' minAvailable default to their replicas but whose own minAvailable is smaller) and
+  // minAvailable alone decides validity, readiness, pipelining and what preemption may take.
+  bool TaskMinimumsApply() const;
 
   void AddTask(TaskInfo task);
   void RemoveTask(const std::string& task_uid);
   // Moves a task to a new status (and node), keeping counts and sums right.
   void SetStatus(const std::string& task_uid, TaskStatus status, const std::string& node);
+};
+
+// What a running gang can give up and still run: ready tasks above minAvailable and, where task
+// minimums apply (JobInfo::TaskMinimumsApply), above each role's minimum. Shared by the gang
+// plugin's victim rule and the eviction planners.
+class GangSlack {
+ public:
+  explicit GangSlack(const JobInfo& job);
+  // Whether the gang keeps its minimums without one more task of `role`; if so, counts it gone.
+  bool Take(const std::string& role);
+
+ private:
+  const JobInfo* job_;
+  int32_t ready_;
+  std::map<std::string, int32_t> role_ready_;  // only when task minimums apply
 };
 
 // A PodDisruptionBudget, reduced to what victim selection needs.

@@ -262,14 +262,70 @@ TEST_CASE("backfill places best-effort pods") {
 
 TEST_CASE("the gang plugin enforces minTaskMember per role") {
   Harness h;
+  h.Node("n1", "cpu=4").Queue("default");
+  h.Group("ns/mpi", "default", 3, "Inqueue", "", "", {{"master", 1}, {"worker", 2}});
+  h.Pod("ns/mpi-master-0", "mpi").Role("master").Request("cpu=1").Add();
+  h.Pod("ns/mpi-master-1", "mpi").Role("master").Request("cpu=1").Add();
+  h.Pod("ns/mpi-worker-0", "mpi").Role("worker").Request("cpu=2").Add();
+  h.Pod("ns/mpi-worker-1", "mpi").Role("worker").Request("cpu=2").Add();
+  auto r = h.Run();
+  // minMember 3 is reachable with two masters and one worker, but the worker role needs 2 (and
+  // minMember is the sum of the role minimums, so they count): nothing binds.
+  CHECK(r.binds.empty());
+}
+
+// Role minimums below minAvailable's reach are Volcano's elastic jobs: a Job whose tasks'
+// minAvailable default to their replicas (so the PodGroup's minTaskMember says "all of them")
+// but whose own minAvailable is smaller runs with minAvailable tasks.
+TEST_CASE("role minimums whose sum exceeds minMember do not hold an elastic job back") {
+  Harness h;
   h.Node("n1", "cpu=3").Queue("default");
   h.Group("ns/mpi", "default", 2, "Inqueue", "", "", {{"master", 1}, {"worker", 2}});
   h.Pod("ns/mpi-master-0", "mpi").Role("master").Request("cpu=1").Add();
   h.Pod("ns/mpi-worker-0", "mpi").Role("worker").Request("cpu=2").Add();
   h.Pod("ns/mpi-worker-1", "mpi").Role("worker").Request("cpu=2").Add();
   auto r = h.Run();
-  // minMember 2 is reachable (master + one worker) but the worker role needs 2: nothing binds.
-  CHECK(r.binds.empty());
+  CHECK(r.binds.size() == 2);  // minMember 2 alone decides: master + one worker
+}
+
+TEST_CASE("an elastic job runs as many tasks as its queue's share allows") {
+  Harness h;
+  h.Node("n1", "cpu=8,memory=32Gi").Node("n2", "cpu=8,memory=32Gi").Queue("a").Queue("b");
+  // minAvailable 1, one task of 32 replicas whose minAvailable defaulted to 32.
+  h.Group("ns/elastic", "a", 1, "Inqueue", "cpu=1", "", {{"worker", 32}});
+  for (int i = 0; i < 32; ++i) {
+    h.Pod("ns/elastic-worker-" + std::to_string(i), "elastic").Role("worker").Request("cpu=1").Add();
+  }
+  h.Group("ns/other", "b", 1, "Inqueue", "cpu=1");
+  for (int i = 0; i < 16; ++i) h.Pod("ns/other-" + std::to_string(i), "other").Request("cpu=1").Add();
+  auto r = h.Run();
+  int elastic = 0, other = 0;
+  for (const auto& [pod, node] : r.binds) (pod.rfind("elastic-", 0) == 0 ? elastic : other)++;
+  CHECK(elastic == 8);  // its queue's deserved half of 16 CPUs
+  CHECK(other == 8);
+  CHECK(r.phases["ns/elastic"] == "Running");
+}
+
+TEST_CASE("an elastic job under a queue capability runs up to the capability") {
+  Harness h;
+  h.Node("n1", "cpu=16,memory=64Gi").Queue("capped", 1, "cpu=4");
+  h.Group("ns/elastic", "capped", 1, "Pending", "cpu=1", "", {{"worker", 32}});
+  for (int i = 0; i < 32; ++i) {
+    h.Pod("ns/elastic-worker-" + std::to_string(i), "elastic").Role("worker").Request("cpu=1").Add();
+  }
+  auto r = h.Run();
+  CHECK(r.binds.size() == 4);
+}
+
+TEST_CASE("an elastic job of big pods runs the minimum the nodes can hold") {
+  Harness h;
+  for (int n = 0; n < 4; ++n) h.Node("n" + std::to_string(n), "cpu=4,memory=16Gi");
+  h.Queue("default");
+  h.Group("ns/wide", "default", 4, "Pending", "cpu=12", "", {{"worker", 8}});
+  for (int i = 0; i < 8; ++i) h.Pod("ns/wide-worker-" + std::to_string(i), "wide").Role("worker").Request("cpu=3").Add();
+  auto r = h.Run();
+  CHECK(r.binds.size() == 4);
+  for (int n = 0; n < 4; ++n) CHECK(BoundOn(r, "n" + std::to_string(n)) == 1);
 }
 
 TEST_CASE("pod anti-affinity spreads replicas over hosts") {

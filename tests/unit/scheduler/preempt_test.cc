@@ -117,6 +117,52 @@ TEST_CASE("victims come from a gang's surplus before any gang is broken") {
   CHECK(r.evictions[0].rfind("elastic-", 0) == 0);
 }
 
+TEST_CASE("a gang whose role minimums count keeps each role at its minimum") {
+  Harness h;
+  h.PriorityClass("high", 1000);
+  h.Node("n1", "cpu=6").Queue("default");
+  // minMember 3 = ps 1 + worker 2: the roles count. One 2-CPU ps and four workers run.
+  h.Group("ns/tf", "default", 3, "Running", "", "", {{"ps", 1}, {"worker", 2}});
+  h.Pod("ns/tf-ps-0", "tf").Role("ps").Request("cpu=2").On("n1").Add();
+  for (int i = 0; i < 4; ++i) h.Pod("ns/tf-worker-" + std::to_string(i), "tf").Role("worker").Request("cpu=1").On("n1").Add();
+  h.Group("ns/high", "default", 1, "Inqueue", "", "high");
+  h.Pod("ns/high-0", "high").Request("cpu=2").Priority(1000).Add();
+  auto r = h.Run(kPreemptConf);
+  // Evicting the ps alone would free the room with one victim, but leave no ps: two workers go.
+  REQUIRE(r.evictions.size() == 2);
+  for (const auto& pod : r.evictions) CHECK(pod.rfind("tf-worker-", 0) == 0);
+}
+
+// Volcano's preemption end-to-end cases, with its "allocate, backfill, reclaim, preempt"
+// configuration: a cluster filled by a low-priority job whose pods carry the preemptable label.
+const char* kPreemptNoEnqueueConf = R"(actions: "allocate, backfill, reclaim, preempt"
+tiers:
+- plugins: [{name: priority}, {name: gang, enablePreemptable: false}, {name: conformance}]
+- plugins: [{name: overcommit}, {name: drf, enablePreemptable: false}, {name: predicates}, {name: proportion},
+            {name: nodeorder}, {name: binpack}])";
+
+void FillFourNodes(Harness& h) {
+  h.PriorityClass("high", 1000).PriorityClass("low", 10);
+  for (int n = 0; n < 4; ++n) h.Node("n" + std::to_string(n), "cpu=4,memory=16Gi");
+  h.Queue("default");
+  h.Group("ns/low", "default", 1, "Running", "", "low", {{"w", 16}});
+  for (int i = 0; i < 16; ++i) {
+    h.Pod("ns/low-w-" + std::to_string(i), "low").Role("w").Request("cpu=1").Priority(10)
+        .Labels({{"volcano.sh/preemptable", "true"}}).On("n" + std::to_string(i / 4)).Add();
+  }
+}
+
+TEST_CASE("without enqueue, a high-priority elastic job preempts down to its minimum") {
+  Harness h;
+  FillFourNodes(h);
+  // Not admitted yet: without enqueue, allocate admits it; 8 of its 16 tasks are its gang.
+  h.Group("ns/high", "default", 8, "Pending", "cpu=8", "high", {{"w", 16}});
+  for (int i = 0; i < 16; ++i) h.Pod("ns/high-w-" + std::to_string(i), "high").Role("w").Request("cpu=1").Priority(1000).Add();
+  auto r = h.Run(kPreemptNoEnqueueConf);
+  CHECK(r.evictions.size() == 8);
+  CHECK(r.phases["ns/high"] == "Inqueue");
+}
+
 TEST_CASE("when only a whole gang can make room, the whole gang goes") {
   Harness h;
   h.PriorityClass("high", 1000);
@@ -236,6 +282,30 @@ TEST_CASE("a starved queue reclaims down to its deserved share and no further") 
   auto r = h.Run(kReclaimConf);
   CHECK(r.evictions.size() == 4);  // a keeps its 4 of 8
   for (const auto& v : r.evictions) CHECK(v[0] == 'a');
+}
+
+TEST_CASE("a new queue reclaims when more than one other queue holds the cluster") {
+  const char* conf = R"(actions: "enqueue, allocate, backfill, reclaim, preempt"
+tiers:
+- plugins: [{name: priority}, {name: gang, enablePreemptable: false}, {name: conformance}]
+- plugins: [{name: overcommit}, {name: drf, enablePreemptable: false}, {name: predicates}, {name: proportion},
+            {name: nodeorder}, {name: binpack}])";
+  Harness h;
+  for (int n = 0; n < 4; ++n) h.Node("n" + std::to_string(n), "cpu=4,memory=16Gi");
+  h.Queue("r1").Queue("r2").Queue("r3");
+  // Volcano Jobs of minAvailable 1 whose task minAvailable defaulted to the replicas.
+  for (const char* j : {"j1", "j2"}) {
+    h.Group(std::string("ns/") + j, j[1] == '1' ? "r1" : "r2", 1, "Running", "cpu=1", "", {{"w", 8}});
+  }
+  for (int i = 0; i < 8; ++i) {
+    h.Pod("ns/j1-w-" + std::to_string(i), "j1").Role("w").Request("cpu=1").On("n" + std::to_string(i / 4)).Add();
+    h.Pod("ns/j2-w-" + std::to_string(i), "j2").Role("w").Request("cpu=1").On("n" + std::to_string(2 + i / 4)).Add();
+  }
+  h.Group("ns/j3", "r3", 1, "Inqueue", "cpu=1", "", {{"w", 6}});
+  for (int i = 0; i < 6; ++i) h.Pod("ns/j3-w-" + std::to_string(i), "j3").Role("w").Request("cpu=1").Add();
+  auto r = h.Run(conf);
+  // As Volcano: one task is the job's minimum; reclaim serves it, and stops there.
+  CHECK(r.evictions.size() == 1);
 }
 
 TEST_CASE("capacity never reclaims a queue below its guarantee") {

@@ -1,0 +1,102 @@
+// Volcano Jobs scheduled as Volcano schedules them (issue 18): tephra-controller-manager and
+// tephra-scheduler as processes on the real control plane. Each outcome asserted here was
+// measured with Volcano's own daemons on the same cluster shape.
+#include <algorithm>
+#include <map>
+#include <thread>
+#include <vector>
+
+#include <catch2/catch.hpp>
+
+#include "tests/integration/controllers/harness.h"
+#include "tests/integration/scheduler_fixture.h"
+#include "tests/support/cluster.h"
+
+namespace tephra::testing {
+namespace {
+
+constexpr auto kTimeout = std::chrono::seconds(60);
+
+// A Volcano Job of one task, as a user writes it: no task minAvailable (it defaults to the
+// replicas), the job's minAvailable below them. `pod_spec` goes into the pod spec (ends with a
+// comma); `labels` into the pod template's metadata.
+std::string ElasticJob(const SchedulerFixture& f, const std::string& name, const std::string& queue,
+                       int min_available, int replicas, const std::string& priority_class = "",
+                       const std::string& pod_spec = "", const std::string& labels = "{}") {
+  std::string priority = priority_class.empty() ? "" : R"("priorityClassName":")" + f.queue_name(priority_class) + R"(",)";
+  return R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":")" + name +
+         R"("},"spec":{"schedulerName":")" + f.name() + R"(","queue":")" + f.queue_name(queue) + R"(",)" + priority +
+         R"("minAvailable":)" + std::to_string(min_available) + R"(,"tasks":[{"name":"w","replicas":)" +
+         std::to_string(replicas) + R"(,"template":{"metadata":{"labels":)" + labels + R"(},"spec":{)" + pod_spec +
+         R"("restartPolicy":"Never","containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"1"}}}]}}}]}})";
+}
+
+// Bound pods per Job (pods are named <job>-<task>-<index>).
+std::map<std::string, int> BoundPerJob(const SchedulerFixture& f, const std::string& ns) {
+  std::map<std::string, int> n;
+  for (const auto& [pod, node] : f.Bindings(ns)) ++n[pod.substr(0, pod.find('-'))];
+  return n;
+}
+
+int Bound(const SchedulerFixture& f, const std::string& ns) {
+  return static_cast<int>(f.Bindings(ns).size());
+}
+
+struct JobsEnv {
+  explicit JobsEnv(const std::string& prefix, const std::string& conf = "")
+      : ns((InstallControllerPrerequisites(f.kubectl()), f.kubectl()), prefix),
+        manager(ns.name(), {"--scheduler-name=" + f.name(), "--queue-label-selector=tephra.dev/test-pool=" + f.id(),
+                            "--default-queue=" + f.queue_name("default")}) {
+    conf_ = conf;
+  }
+  void Start() { f.Start(conf_); }
+  // Two 8-CPU nodes, the default queue and a queue "capped" at 4 CPUs; then the scheduler.
+  void StartWithCappedQueue() {
+    f.AddNodes(2, "8", "32Gi");
+    f.AddQueue("default", 1);
+    f.AddQueue("capped", 1, R"(,"capability":{"cpu":"4"})");
+    Start();
+  }
+  void Create(const std::string& manifest) { f.kubectl().MustRun({"-n", ns.name(), "create", "-f", "-"}, manifest); }
+
+  SchedulerFixture f;
+  TestNamespace ns;
+  ControllerManager manager;
+  std::string conf_;
+};
+
+TEST_CASE("an elastic Job runs as many pods as its queue's capability holds") {
+  JobsEnv env("jobs-capped");
+  env.StartWithCappedQueue();
+  env.Create(ElasticJob(env.f, "elastic", "capped", 1, 32));
+  REQUIRE(Eventually([&] { return Bound(env.f, env.ns.name()) == 4; }, kTimeout));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  CHECK(Bound(env.f, env.ns.name()) == 4);
+  CHECK(Jsonpath(env.f.kubectl(), env.ns.name(), "vcjob/elastic", "{.status.state.phase}") == "Running");
+}
+
+TEST_CASE("a high-priority elastic Job preempts lower-priority preemptable pods without enqueue") {
+  const char* conf = R"(actions: "allocate, backfill, reclaim, preempt"
+tiers:
+- plugins: [{name: priority}, {name: gang, enablePreemptable: false}, {name: conformance}]
+- plugins: [{name: overcommit}, {name: drf, enablePreemptable: false}, {name: predicates}, {name: proportion},
+            {name: nodeorder}, {name: binpack}]
+)";
+  JobsEnv env("jobs-preempt", conf);
+  env.f.AddNodes(4, "4", "16Gi");
+  env.f.AddQueue("default", 1);
+  env.f.AddPriorityClass("low", 10);
+  env.f.AddPriorityClass("high", 1000);
+  env.Start();
+  const std::string preemptable = R"({"volcano.sh/preemptable":"true"})";
+  env.Create(ElasticJob(env.f, "low", "default", 1, 16, "low", "", preemptable));
+  REQUIRE(Eventually([&] { return Bound(env.f, env.ns.name()) == 16; }, kTimeout));
+  // Volcano: the preemptor's minimum (8) runs, the victims' Job keeps the other 8.
+  env.Create(ElasticJob(env.f, "high", "default", 8, 16, "high", "", preemptable));
+  REQUIRE(Eventually([&] { return BoundPerJob(env.f, env.ns.name())["high"] == 8; }, kTimeout));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  CHECK(BoundPerJob(env.f, env.ns.name()) == std::map<std::string, int>{{"high", 8}, {"low", 8}});
+}
+
+}  // namespace
+}  // namespace tephra::testing
