@@ -240,6 +240,23 @@ TEST_CASE("drf lets the job with the smaller share go first") {
   CHECK(r.binds.count("poor-new") == 1);
 }
 
+TEST_CASE("drf shares count what jobs already run, in the same terms as what they get") {
+  Harness h;
+  h.Node("n1", "cpu=5,memory=30Gi").Queue("default");
+  h.Group("ns/a", "default", 1).Group("ns/b", "default", 1);
+  h.Pod("ns/a-run", "a").Request("cpu=1").On("n1").Add();
+  for (int i = 0; i < 4; ++i) {
+    h.Pod("ns/a-" + std::to_string(i), "a").Request("cpu=1").Add();
+    h.Pod("ns/b-" + std::to_string(i), "b").Request("cpu=1").Add();
+  }
+  auto r = h.Run();
+  // b catches up with a's running pod, then they take turns.
+  int a = 0, b = 0;
+  for (const auto& [pod, node] : r.binds) (pod[0] == 'a' ? a : b)++;
+  CHECK(a == 2);
+  CHECK(b == 2);
+}
+
 TEST_CASE("pipelining waits for releasing resources instead of binding") {
   Harness h;
   h.Node("n1", "cpu=2").Queue("default");
