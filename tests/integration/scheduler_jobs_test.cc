@@ -65,6 +65,26 @@ struct JobsEnv {
   std::string conf_;
 };
 
+TEST_CASE("three elastic Jobs competing for 16 slots each reach their minimum and share the rest") {
+  JobsEnv env("jobs-three");
+  env.f.AddNodes(2, "8", "32Gi");
+  env.f.AddQueue("default", 1);
+  env.Start();
+  // Submitted together: minAvailable 2, sixteen one-CPU replicas each. Volcano runs 6/5/5.
+  std::string list = R"({"apiVersion":"v1","kind":"List","items":[)";
+  for (const char* job : {"a", "b", "c"}) {
+    list += std::string(job[0] == 'a' ? "" : ",") + ElasticJob(env.f, job, "default", 2, 16);
+  }
+  env.Create(list + "]}");
+  REQUIRE(Eventually([&] { return Bound(env.f, env.ns.name()) == 16; }, kTimeout));
+  std::this_thread::sleep_for(std::chrono::seconds(2));  // nothing moves afterwards
+  std::vector<int> counts;
+  for (const auto& [job, n] : BoundPerJob(env.f, env.ns.name())) counts.push_back(n);
+  std::sort(counts.begin(), counts.end());
+  INFO(env.manager.LogTail());
+  CHECK(counts == std::vector<int>{5, 5, 6});
+}
+
 TEST_CASE("an elastic Job runs as many pods as its queue's capability holds") {
   JobsEnv env("jobs-capped");
   env.StartWithCappedQueue();

@@ -323,6 +323,42 @@ TEST_CASE("an elastic job runs as many tasks as its queue's share allows") {
   CHECK(r.phases["ns/elastic"] == "Running");
 }
 
+std::map<char, int> BoundPerJob(const std::map<std::string, std::string>& binds) {
+  std::map<char, int> n;
+  for (const auto& [pod, node] : binds) ++n[pod[0]];
+  return n;
+}
+
+TEST_CASE("elastic jobs competing for too few slots each get their minimum, then turns") {
+  Harness h;
+  h.Node("n1", "cpu=8,memory=32Gi").Node("n2", "cpu=8,memory=32Gi").Queue("default");
+  for (const char* job : {"a", "b", "c"}) {
+    h.Group(std::string("ns/") + job, "default", 2, "Inqueue", "cpu=2", "", {{"w", 16}});
+    for (int i = 0; i < 16; ++i) h.Pod(std::string("ns/") + job + "-w-" + std::to_string(i), job).Role("w").Request("cpu=1").Add();
+  }
+  auto r = h.Run();
+  CHECK(BoundPerJob(r.binds) == std::map<char, int>{{'a', 6}, {'b', 5}, {'c', 5}});
+}
+
+TEST_CASE("jobs at their minimum do not grow while an admitted job is still getting its pods") {
+  Harness h;
+  h.Node("n1", "cpu=8,memory=32Gi").Node("n2", "cpu=8,memory=32Gi").Queue("default");
+  for (const char* job : {"a", "b"}) {
+    h.Group(std::string("ns/") + job, "default", 2, "Inqueue", "cpu=2", "", {{"w", 16}});
+    for (int i = 0; i < 16; ++i) h.Pod(std::string("ns/") + job + "-w-" + std::to_string(i), job).Role("w").Request("cpu=1").Add();
+  }
+  // c was just admitted; its controller has not created its pods yet.
+  h.Group("ns/c", "default", 2, "Inqueue", "cpu=2", "", {{"w", 16}});
+  auto pg = std::make_shared<api::PodGroup>(*h.cache().Job("ns/c")->pod_group);
+  pg->metadata.creation_timestamp = kube::Clock::now();
+  h.cache().UpsertPodGroup(pg);
+  auto first = h.Run();
+  CHECK(BoundPerJob(first.binds) == std::map<char, int>{{'a', 2}, {'b', 2}});
+  for (int i = 0; i < 16; ++i) h.Pod("ns/c-w-" + std::to_string(i), "c").Role("w").Request("cpu=1").Add();
+  auto second = h.Run();
+  CHECK(BoundPerJob(second.binds) == std::map<char, int>{{'a', 4}, {'b', 3}, {'c', 5}});
+}
+
 TEST_CASE("an elastic job under a queue capability runs up to the capability") {
   Harness h;
   h.Node("n1", "cpu=16,memory=64Gi").Queue("capped", 1, "cpu=4");
