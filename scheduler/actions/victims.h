@@ -56,6 +56,15 @@ class VictimPlanner {
   };
   // Victims on `node` the plugins allow for the preemptor, least important first.
   std::vector<Victim> Candidates(const TaskInfo& preemptor, size_t preemptor_job, size_t node);
+  // The fewest victims on `node` that free enough for the task (none: it cannot be done there).
+  struct Plan {
+    size_t node = 0;
+    std::vector<Victim> victims;
+    int32_t top_priority = 0;  // the highest job priority among the victims
+    bool tried = false;
+    size_t count() const { return victims.size(); }
+  };
+  std::optional<Plan> PlanOn(const TaskInfo& task, size_t job, size_t node);
   bool Eligible(const TaskInfo& preemptor, size_t preemptor_job, const TaskInfo& victim,
                 size_t victim_job) const;
   bool WholeGang(Statement& stmt, size_t job, const std::string& uid, const std::string& reason,

@@ -3,6 +3,7 @@
 // measured with Volcano's own daemons on the same cluster shape.
 #include <algorithm>
 #include <map>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -95,27 +96,50 @@ TEST_CASE("an elastic Job runs as many pods as its queue's capability holds") {
   CHECK(Jsonpath(env.f.kubectl(), env.ns.name(), "vcjob/elastic", "{.status.state.phase}") == "Running");
 }
 
-TEST_CASE("a high-priority elastic Job preempts lower-priority preemptable pods without enqueue") {
-  const char* conf = R"(actions: "allocate, backfill, reclaim, preempt"
+const char* kPreemptNoEnqueueConf = R"(actions: "allocate, backfill, reclaim, preempt"
 tiers:
 - plugins: [{name: priority}, {name: gang, enablePreemptable: false}, {name: conformance}]
 - plugins: [{name: overcommit}, {name: drf, enablePreemptable: false}, {name: predicates}, {name: proportion},
             {name: nodeorder}, {name: binpack}]
 )";
-  JobsEnv env("jobs-preempt", conf);
-  env.f.AddNodes(4, "4", "16Gi");
+
+// Four 4-CPU nodes (each its own kubernetes.io/hostname) filled by a low-priority Job of sixteen
+// preemptable one-CPU pods.
+void FillWithPreemptable(JobsEnv& env) {
+  for (int i = 0; i < 4; ++i) env.f.AddNodes(1, "4", "16Gi", {{"kubernetes.io/hostname", env.f.id() + "-" + std::to_string(i)}});
   env.f.AddQueue("default", 1);
   env.f.AddPriorityClass("low", 10);
   env.f.AddPriorityClass("high", 1000);
   env.Start();
-  const std::string preemptable = R"({"volcano.sh/preemptable":"true"})";
-  env.Create(ElasticJob(env.f, "low", "default", 1, 16, "low", "", preemptable));
+  env.Create(ElasticJob(env.f, "low", "default", 1, 16, "low", "", R"({"volcano.sh/preemptable":"true"})"));
   REQUIRE(Eventually([&] { return Bound(env.f, env.ns.name()) == 16; }, kTimeout));
+}
+
+TEST_CASE("a high-priority elastic Job preempts lower-priority preemptable pods without enqueue") {
+  JobsEnv env("jobs-preempt", kPreemptNoEnqueueConf);
+  FillWithPreemptable(env);
   // Volcano: the preemptor's minimum (8) runs, the victims' Job keeps the other 8.
-  env.Create(ElasticJob(env.f, "high", "default", 8, 16, "high", "", preemptable));
+  env.Create(ElasticJob(env.f, "high", "default", 8, 16, "high"));
   REQUIRE(Eventually([&] { return BoundPerJob(env.f, env.ns.name())["high"] == 8; }, kTimeout));
   std::this_thread::sleep_for(std::chrono::seconds(2));
   CHECK(BoundPerJob(env.f, env.ns.name()) == std::map<std::string, int>{{"high", 8}, {"low", 8}});
+}
+
+TEST_CASE("a high-priority Job with pod anti-affinity preempts one pod on each node") {
+  JobsEnv env("jobs-anti", kPreemptNoEnqueueConf);
+  FillWithPreemptable(env);
+  const std::string anti =
+      R"("affinity":{"podAntiAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":[)"
+      R"({"labelSelector":{"matchLabels":{"app":"high"}},"topologyKey":"kubernetes.io/hostname"}]}},)";
+  env.Create(ElasticJob(env.f, "high", "default", 4, 4, "high", anti, R"({"app":"high"})"));
+  // Volcano: high 4 (one per node), low 12.
+  REQUIRE(Eventually([&] { return BoundPerJob(env.f, env.ns.name())["high"] == 4; }, kTimeout));
+  std::set<std::string> nodes;
+  for (const auto& [pod, node] : env.f.Bindings(env.ns.name())) {
+    if (pod.rfind("high-", 0) == 0) nodes.insert(node);
+  }
+  CHECK(nodes.size() == 4);
+  CHECK(BoundPerJob(env.f, env.ns.name())["low"] == 12);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Preempt and reclaim: victim rules, tier intersection, gang-aware choice, guarantee floors.
 #include <algorithm>
+#include <set>
 
 #include <catch2/catch.hpp>
 
@@ -161,6 +162,26 @@ TEST_CASE("without enqueue, a high-priority elastic job preempts down to its min
   auto r = h.Run(kPreemptNoEnqueueConf);
   CHECK(r.evictions.size() == 8);
   CHECK(r.phases["ns/high"] == "Inqueue");
+}
+
+TEST_CASE("a preemptor with required pod anti-affinity takes one victim per node") {
+  Harness h;
+  FillFourNodes(h);
+  h.Group("ns/high", "default", 4, "Inqueue", "", "high", {{"w", 4}});
+  for (int i = 0; i < 4; ++i) {
+    h.Pod("ns/high-w-" + std::to_string(i), "high").Role("w").Request("cpu=1").Priority(1000)
+        .Labels({{"app", "high"}}).AntiAffinity("kubernetes.io/hostname", {{"app", "high"}}).Add();
+  }
+  auto r = h.Run(kPreemptNoEnqueueConf);
+  REQUIRE(r.evictions.size() == 4);
+  std::set<int> nodes;  // low-w-<i> runs on node i / 4
+  for (const auto& pod : r.evictions) nodes.insert(std::stoi(pod.substr(pod.rfind('-') + 1)) / 4);
+  CHECK(nodes.size() == 4);
+  std::set<std::string> nominated;
+  for (const auto& p : r.outcome.pods) {
+    if (p.name.rfind("high-", 0) == 0) nominated.insert(p.nominated_node);
+  }
+  CHECK(nominated.size() == 4);
 }
 
 TEST_CASE("when only a whole gang can make room, the whole gang goes") {
