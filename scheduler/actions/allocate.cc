@@ -41,6 +41,7 @@ class AllocateAction : public Action {
       }
       if (ssn.queue(job.queue) == nullptr) continue;
       assembling = assembling || (job.ValidCount() < job.min_available && StillAssembling(ssn, job));
+      RecordGated(ssn, j);
       if (!HasPendingWork(job)) continue;
       ValidateResult valid = ssn.JobValid(job);
       if (!valid.pass) {
@@ -97,6 +98,19 @@ class AllocateAction : public Action {
   static bool StillAssembling(const Session& ssn, const JobInfo& job) {
     constexpr auto kAssemblyGrace = std::chrono::seconds(10);
     return job.creation && ssn.Now() - *job.creation < kAssemblyGrace;
+  }
+
+  // Tasks held by scheduling gates are never placed; a gang short of its minimum because of
+  // them says so, as Volcano does (an Unschedulable condition and event on its PodGroup).
+  static void RecordGated(Session& ssn, size_t j) {
+    const JobInfo& job = ssn.job(j);
+    if (job.Count(TaskStatus::kPending) == 0 || job.ReadyCount() >= job.min_available) return;
+    for (const auto& [uid, t] : job.tasks) {
+      if (t.status != TaskStatus::kPending || t.pod->spec->scheduling_gates.empty()) continue;
+      FitErrors e;
+      e.other = "scheduling is blocked due to non-empty scheduling gates";
+      ssn.RecordFitErrors(j, uid, std::move(e));
+    }
   }
 
   static void RecordJobProblem(Session& ssn, size_t j, const std::string& message) {

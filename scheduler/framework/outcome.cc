@@ -124,6 +124,8 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
     for (const auto& [uid, task] : job.tasks) {
       bool pipelined = task.status == TaskStatus::kPipelined;
       if (task.status != TaskStatus::kPending && !pipelined) continue;
+      // A gated pod's PodScheduled condition is the API server's (SchedulingGated).
+      if (!task.pod->spec->scheduling_gates.empty()) continue;
       std::string message;
       if (errors != nullptr) {
         auto e = errors->find(uid);

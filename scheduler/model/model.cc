@@ -177,6 +177,15 @@ bool JobInfo::TaskMinimumsApply() const {
   return min_available >= sum;
 }
 
+api::Resources JobInfo::UngatedMinResources() const {
+  if (!min_resources) return {};
+  api::Resources reserve = *min_resources;
+  for (const auto& [task_uid, t] : tasks) {
+    if (t.status == TaskStatus::kPending && !t.pod->spec->scheduling_gates.empty()) reserve.Sub(t.request());
+  }
+  return reserve;
+}
+
 GangSlack::GangSlack(const JobInfo& job) : job_(&job), ready_(job.ReadyCount()) {
   if (!job.TaskMinimumsApply()) return;
   for (const auto& [task_uid, t] : job.tasks) {

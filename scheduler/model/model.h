@@ -148,6 +148,11 @@ struct JobInfo {
   // tasks' minAvailable default to their replicas but whose own minAvailable is smaller) and
   // minAvailable alone decides validity, readiness, pipelining and what preemption may take.
   bool TaskMinimumsApply() const;
+  // minResources less the requests of pending tasks held by scheduling gates: what an admitted
+  // job not started yet holds in reserve against its queue and the cluster. A gated task cannot
+  // be placed until its gate is lifted, so it reserves nothing (as in Volcano). Empty without
+  // minResources.
+  api::Resources UngatedMinResources() const;
 
   void AddTask(TaskInfo task);
   void RemoveTask(const std::string& task_uid);

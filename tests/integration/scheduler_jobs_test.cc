@@ -43,6 +43,15 @@ int Bound(const SchedulerFixture& f, const std::string& ns) {
   return static_cast<int>(f.Bindings(ns).size());
 }
 
+// Messages of events with `reason` about objects of `kind` in ns ("" for cluster-scoped objects,
+// whose events go to the default namespace).
+std::string EventMessages(const Kubectl& k, const std::string& ns, const std::string& kind,
+                          const std::string& reason) {
+  return k.MustRun({"-n", ns.empty() ? "default" : ns, "get", "events",
+                    "--field-selector=involvedObject.kind=" + kind + ",reason=" + reason, "-o",
+                    R"(jsonpath={range .items[*]}{.involvedObject.name}: {.message}{"\n"}{end})"});
+}
+
 struct JobsEnv {
   explicit JobsEnv(const std::string& prefix, const std::string& conf = "")
       : ns((InstallControllerPrerequisites(f.kubectl()), f.kubectl()), prefix),
@@ -94,6 +103,25 @@ TEST_CASE("an elastic Job runs as many pods as its queue's capability holds") {
   std::this_thread::sleep_for(std::chrono::seconds(2));
   CHECK(Bound(env.f, env.ns.name()) == 4);
   CHECK(Jsonpath(env.f.kubectl(), env.ns.name(), "vcjob/elastic", "{.status.state.phase}") == "Running");
+}
+
+TEST_CASE("a Job held by scheduling gates says why on its PodGroup and reserves nothing in its queue") {
+  JobsEnv env("jobs-gated");
+  env.StartWithCappedQueue();
+  env.Create(ElasticJob(env.f, "gated", "capped", 4, 4, "", R"("schedulingGates":[{"name":"example.com/hold"}],)"));
+  REQUIRE(Eventually(
+      [&] {
+        return EventMessages(env.f.kubectl(), env.ns.name(), "PodGroup", "Unschedulable").find("scheduling gates") !=
+               std::string::npos;
+      },
+      kTimeout));
+  // Admitted with all four tasks gated, the Job holds none of the queue's 4 CPUs: the next one runs.
+  env.Create(ElasticJob(env.f, "next", "capped", 2, 2));
+  REQUIRE(Eventually([&] { return Bound(env.f, env.ns.name()) == 2; }, kTimeout));
+  CHECK(BoundPerJob(env.f, env.ns.name()) == std::map<std::string, int>{{"next", 2}});
+  // The gated pods keep the API server's PodScheduled reason.
+  CHECK(Jsonpath(env.f.kubectl(), env.ns.name(), "pod/gated-w-0",
+                 R"({.status.conditions[?(@.type=="PodScheduled")].reason})") == "SchedulingGated");
 }
 
 const char* kPreemptNoEnqueueConf = R"(actions: "allocate, backfill, reclaim, preempt"

@@ -173,6 +173,33 @@ TEST_CASE("a job whose group is not admitted gets no pods bound") {
   CHECK(r.binds.empty());
 }
 
+TEST_CASE("gated tasks of an admitted job hold no room against its queue") {
+  Harness h;
+  h.Node("n1", "cpu=16,memory=64Gi").Queue("capped", 1, "cpu=4");
+  // Admitted, but every task waits behind a scheduling gate: its minResources reserve nothing.
+  h.Group("ns/gated", "capped", 4, "Inqueue", "cpu=4");
+  for (int i = 0; i < 4; ++i) h.Pod("ns/gated-" + std::to_string(i), "gated").Request("cpu=1").Gated("example.com/hold").Add();
+  h.Group("ns/next", "capped", 2, "Pending", "cpu=2");
+  auto r = h.Run();
+  CHECK(r.phases["ns/next"] == "Inqueue");
+  CHECK(r.binds.empty());  // gated pods are never placed
+}
+
+TEST_CASE("a gang held by scheduling gates says so on its PodGroup, not on its pods") {
+  Harness h;
+  h.Node("n1", "cpu=8").Queue("default").Group("ns/gated", "default", 4, "Inqueue");
+  for (int i = 0; i < 4; ++i) h.Pod("ns/gated-" + std::to_string(i), "gated").Request("cpu=1").Gated("example.com/hold").Add();
+  auto r = h.Run();
+  CHECK(r.binds.empty());
+  const auto* cond = WrittenCondition(r, "ns/gated", "Unschedulable");
+  REQUIRE(cond != nullptr);
+  CHECK(cond->reason == "NotEnoughResources");
+  CHECK(cond->message == "4/4 tasks in gang unschedulable: 4 tasks: scheduling is blocked due to non-empty scheduling gates");
+  REQUIRE(r.outcome.pod_groups.size() == 1);
+  CHECK(r.outcome.pod_groups[0].event_reason == "Unschedulable");
+  CHECK(r.outcome.pods.empty());  // their PodScheduled condition stays the API server's SchedulingGated
+}
+
 TEST_CASE("overcommit admits up to 1.2 times the cluster") {
   Harness h;
   h.Node("n1", "cpu=10,memory=100Gi").Queue("default");

@@ -278,6 +278,11 @@ PodBuilder& PodBuilder::PreemptionNever() {
   return *this;
 }
 
+PodBuilder& PodBuilder::Gated(const std::string& gate) {
+  spec_.scheduling_gates.push_back(gate);
+  return *this;
+}
+
 PodBuilder& PodBuilder::Namespace(const std::string& ns) {
   pod_->metadata.namespace_ = ns;
   return *this;

@@ -164,6 +164,20 @@ TEST_CASE("without enqueue, a high-priority elastic job preempts down to its min
   CHECK(r.phases["ns/high"] == "Inqueue");
 }
 
+TEST_CASE("a preemptor held by scheduling gates preempts nothing") {
+  Harness h;
+  FillFourNodes(h);
+  h.Group("ns/high", "default", 8, "Inqueue", "cpu=8", "high");
+  for (int i = 0; i < 8; ++i) {
+    h.Pod("ns/high-w-" + std::to_string(i), "high").Request("cpu=1").Priority(1000).Gated("example.com/hold").Add();
+  }
+  auto r = h.Run(kPreemptNoEnqueueConf);
+  CHECK(r.evictions.empty());
+  const auto* cond = WrittenCondition(r, "ns/high", "Unschedulable");
+  REQUIRE(cond != nullptr);
+  CHECK(cond->message.find("scheduling gates") != std::string::npos);
+}
+
 TEST_CASE("a preemptor with required pod anti-affinity takes one victim per node") {
   Harness h;
   FillFourNodes(h);
