@@ -76,6 +76,8 @@ class Scheduler {
   // A bad --node-selector or --queue-label-selector fails at start, in the API server's words.
   Status CheckSelectors();
   void RegisterInformers();
+  // Watches scheduling.x-k8s.io PodGroups if their CRD is installed; false if not (yet).
+  bool WatchSchedPluginsPodGroups();
 
   std::shared_ptr<kube::Client> client_;
   SchedulerOptions options_;
@@ -93,6 +95,8 @@ class Scheduler {
   SchedulerConf conf_;                  // guarded by conf_mu_
   int64_t conf_mtime_ = -1;             // guarded by conf_mu_
   std::atomic<bool> synced_{false};
+  // scheduling.x-k8s.io PodGroups are watched (their CRD may be installed after the start).
+  std::atomic<bool> sched_plugins_served_{false};
   std::atomic<bool> stopped_{false};
   std::atomic<int64_t> last_cycle_ns_{0};
   uint64_t cycles_ = 0;
