@@ -374,6 +374,7 @@ CycleResult Scheduler::RunOnce() {
     }
   }
   writer_->Apply(r.outcome);
+  WarnAboutQueues(r.outcome.queue_warnings);
   auto elapsed = std::chrono::steady_clock::now() - start;
   last_cycle_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
                        std::chrono::steady_clock::now().time_since_epoch())
@@ -390,6 +391,23 @@ CycleResult Scheduler::RunOnce() {
   VLOG(2) << "scheduler: cycle " << cycles_ << " over " << r.nodes << " nodes and " << r.jobs
           << " jobs took " << std::chrono::duration<double, std::milli>(elapsed).count() << " ms";
   return r;
+}
+
+void Scheduler::WarnAboutQueues(const std::vector<QueueWarning>& warnings) {
+  std::map<std::string, std::string> now;
+  for (const auto& w : warnings) {
+    now[w.name] = w.message;
+    auto before = queue_warnings_.find(w.name);
+    if (before != queue_warnings_.end() && before->second == w.message) continue;
+    LOG(WARNING) << "scheduler: queue " << w.name << ": " << w.message;
+    if (events_ == nullptr) continue;
+    kube::ObjectReference queue;
+    queue.api_version = std::string(api::kSchedulingApiVersion);
+    queue.kind = std::string(api::kQueueKind);
+    queue.name = w.name;
+    events_->Record(queue, kube::EventType::kWarning, w.reason, w.message);
+  }
+  queue_warnings_ = std::move(now);
 }
 
 void Scheduler::Run(const std::function<bool()>& keep_running) {

@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -78,6 +79,8 @@ class Scheduler {
   void RegisterInformers();
   // Watches scheduling.x-k8s.io PodGroups if their CRD is installed; false if not (yet).
   bool WatchSchedPluginsPodGroups();
+  // An Event on each Queue whose warning is new or changed since the last cycle.
+  void WarnAboutQueues(const std::vector<QueueWarning>& warnings);
 
   std::shared_ptr<kube::Client> client_;
   SchedulerOptions options_;
@@ -100,6 +103,7 @@ class Scheduler {
   std::atomic<bool> stopped_{false};
   std::atomic<int64_t> last_cycle_ns_{0};
   uint64_t cycles_ = 0;
+  std::map<std::string, std::string> queue_warnings_;  // queue → last warning (cycle thread only)
 
   metrics::Histogram* e2e_ = nullptr;
   metrics::Histogram* open_ = nullptr;

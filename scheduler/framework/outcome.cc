@@ -159,6 +159,20 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
       parent = p != nullptr && p->name != "root" ? p->parent : "";
     }
   }
+  const api::Resources cluster = WithoutPods(ssn.total_resource());
+  for (const auto& [name, q] : ssn.queues()) {
+    std::vector<std::string> beyond = cluster.IsEmpty() ? std::vector<std::string>{} : q->GuaranteeBeyond(cluster);
+    if (beyond.empty()) continue;
+    api::Resources asked, has;
+    for (const auto& r : beyond) {
+      asked.Set(r, q->guarantee.Get(r));
+      has.Set(r, cluster.Get(r));
+    }
+    out.queue_warnings.push_back(
+        {name, "GuaranteeNotHonoured",
+         "guarantee " + asked.ToString() + " exceeds the whole cluster (" + has.ToString() +
+             "): it is not honoured, and the queue shares the cluster by weight until the guarantee fits"});
+  }
   for (const auto& [name, q] : ssn.queues()) {
     api::Resources want = rolled[name];
     api::Resources have = q->queue ? WithoutPods(api::Resources::FromList(q->queue->status.allocated))

@@ -48,6 +48,10 @@ TaskStatus StatusFromPod(const PodInfo& pod) {
   return pod.node_name.empty() ? TaskStatus::kPending : TaskStatus::kBound;
 }
 
+std::vector<std::string> QueueInfo::GuaranteeBeyond(const api::Resources& cluster) const {
+  return WithoutPods(guarantee).Exceeding(cluster, api::Resources::Missing::kZero);
+}
+
 int TaskInfo::index() const {
   const std::string& n = pod->metadata.name;
   size_t dash = n.rfind('-');

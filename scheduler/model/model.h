@@ -111,6 +111,11 @@ struct QueueInfo {
   int32_t priority = 0;
 
   bool IsOpen() const { return state.empty() || state == "Open"; }
+  // The resources of the guarantee that exceed what the whole `cluster` has (none: it can be
+  // honoured). A guarantee that cannot be is not honoured at all: reserving it would leave
+  // every other queue nothing (docs/scheduler.md).
+  std::vector<std::string> GuaranteeBeyond(const api::Resources& cluster) const;
+  bool GuaranteeFits(const api::Resources& cluster) const { return GuaranteeBeyond(cluster).empty(); }
 };
 
 struct JobInfo {

@@ -170,5 +170,23 @@ TEST_CASE("a high-priority Job with pod anti-affinity preempts one pod on each n
   CHECK(BoundPerJob(env.f, env.ns.name())["low"] == 12);
 }
 
+TEST_CASE("a Queue whose guarantee exceeds the cluster is told so and the other queues are served") {
+  JobsEnv env("jobs-guarantee");
+  env.f.AddNodes(2, "8", "32Gi");
+  env.f.AddQueue("default", 1);
+  env.f.AddQueue("greedy", 1, R"(,"guarantee":{"resource":{"cpu":"1000"}})");
+  env.Start();
+  env.Create(ElasticJob(env.f, "other", "default", 1, 16));
+  REQUIRE(Eventually([&] { return Bound(env.f, env.ns.name()) == 16; }, kTimeout));
+  std::string events;
+  REQUIRE(Eventually(
+      [&] {
+        events = EventMessages(env.f.kubectl(), "", "Queue", "GuaranteeNotHonoured");
+        return events.find(env.f.queue_name("greedy") + ": guarantee cpu ") != std::string::npos &&
+               events.find("exceeds the whole cluster (cpu 16)") != std::string::npos;
+      },
+      kTimeout));
+}
+
 }  // namespace
 }  // namespace tephra::testing

@@ -202,6 +202,31 @@ TEST_CASE("a gang held by scheduling gates says so on its PodGroup, not on its p
   CHECK(r.outcome.pods.empty());  // their PodScheduled condition stays the API server's SchedulingGated
 }
 
+// Sixteen one-CPU pods of queue "other" on 16 CPUs, beside a queue "owner" guaranteed `guarantee`.
+Harness::Result BesideGuarantee(const std::string& guarantee) {
+  Harness h;
+  h.Node("n1", "cpu=8,memory=32Gi").Node("n2", "cpu=8,memory=32Gi");
+  h.Queue("owner", 1, "", guarantee).Queue("other");
+  h.Group("ns/job", "other", 1, "Pending", "cpu=1");
+  for (int i = 0; i < 16; ++i) h.Pod("ns/job-" + std::to_string(i), "job").Request("cpu=1").Add();
+  return h.Run();
+}
+
+TEST_CASE("a guarantee the cluster can hold is reserved for its queue") {
+  auto r = BesideGuarantee("cpu=8");
+  CHECK(r.binds.size() == 8);
+  CHECK(r.outcome.queue_warnings.empty());
+}
+
+TEST_CASE("a guarantee beyond the whole cluster is not honoured and other queues are served") {
+  auto r = BesideGuarantee("cpu=100");
+  CHECK(r.phases["ns/job"] == "Running");
+  CHECK(r.binds.size() == 16);
+  REQUIRE(r.outcome.queue_warnings.size() == 1);
+  CHECK(r.outcome.queue_warnings[0].name == "owner");
+  CHECK(r.outcome.queue_warnings[0].message.rfind("guarantee cpu 100 exceeds the whole cluster (cpu 16)", 0) == 0);
+}
+
 TEST_CASE("overcommit admits up to 1.2 times the cluster") {
   Harness h;
   h.Node("n1", "cpu=10,memory=100Gi").Queue("default");
