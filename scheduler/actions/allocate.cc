@@ -30,8 +30,8 @@ class AllocateAction : public Action {
     std::vector<IndexHeap> job_heaps;
     auto job_first = [&ssn](size_t a, size_t b) { return ssn.JobOrder(ssn.job(a), ssn.job(b)); };
 
-    // Admitted jobs whose pods are still being created: until they have them, jobs that already
-    // hold their minimum do not grow (see AllocateJob).
+    // Whether an admitted job's pods are still being created: until it has them, jobs that
+    // already hold their minimum do not grow (see AllocateJob).
     bool assembling = false;
     for (size_t j = 0; j < ssn.job_count(); ++j) {
       const JobInfo& job = ssn.job(j);
@@ -40,7 +40,8 @@ class AllocateAction : public Action {
         ssn.SetJobPhase(j, "Inqueue");  // without enqueue, every job is admitted
       }
       if (ssn.queue(job.queue) == nullptr) continue;
-      assembling = assembling || (job.ValidCount() < job.min_available && StillAssembling(ssn, job));
+      assembling = assembling || (StillAssembling(ssn, job) &&
+                                  (job.ValidCount() < job.min_available || PodsArriving(ssn, job)));
       RecordGated(ssn, j);
       if (!HasPendingWork(job)) continue;
       ValidateResult valid = ssn.JobValid(job);
@@ -100,6 +101,17 @@ class AllocateAction : public Action {
     return job.creation && ssn.Now() - *job.creation < kAssemblyGrace;
   }
 
+  // Whether the job's controller created a pod of it in the last couple of seconds: its pods
+  // are still arriving (creation times are whole seconds).
+  static bool PodsArriving(const Session& ssn, const JobInfo& job) {
+    const kube::Time recent = ssn.Now() - std::chrono::seconds(2);
+    for (const auto& [uid, t] : job.tasks) {
+      const auto& created = t.pod->metadata.creation_timestamp;
+      if (created && *created >= recent) return true;
+    }
+    return false;
+  }
+
   // Tasks held by scheduling gates are never placed; a gang short of its minimum because of
   // them says so, as Volcano does (an Unschedulable condition and event on its PodGroup).
   static void RecordGated(Session& ssn, size_t j) {
@@ -128,8 +140,8 @@ class AllocateAction : public Action {
   // A job that already holds its minimum grows one task per turn, in JobOrder with the others
   // (so elastic jobs share what is left: three jobs of minimum 2 on 16 slots run 6/5/5), but
   // not while `grow` is false: admitted jobs still getting their pods would find their room
-  // taken by the first job whose pods happened to arrive. Volcano, whose sessions are a second
-  // apart, sees all their pods at once.
+  // taken by the first job whose pods happened to arrive (the one still arriving as much as the
+  // others). Volcano, whose sessions are a second apart, sees all their pods at once.
   bool AllocateJob(Session& ssn, NodePicker& picker, const QueueInfo& queue, size_t j, bool grow) {
     if (!grow && ssn.JobReady(ssn.job(j))) {
       ssn.AddJobNote(j, {"allocate", "holds at its minimum while admitted jobs are still getting their pods", ""});

@@ -413,6 +413,23 @@ TEST_CASE("jobs at their minimum do not grow while an admitted job is still gett
   CHECK(BoundPerJob(second.binds) == std::map<char, int>{{'a', 4}, {'b', 3}, {'c', 5}});
 }
 
+TEST_CASE("jobs at their minimum do not grow while another admitted job's pods are arriving") {
+  Harness h;
+  h.Node("n1", "cpu=8,memory=32Gi").Node("n2", "cpu=8,memory=32Gi").Queue("default");
+  h.Group("ns/a", "default", 2, "Inqueue", "cpu=2", "", {{"w", 16}});
+  for (int i = 0; i < 16; ++i) h.Pod("ns/a-w-" + std::to_string(i), "a").Role("w").Request("cpu=1").Add();
+  // b was just admitted and its controller has created two of its pods so far.
+  h.Group("ns/b", "default", 2, "Inqueue", "cpu=2", "", {{"w", 16}});
+  auto pg = std::make_shared<api::PodGroup>(*h.cache().Job("ns/b")->pod_group);
+  pg->metadata.creation_timestamp = kube::Clock::now();
+  h.cache().UpsertPodGroup(pg);
+  for (int i = 0; i < 2; ++i) {
+    h.Pod("ns/b-w-" + std::to_string(i), "b").Role("w").Request("cpu=1").Created(kube::Clock::now()).Add();
+  }
+  auto r = h.Run();
+  CHECK(BoundPerJob(r.binds) == std::map<char, int>{{'a', 2}, {'b', 2}});
+}
+
 TEST_CASE("an elastic job under a queue capability runs up to the capability") {
   Harness h;
   h.Node("n1", "cpu=16,memory=64Gi").Queue("capped", 1, "cpu=4");

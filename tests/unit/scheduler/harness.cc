@@ -283,6 +283,11 @@ PodBuilder& PodBuilder::Gated(const std::string& gate) {
   return *this;
 }
 
+PodBuilder& PodBuilder::Created(kube::Time when) {
+  pod_->metadata.creation_timestamp = when;
+  return *this;
+}
+
 PodBuilder& PodBuilder::Namespace(const std::string& ns) {
   pod_->metadata.namespace_ = ns;
   return *this;

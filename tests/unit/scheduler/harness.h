@@ -104,6 +104,7 @@ class PodBuilder {
   PodBuilder& Preemptable(bool preemptable);
   PodBuilder& PreemptionNever();
   PodBuilder& Gated(const std::string& gate);  // spec.schedulingGates
+  PodBuilder& Created(kube::Time when);
   PodBuilder& Namespace(const std::string& ns);  // namespace used by PriorityClass lookups
   PodBuilder& PriorityClassName(const std::string& name);
   PodInfoPtr Add();
