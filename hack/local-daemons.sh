@@ -8,6 +8,7 @@
 #   hack/local-daemons.sh start --name CP [--bin DIR] [--release tephra]   (restarts running ones)
 #   hack/local-daemons.sh stop  --name CP
 #   hack/local-daemons.sh status --name CP
+#   --only scheduler,controller-manager   start/stop only these (the others keep running)
 #
 # Logs: <control plane dir>/logs/tephra-<daemon>.log. The processes are recorded in
 # <control plane dir>/tephra-pids; stop ends exactly those (checked against their command lines).
@@ -15,12 +16,13 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 
 cmd=${1:-}; [[ -n "$cmd" ]] && shift
-name=default bin="$root/build/dev/bin" release=tephra
+name=default bin="$root/build/dev/bin" release=tephra only=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --name) name=$2; shift 2 ;;
     --bin) bin=$2; shift 2 ;;
     --release) release=$2; shift 2 ;;
+    --only) only=$2; shift 2 ;;
     *) echo "local-daemons: unknown argument $1" >&2; exit 2 ;;
   esac
 done
@@ -33,22 +35,36 @@ W=$TEPHRA_CP_DIR
 ns=$TEPHRA_NAMESPACE
 pids="$W/tephra-pids"
 daemons=(admission controller-manager scheduler)  # the webhook first: its hooks fail closed
+if [[ -n "$only" ]]; then
+  chosen=()
+  for d in "${daemons[@]}"; do
+    if [[ ",$only," == *",$d,"* ]]; then chosen+=("$d"); fi
+  done
+  [[ ${#chosen[@]} -gt 0 ]] || die "--only $only names none of: ${daemons[*]}"
+  daemons=("${chosen[@]}")
+fi
+selected() { [[ " ${daemons[*]} " == *" $1 "* ]]; }
 
 ours() {  # ours PID: a live process started by this script for this control plane
   [[ -r /proc/$1/cmdline ]] && tr '\0' ' ' <"/proc/$1/cmdline" | grep -qF -- "$W/"
 }
 
-stop() {
+stop() {  # the selected daemons, together; the others stay recorded
   [[ -f "$pids" ]] || return 0
-  local d pid
+  local d pid kept=() stopping=()
   while read -r d pid; do
+    if ! selected "$d"; then kept+=("$d $pid"); continue; fi
     ours "$pid" || continue
     kill -TERM "$pid" 2>/dev/null || true
+    stopping+=("$d $pid")
+  done <"$pids"
+  for entry in "${stopping[@]}"; do
+    read -r d pid <<<"$entry"
     for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     kill -KILL "$pid" 2>/dev/null || true
     log "stopped tephra-$d ($pid)"
-  done <"$pids"
-  rm -f "$pids"
+  done
+  if [[ ${#kept[@]} -gt 0 ]]; then printf '%s\n' "${kept[@]}" >"$pids"; else rm -f "$pids"; fi
 }
 
 # data KEY: one entry of the local-mode ConfigMap; empty when the daemon is disabled.

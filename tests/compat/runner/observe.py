@@ -1,0 +1,299 @@
+"""What the runner compares: one cluster's state, flattened into `key -> value` facts whose keys
+are the same on both sides (no UIDs, generated names or timestamps). README.md lists the keys.
+
+    jobs/NS.PHASE, pgs/NS.PHASE            how many Jobs / PodGroups are in each phase
+    job/NS/NAME.phase, .status.running, .spec.minAvailable, .task.T.minAvailable, ...
+    pg/NS/ID.phase, .minMember, .minResources, .condition.TYPE (STATUS/REASON), .status.running, ...
+        ID: job:NAME for a Job's PodGroup, KIND:NAME for the PodGroup of a workload or plain pod
+        (replicaset:web-6d4cf56db6, pod:p1), NAME for a PodGroup the user created
+    pods/NS/GROUP.total, .bound, .running, .pending, .succeeded, .failed, .gated, .terminating,
+        .nodes (pods being deleted count only as terminating)
+        GROUP: job:NAME and job:NAME/TASK, deployment:NAME, replicaset:NAME, statefulset:NAME,
+        replicationcontroller:NAME, batchjob:NAME, xpg:NAME (scheduler-plugins pod-group
+        label), pod:NAME; and `all`, every pod of the namespace
+    queue/NAME.state, .allocated.RESOURCE, .spec.weight, .spec.reclaimable, .spec.parent, ...
+    xpg/NS/NAME.phase                      scheduler-plugins PodGroups
+    configmap/NS/NAME.KEY                  data of ConfigMaps in the scenario's namespaces
+    events/NS/OBJECT.REASON: true          only the reasons the scenario lists
+    invariant/NAME: held | broken: WHY     the invariants the scenario lists (INVARIANTS)
+"""
+from . import quantity
+
+VCJOB = ("batch.volcano.sh/v1alpha1", "Job")
+PODGROUP = ("scheduling.volcano.sh/v1beta1", "PodGroup")
+QUEUE = ("scheduling.volcano.sh/v1beta1", "Queue")
+XPODGROUP = ("scheduling.x-k8s.io/v1alpha1", "PodGroup")
+POD = ("v1", "Pod")
+REPLICASET = ("apps/v1", "ReplicaSet")
+EVENT = ("v1", "Event")
+CONFIGMAP = ("v1", "ConfigMap")
+NODE = ("v1", "Node")
+
+_OWNER_KINDS = {"ReplicaSet": "replicaset", "ReplicationController": "replicationcontroller",
+                "StatefulSet": "statefulset", "Deployment": "deployment", "Pod": "pod",
+                "DaemonSet": "daemonset"}
+_TERMINAL = ("Succeeded", "Failed")
+
+
+def _controller(meta):
+    for ref in meta.get("ownerReferences") or []:
+        if ref.get("controller"):
+            return ref
+    refs = meta.get("ownerReferences") or []
+    return refs[0] if refs else None
+
+
+def _owner_id(ref):
+    if ref is None:
+        return None
+    if ref["kind"] == "Job":
+        prefix = "job" if ref.get("apiVersion", "").startswith("batch.volcano.sh/") else "batchjob"
+        return f"{prefix}:{ref['name']}"
+    return f"{_OWNER_KINDS.get(ref['kind'], ref['kind'].lower())}:{ref['name']}"
+
+
+def pod_groups(pod, rs_owner):
+    """The pod groups a pod counts in: its Volcano Job and task, or its workload, or itself."""
+    meta = pod["metadata"]
+    labels = meta.get("labels") or {}
+    job = labels.get("volcano.sh/job-name")
+    if job:
+        task = labels.get("volcano.sh/task-spec")
+        return [f"job:{job}"] + ([f"job:{job}/{task}"] if task else [])
+    xpg = labels.get("scheduling.x-k8s.io/pod-group")
+    extra = [f"xpg:{xpg}"] if xpg else []
+    ref = _controller(meta)
+    if ref is None:
+        return extra + [f"pod:{meta['name']}"]
+    groups = extra + [_owner_id(ref)]
+    if ref["kind"] == "ReplicaSet" and rs_owner.get(ref["name"]):
+        groups.append(rs_owner[ref["name"]])
+    return groups
+
+
+def _resources_text(rl):
+    return ",".join(f"{k}={v}" for k, v in sorted(quantity.resource_list(rl).items()))
+
+
+def _count_phases(state, prefix, phases):
+    for phase in phases:
+        state[f"{prefix}.{phase or 'none'}"] = state.get(f"{prefix}.{phase or 'none'}", 0) + 1
+
+
+def _observe_jobs(state, ns, jobs):
+    _count_phases(state, f"jobs/{ns}", [((j.get("status") or {}).get("state") or {}).get("phase", "")
+                                        for j in jobs])
+    for job in jobs:
+        k = f"job/{ns}/{job['metadata']['name']}"
+        spec, status = job.get("spec") or {}, job.get("status") or {}
+        state[f"{k}.phase"] = (status.get("state") or {}).get("phase", "")
+        for counter in ("pending", "running", "succeeded", "failed", "terminating", "unknown",
+                        "retryCount"):
+            state[f"{k}.status.{counter}"] = status.get(counter, 0)
+        state[f"{k}.spec.minAvailable"] = spec.get("minAvailable")
+        state[f"{k}.spec.queue"] = spec.get("queue")
+        state[f"{k}.spec.schedulerName"] = spec.get("schedulerName")
+        state[f"{k}.spec.maxRetry"] = spec.get("maxRetry")
+        for task in spec.get("tasks") or []:
+            state[f"{k}.task.{task.get('name')}.minAvailable"] = task.get("minAvailable")
+
+
+def _podgroup_ids(pgs):
+    ids, seen = {}, {}
+    for pg in pgs:
+        meta = pg["metadata"]
+        name = meta["name"]
+        ref = _controller(meta)
+        generated = name.startswith("podgroup-") or (ref is not None and ref["kind"] == "Job")
+        pid = _owner_id(ref) if generated and ref is not None else name
+        seen[pid] = seen.get(pid, 0) + 1
+        ids[name] = pid if seen[pid] == 1 else f"{pid}#{seen[pid]}"
+    return ids
+
+
+def _observe_podgroups(state, ns, pgs):
+    ids = _podgroup_ids(pgs)
+    _count_phases(state, f"pgs/{ns}", [(pg.get("status") or {}).get("phase", "") for pg in pgs])
+    for pg in pgs:
+        k = f"pg/{ns}/{ids[pg['metadata']['name']]}"
+        spec, status = pg.get("spec") or {}, pg.get("status") or {}
+        state[f"{k}.phase"] = status.get("phase", "")
+        state[f"{k}.minMember"] = spec.get("minMember", 0)
+        state[f"{k}.queue"] = spec.get("queue", "")
+        state[f"{k}.minResources"] = _resources_text(spec.get("minResources"))
+        state[f"{k}.minTaskMember"] = ",".join(
+            f"{t}={n}" for t, n in sorted((spec.get("minTaskMember") or {}).items()))
+        for c in status.get("conditions") or []:
+            reason = c.get("reason") or ""
+            state[f"{k}.condition.{c.get('type')}"] = f"{c.get('status')}" + (f"/{reason}" if reason else "")
+        for counter in ("running", "succeeded", "failed"):
+            state[f"{k}.status.{counter}"] = status.get(counter, 0)
+    return ids
+
+
+def _observe_pods(state, ns, pods, replicasets):
+    rs_owner = {}
+    for rs in replicasets:
+        ref = _controller(rs["metadata"])
+        if ref is not None and ref["kind"] == "Deployment":
+            rs_owner[rs["metadata"]["name"]] = f"deployment:{ref['name']}"
+    counts, nodes, group_of = {}, {}, {}
+    for pod in pods:
+        meta, spec, status = pod["metadata"], pod.get("spec") or {}, pod.get("status") or {}
+        groups = pod_groups(pod, rs_owner)
+        group_of[meta["name"]] = groups[-1]
+        groups.append("all")
+        for g in groups:
+            c = counts.setdefault(g, {"total": 0, "bound": 0, "running": 0, "pending": 0,
+                                      "succeeded": 0, "failed": 0, "gated": 0, "terminating": 0})
+            if meta.get("deletionTimestamp"):
+                c["terminating"] += 1
+        if meta.get("deletionTimestamp"):
+            continue
+        phase = status.get("phase", "Pending")
+        node = spec.get("nodeName")
+        for g in groups:
+            c = counts[g]
+            c["total"] += 1
+            if node and phase not in _TERMINAL:
+                c["bound"] += 1
+                nodes.setdefault(g, set()).add(node)
+            if not node:
+                c["pending"] += 1
+            if phase == "Running":
+                c["running"] += 1
+            elif phase == "Succeeded":
+                c["succeeded"] += 1
+            elif phase == "Failed":
+                c["failed"] += 1
+            if spec.get("schedulingGates"):
+                c["gated"] += 1
+    for g, c in counts.items():
+        for name, n in c.items():
+            state[f"pods/{ns}/{g}.{name}"] = n
+        state[f"pods/{ns}/{g}.nodes"] = len(nodes.get(g, ()))
+    return group_of
+
+
+def _observe_events(state, ns, events, reasons, pod_group_of, pg_ids):
+    for ev in events:
+        reason = ev.get("reason")
+        if reason not in reasons:
+            continue
+        obj = ev.get("involvedObject") or {}
+        kind, name = obj.get("kind"), obj.get("name", "")
+        if kind == "Pod":
+            who = pod_group_of.get(name, f"pod:{name}")
+        elif kind == "PodGroup":
+            who = f"pg:{pg_ids.get(name, name)}"
+        elif kind == "Job" and obj.get("apiVersion", "").startswith("batch.volcano.sh"):
+            who = f"job:{name}"
+        else:
+            who = f"{(kind or '').lower()}:{name}"
+        state[f"events/{ns}/{who}.{reason}"] = True
+
+
+def _observe_queues(state, queues):
+    for q in queues:
+        name = q["metadata"]["name"]
+        spec, status = q.get("spec") or {}, q.get("status") or {}
+        k = f"queue/{name}"
+        state[f"{k}.state"] = status.get("state", "")
+        for res, v in quantity.resource_list(status.get("allocated")).items():
+            if v:  # an absent resource and a zero one mean the same
+                state[f"{k}.allocated.{res}"] = v
+        state[f"{k}.spec.weight"] = spec.get("weight")
+        state[f"{k}.spec.reclaimable"] = spec.get("reclaimable")
+        state[f"{k}.spec.parent"] = spec.get("parent")
+        for field in ("capability", "deserved"):
+            if spec.get(field):
+                state[f"{k}.spec.{field}"] = _resources_text(spec.get(field))
+        if (spec.get("guarantee") or {}).get("resource"):
+            state[f"{k}.spec.guarantee"] = _resources_text(spec["guarantee"]["resource"])
+
+
+def _podgroup_not_pending_while_pod_runs(pods_by_ns, pgs_by_ns, nodes):
+    for ns, pods in pods_by_ns.items():
+        phase = {pg["metadata"]["name"]: (pg.get("status") or {}).get("phase", "")
+                 for pg in pgs_by_ns[ns]}
+        for pod in pods:
+            group = (pod["metadata"].get("annotations") or {}).get("scheduling.k8s.io/group-name")
+            if (pod.get("status") or {}).get("phase") == "Running" and phase.get(group) in ("Pending", ""):
+                return f"pod {ns}/{pod['metadata']['name']} Running while its PodGroup is Pending"
+    return None
+
+
+def _node_capacity(pods_by_ns, pgs_by_ns, nodes):
+    used = {}
+    for pods in pods_by_ns.values():
+        for pod in pods:
+            node = (pod.get("spec") or {}).get("nodeName")
+            if not node or (pod.get("status") or {}).get("phase") in _TERMINAL:
+                continue
+            for c in pod["spec"].get("containers") or []:
+                cpu = quantity.parse(((c.get("resources") or {}).get("requests") or {}).get("cpu", 0)) or 0
+                used[node] = used.get(node, 0) + cpu
+    for n in nodes:
+        name = n["metadata"]["name"]
+        cap = quantity.parse(((n.get("status") or {}).get("allocatable") or {}).get("cpu", 0)) or 0
+        if used.get(name, 0) > cap + 1e-9:
+            return f"node {name} has {used[name]:g} CPU of pods bound for {cap:g} allocatable"
+    return None
+
+
+# Checked at every observation (README.md, "Invariants"); a broken one stays broken.
+INVARIANTS = {
+    "podgroup-not-pending-while-pod-runs": _podgroup_not_pending_while_pod_runs,
+    "node-capacity": _node_capacity,
+}
+
+
+def in_flight(pods_by_ns):
+    """Pods the simulated kubelet has yet to act on: bound but not started, or being deleted
+    (unless a finalizer holds them on purpose). A cluster with such pods has not settled."""
+    n = 0
+    for pods in pods_by_ns.values():
+        for pod in pods:
+            meta = pod["metadata"]
+            if meta.get("deletionTimestamp"):
+                n += not meta.get("finalizers")
+            elif (pod.get("spec") or {}).get("nodeName") and (pod.get("status") or {}).get("phase", "Pending") == "Pending":
+                n += 1
+    return n
+
+
+def observe(cluster, namespaces, event_reasons=(), invariants=()):
+    """(facts, pods in flight) of `cluster`; `namespaces` maps the scenario's namespace names
+    (used in the facts) to the cluster's. Raises OSError when the API server cannot be
+    reached."""
+    state = {}
+    reasons = set(event_reasons)
+    pods_by_ns, pgs_by_ns = {}, {}
+    for ns, actual in namespaces.items():
+        pgs = pgs_by_ns[ns] = _list(cluster, PODGROUP, actual)
+        pods = pods_by_ns[ns] = _list(cluster, POD, actual)
+        _observe_jobs(state, ns, _list(cluster, VCJOB, actual))
+        pg_ids = _observe_podgroups(state, ns, pgs)
+        group_of = _observe_pods(state, ns, pods, _list(cluster, REPLICASET, actual))
+        for xpg in _list(cluster, XPODGROUP, actual):
+            state[f"xpg/{ns}/{xpg['metadata']['name']}.phase"] = (xpg.get("status") or {}).get("phase", "")
+        for cm in _list(cluster, CONFIGMAP, actual):
+            if cm["metadata"]["name"] == "kube-root-ca.crt":
+                continue
+            for key, value in (cm.get("data") or {}).items():
+                state[f"configmap/{ns}/{cm['metadata']['name']}.{key}"] = value
+        if reasons:
+            _observe_events(state, ns, _list(cluster, EVENT, actual), reasons, group_of, pg_ids)
+    _observe_queues(state, _list(cluster, QUEUE))
+    nodes = _list(cluster, NODE) if invariants else []
+    for name in invariants:
+        broken = INVARIANTS[name](pods_by_ns, pgs_by_ns, nodes)
+        state[f"invariant/{name}"] = f"broken: {broken}" if broken else "held"
+    return state, in_flight(pods_by_ns)
+
+
+def _list(cluster, api_kind, namespace=None):
+    items = cluster.list(*api_kind, namespace=namespace)
+    if items is False or not isinstance(items, list):
+        raise OSError(f"listing {api_kind[1]} in {namespace or 'the cluster'}: {items!r}")
+    return items
