@@ -103,10 +103,13 @@ std::vector<VictimPlanner::Victim> VictimPlanner::Candidates(const TaskInfo& pre
     size_t j = offered_jobs[k];
     out.push_back({j, t->uid(), session_.job(j).priority, t->priority, Size(t->request())});
   }
-  std::sort(out.begin(), out.end(), [](const Victim& a, const Victim& b) {
+  // Among equals, the job JobOrder puts last goes first, as Volcano orders victims of different
+  // jobs: with drf, evictions then take turns between jobs that hold equal shares.
+  std::sort(out.begin(), out.end(), [this](const Victim& a, const Victim& b) {
     if (a.job_priority != b.job_priority) return a.job_priority < b.job_priority;
     if (a.priority != b.priority) return a.priority < b.priority;
-    return a.size > b.size;
+    if (a.size != b.size) return a.size > b.size;
+    return a.job != b.job && session_.JobOrder(session_.job(b.job), session_.job(a.job));
   });
   return out;
 }

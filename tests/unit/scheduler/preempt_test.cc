@@ -343,6 +343,39 @@ tiers:
   CHECK(r.evictions.size() == 1);
 }
 
+TEST_CASE("reclaim takes turns between the jobs it takes from, as job order ranks them") {
+  const char* conf = R"(actions: "enqueue, allocate, reclaim, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang, enablePreemptable: false}, {name: conformance}]
+- plugins: [{name: overcommit}, {name: drf, enablePreemptable: false}, {name: predicates}, {name: proportion},
+            {name: nodeorder}, {name: binpack}])";
+  // Pods of a per node (b has the rest of each 4-CPU node): the outcome must not depend on it.
+  for (std::vector<int> a_per_node : {std::vector<int>{2, 2, 2}, {3, 1, 2}, {1, 3, 2}, {2, 1, 3}}) {
+    Harness h;
+    for (int n = 0; n < 3; ++n) h.Node("n" + std::to_string(n), "cpu=4,memory=16Gi");
+    h.Queue("q1").Queue("q2").Queue("q3");
+    // Volcano Jobs of minAvailable 1 whose task minAvailable defaulted to the replicas (6).
+    h.Group("ns/a", "q1", 1, "Running", "cpu=1", "", {{"w", 6}});
+    h.Group("ns/b", "q2", 1, "Running", "cpu=1", "", {{"w", 6}});
+    int a = 0, b = 0;
+    for (size_t n = 0; n < 3; ++n) {
+      for (int k = 0; k < 4; ++k) {
+        bool of_a = k < a_per_node[n];
+        std::string name = of_a ? "ns/a-w-" + std::to_string(a++) : "ns/b-w-" + std::to_string(b++);
+        h.Pod(name, of_a ? "a" : "b").Role("w").Request("cpu=1,memory=128Mi").On("n" + std::to_string(n)).Add();
+      }
+    }
+    h.Group("ns/c", "q3", 2, "Inqueue", "cpu=2", "", {{"w", 4}});
+    for (int i = 0; i < 4; ++i) h.Pod("ns/c-w-" + std::to_string(i), "c").Role("w").Request("cpu=1,memory=128Mi").Add();
+    auto r = h.Run(conf);
+    // As Volcano: c reclaims its minimum of two, and the second victim comes from the job that
+    // drf then ranks last (the one that has not lost a pod yet): one pod of each queue.
+    INFO("a per node " << a_per_node[0] << a_per_node[1] << a_per_node[2]);
+    REQUIRE(r.evictions.size() == 2);
+    CHECK(r.evictions[0].substr(0, 2) != r.evictions[1].substr(0, 2));
+  }
+}
+
 TEST_CASE("capacity never reclaims a queue below its guarantee") {
   Harness h;
   h.Node("n1", "cpu=8,memory=64Gi");
