@@ -1,10 +1,11 @@
 // nodeorder: kube-scheduler's scoring, each score 0..100 times its weight.
 //   leastrequested.weight (1)    free cpu and memory after placing the pod
 //   mostrequested.weight (0)     used cpu and memory after placing the pod
-//   balancedresource.weight (1)  cpu and memory used in equal proportion, over the resources
-//                                the pod requests (a cpu-only pod scores the same everywhere)
-// The three resource scores are whole numbers, computed as kube-scheduler computes them, so
-// that near-ties between nodes (binpack's score against these) fall the same way.
+//   balancedresource.weight (1)  how much placing the pod evens out the node's cpu and memory
+//                                use (75: no change; less when it unbalances them), as the
+//                                Volcano baseline scores it (docs/scheduler.md, nodeorder)
+// The three resource scores are whole numbers, computed as Volcano computes them, so that
+// near-ties between nodes (binpack's score against these) fall the same way.
 //   nodeaffinity.weight (2)      preferred node affinity terms matched (normalised)
 //   tainttoleration.weight (3)   fewer untolerated PreferNoSchedule taints (normalised)
 //   podaffinity.weight (2)       preferred pod (anti-)affinity (normalised)
@@ -40,12 +41,17 @@ int64_t MostRequested(int64_t requested, int64_t capacity) {
   return std::min(requested, capacity) * 100 / capacity;
 }
 
-// 100 when the requested resources are used in equal proportion (standard deviation of the
-// fractions used, over the resources the pod asks for, taken off).
-int64_t Balanced(const api::Resources& req, double cpu, double mem) {
-  if (req.milli_cpu() <= 0 || req.memory() <= 0) return 100;
-  return static_cast<int64_t>((1 - std::fabs(cpu - mem) / 2) * kMaxScore);
+// 100 when cpu and memory are used in equal proportion: the standard deviation of the two
+// fractions used, taken off (a resource the node has none of does not count).
+int64_t Balance(int64_t cpu_used, int64_t cpu_cap, int64_t mem_used, int64_t mem_cap) {
+  if (cpu_cap <= 0 || mem_cap <= 0) return 100;
+  return static_cast<int64_t>((1 - std::fabs(Fraction(cpu_used, cpu_cap) - Fraction(mem_used, mem_cap)) / 2) * kMaxScore);
 }
+
+// The change in balance the pod brings, mapped onto 0..100 with 75 for none: measured on the
+// Volcano baseline, whose balanced-allocation score is this rather than the balance after
+// placement alone (docs/scheduler.md, nodeorder).
+int64_t BalanceChange(int64_t before, int64_t after) { return (150 + after - before) / 2; }
 
 // Scales raw scores to 0..100 by the largest (reverse: fewer is better).
 void Normalize(std::vector<double>* raw, bool reverse) {
@@ -102,7 +108,9 @@ class NodeOrderPlugin : public Plugin {
       score += most_ * static_cast<double>((MostRequested(cpu_used, cpu_cap) + MostRequested(mem_used, mem_cap)) / 2);
     }
     if (balanced_ != 0) {
-      score += balanced_ * static_cast<double>(Balanced(req, Fraction(cpu_used, cpu_cap), Fraction(mem_used, mem_cap)));
+      int64_t before = Balance(node.used.milli_cpu(), cpu_cap, node.used.memory(), mem_cap);
+      int64_t after = Balance(cpu_used, cpu_cap, mem_used, mem_cap);
+      score += balanced_ * static_cast<double>(BalanceChange(before, after));
     }
     return score;
   }
