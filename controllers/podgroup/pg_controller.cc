@@ -106,6 +106,9 @@ PodGroupController::~PodGroupController() { Stop(); }
 bool PodGroupController::Ours(const api::Pod& pod) const {
   const auto& names = ctx_.options.scheduler_names;
   if (std::find(names.begin(), names.end(), pod.spec.scheduler_name) == names.end()) return false;
+  // A pod labelled for a scheduler-plugins (scheduling.x-k8s.io) PodGroup already has its group:
+  // the scheduler gangs it with its siblings there. A group of its own would split the gang.
+  if (!pod.metadata.Label(api::kSchedPluginsPodGroupLabel).empty()) return false;
   return pod.metadata.Annotation(api::kGroupNameAnnotation).empty();
 }
 

@@ -2,6 +2,8 @@
 // for one of our schedulers without a scheduling.k8s.io/group-name annotation (a Deployment's,
 // a StatefulSet's, a bare pod) gets a PodGroup "podgroup-<controller owner UID or pod UID>"
 // and the annotation naming it, so the gang scheduler sees every pod as a member of a group.
+// Pods labelled scheduling.x-k8s.io/pod-group belong to that scheduler-plugins PodGroup and are
+// left alone.
 #pragma once
 
 #include <map>

@@ -30,6 +30,9 @@ class AllocateAction : public Action {
     std::vector<IndexHeap> job_heaps;
     auto job_first = [&ssn](size_t a, size_t b) { return ssn.JobOrder(ssn.job(a), ssn.job(b)); };
 
+    // Whether an admitted job's pods are still being created: until it has them, jobs that
+    // already hold their minimum do not grow (see AllocateJob).
+    bool assembling = false;
     for (size_t j = 0; j < ssn.job_count(); ++j) {
       const JobInfo& job = ssn.job(j);
       if (job.IsPending()) {
@@ -37,6 +40,9 @@ class AllocateAction : public Action {
         ssn.SetJobPhase(j, "Inqueue");  // without enqueue, every job is admitted
       }
       if (ssn.queue(job.queue) == nullptr) continue;
+      assembling = assembling || (StillAssembling(ssn, job) &&
+                                  (job.ValidCount() < job.min_available || PodsArriving(ssn, job)));
+      RecordGated(ssn, j);
       if (!HasPendingWork(job)) continue;
       ValidateResult valid = ssn.JobValid(job);
       if (!valid.pass) {
@@ -69,7 +75,7 @@ class AllocateAction : public Action {
       }
       if (jobs.empty()) continue;
       size_t j = jobs.Pop();
-      if (AllocateJob(ssn, picker, queue, j)) jobs.Push(j);  // ready, with tasks left
+      if (AllocateJob(ssn, picker, queue, j, !assembling)) jobs.Push(j);  // ready, with tasks left
       if (!jobs.empty()) queues.Push(q);
     }
   }
@@ -95,6 +101,30 @@ class AllocateAction : public Action {
     return job.creation && ssn.Now() - *job.creation < kAssemblyGrace;
   }
 
+  // Whether the job's controller created a pod of it in the last couple of seconds: its pods
+  // are still arriving (creation times are whole seconds).
+  static bool PodsArriving(const Session& ssn, const JobInfo& job) {
+    const kube::Time recent = ssn.Now() - std::chrono::seconds(2);
+    for (const auto& [uid, t] : job.tasks) {
+      const auto& created = t.pod->metadata.creation_timestamp;
+      if (created && *created >= recent) return true;
+    }
+    return false;
+  }
+
+  // Tasks held by scheduling gates are never placed; a gang short of its minimum because of
+  // them says so, as Volcano does (an Unschedulable condition and event on its PodGroup).
+  static void RecordGated(Session& ssn, size_t j) {
+    const JobInfo& job = ssn.job(j);
+    if (job.Count(TaskStatus::kPending) == 0 || job.ReadyCount() >= job.min_available) return;
+    for (const auto& [uid, t] : job.tasks) {
+      if (t.status != TaskStatus::kPending || t.pod->spec->scheduling_gates.empty()) continue;
+      FitErrors e;
+      e.other = "scheduling is blocked due to non-empty scheduling gates";
+      ssn.RecordFitErrors(j, uid, std::move(e));
+    }
+  }
+
   static void RecordJobProblem(Session& ssn, size_t j, const std::string& message) {
     for (const auto& [uid, t] : ssn.job(j).tasks) {
       if (t.status != TaskStatus::kPending) continue;
@@ -106,7 +136,17 @@ class AllocateAction : public Action {
 
   // Places as many of job j's pending tasks as belong together. Returns true when the job is
   // ready and still has tasks to place (it should queue again).
-  bool AllocateJob(Session& ssn, NodePicker& picker, const QueueInfo& queue, size_t j) {
+  //
+  // A job that already holds its minimum grows one task per turn, in JobOrder with the others
+  // (so elastic jobs share what is left: three jobs of minimum 2 on 16 slots run 6/5/5), but
+  // not while `grow` is false: admitted jobs still getting their pods would find their room
+  // taken by the first job whose pods happened to arrive (the one still arriving as much as the
+  // others). Volcano, whose sessions are a second apart, sees all their pods at once.
+  bool AllocateJob(Session& ssn, NodePicker& picker, const QueueInfo& queue, size_t j, bool grow) {
+    if (!grow && ssn.JobReady(ssn.job(j))) {
+      ssn.AddJobNote(j, {"allocate", "holds at its minimum while admitted jobs are still getting their pods", ""});
+      return false;
+    }
     std::vector<const TaskInfo*> pending;
     for (const auto& [uid, t] : ssn.job(j).tasks) {
       if (Schedulable(t)) pending.push_back(&t);

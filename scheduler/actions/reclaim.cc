@@ -10,6 +10,7 @@
 // for admission cannot happen.
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "scheduler/actions/actions.h"
 #include "scheduler/actions/victims.h"
@@ -105,11 +106,14 @@ class ReclaimAction : public Action {
     }
     if (!need.LessEqual(room, api::Resources::Missing::kZero) || plan.empty()) return;
     // A gang that would drop below its minimum goes whole, never half.
-    std::map<size_t, size_t> taken;
-    for (const auto& [v, uid] : plan) ++taken[v];
-    for (const auto& [v, n] : taken) {
+    std::map<size_t, GangSlack> slack;
+    std::set<size_t> broken;
+    for (const auto& [v, uid] : plan) {
       const JobInfo& victim = ssn.job(v);
-      if (victim.ReadyCount() - static_cast<int32_t>(n) >= victim.min_available) continue;
+      if (!slack.try_emplace(v, victim).first->second.Take(victim.tasks.at(uid).pod->task_role)) broken.insert(v);
+    }
+    for (size_t v : broken) {
+      const JobInfo& victim = ssn.job(v);
       for (const auto& [uid, t] : victim.tasks) {
         bool planned = std::any_of(plan.begin(), plan.end(),
                                    [&](const auto& p) { return p.first == v && p.second == uid; });

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <limits>
+#include <map>
+#include <optional>
 
 namespace tephra::scheduler {
 
@@ -101,10 +103,13 @@ std::vector<VictimPlanner::Victim> VictimPlanner::Candidates(const TaskInfo& pre
     size_t j = offered_jobs[k];
     out.push_back({j, t->uid(), session_.job(j).priority, t->priority, Size(t->request())});
   }
-  std::sort(out.begin(), out.end(), [](const Victim& a, const Victim& b) {
+  // Among equals, the job JobOrder puts last goes first, as Volcano orders victims of different
+  // jobs: with drf, evictions then take turns between jobs that hold equal shares.
+  std::sort(out.begin(), out.end(), [this](const Victim& a, const Victim& b) {
     if (a.job_priority != b.job_priority) return a.job_priority < b.job_priority;
     if (a.priority != b.priority) return a.priority < b.priority;
-    return a.size > b.size;
+    if (a.size != b.size) return a.size > b.size;
+    return a.job != b.job && session_.JobOrder(session_.job(b.job), session_.job(a.job));
   });
   return out;
 }
@@ -172,6 +177,31 @@ const VictimPlanner::NodeScan& VictimPlanner::Scan(const TaskInfo& task, size_t 
   return scan;
 }
 
+std::optional<VictimPlanner::Plan> VictimPlanner::PlanOn(const TaskInfo& task, size_t job, size_t node) {
+  const api::Resources& request = task.request();
+  std::vector<Victim> victims = Candidates(task, job, node);
+  api::Resources available = session_.node(node).FutureIdle();
+  Plan plan;
+  plan.node = node;
+  plan.top_priority = std::numeric_limits<int32_t>::min();
+  // Another job gives up only what keeps its gang running: the plugins may offer all of a
+  // gang's tasks on one node, but evicting a whole gang is WholeGang's decision.
+  std::map<size_t, GangSlack> slack;
+  for (const Victim& victim : victims) {
+    if (Covers(available, request)) break;
+    const JobInfo& victim_job = session_.job(victim.job);
+    const TaskInfo& v = victim_job.tasks.at(victim.uid);
+    if (victim.job != job && !slack.try_emplace(victim.job, victim_job).first->second.Take(v.pod->task_role)) {
+      continue;
+    }
+    available.Add(v.request());
+    plan.top_priority = std::max(plan.top_priority, victim.job_priority);
+    plan.victims.push_back(victim);
+  }
+  if (!Covers(available, request)) return std::nullopt;
+  return plan;
+}
+
 bool VictimPlanner::MakeRoom(Statement& stmt, size_t job, const std::string& uid,
                              const std::string& reason, FitErrors* why) {
   const TaskInfo task = session_.job(job).tasks.at(uid);  // a copy: evictions copy jobs
@@ -203,43 +233,45 @@ bool VictimPlanner::MakeRoom(Statement& stmt, size_t job, const std::string& uid
   std::sort(bounds.begin(), bounds.end(),
             [](const NodeBound& a, const NodeBound& b) { return a.lower_bound < b.lower_bound; });
 
-  // Branch and bound: evaluate nodes in order of their bound; stop once no later node can
-  // beat the best plan found.
-  size_t best_node = 0, best_count = std::numeric_limits<size_t>::max();
-  int32_t best_priority = std::numeric_limits<int32_t>::max();
-  std::vector<Victim> best_plan;
-  for (const NodeBound& b : bounds) {
-    if (b.lower_bound > best_count) break;
-    // A tie can only win on priority: skip nodes whose every victim ranks at least as high.
-    if (b.lower_bound == best_count && b.min_priority >= best_priority) continue;
-    std::vector<Victim> victims = Candidates(task, job, b.node);
-    api::Resources available = session_.node(b.node).FutureIdle();
-    size_t n = 0;
-    int32_t top = std::numeric_limits<int32_t>::min();
-    while (n < victims.size() && !Covers(available, request)) {
-      const TaskInfo& v = session_.job(victims[n].job).tasks.at(victims[n].uid);
-      available.Add(v.request());
-      top = std::max(top, victims[n].job_priority);
-      ++n;
+  // Branch and bound: evaluate nodes in order of their bound, and try the best plan found so
+  // far once no node left can beat it. A plan whose node still fails the predicates after its
+  // evictions (the task's own pod anti-affinity with a sibling placed there, say) is dropped
+  // and the next best one is tried.
+  std::vector<Plan> plans;
+  std::vector<NodeBound> passed_over;  // ties that could not win on priority, kept in reserve
+  size_t next = 0;
+  while (true) {
+    Plan* best = nullptr;
+    for (Plan& p : plans) {
+      if (!p.tried && (best == nullptr || p.count() < best->count() ||
+                       (p.count() == best->count() && p.top_priority < best->top_priority))) {
+        best = &p;
+      }
     }
-    if (!Covers(available, request)) continue;
-    if (n < best_count || (n == best_count && top < best_priority)) {
-      best_node = b.node;
-      best_count = n;
-      best_priority = top;
-      best_plan.assign(victims.begin(), victims.begin() + static_cast<std::ptrdiff_t>(n));
+    if (next < bounds.size() && (best == nullptr || bounds[next].lower_bound <= best->count())) {
+      const NodeBound& b = bounds[next++];
+      // A tie can only win on priority: put off nodes whose every victim ranks at least as high.
+      if (best != nullptr && b.lower_bound == best->count() && b.min_priority >= best->top_priority) {
+        passed_over.push_back(b);
+        continue;
+      }
+      if (std::optional<Plan> plan = PlanOn(task, job, b.node)) plans.push_back(std::move(*plan));
+      continue;
     }
-  }
-  if (best_count != std::numeric_limits<size_t>::max()) {
+    if (best == nullptr) break;
+    best->tried = true;
     Statement sub(session_);
     bool ok = true;
-    for (const Victim& v : best_plan) ok = ok && sub.Evict(v.job, v.uid, reason).ok();
-    if (ok && session_.PredicateAt(task, best_node).ok() &&
-        session_.node(best_node).FitsFutureIdle(request, nullptr) && sub.Pipeline(job, uid, best_node).ok()) {
+    for (const Victim& v : best->victims) ok = ok && sub.Evict(v.job, v.uid, reason).ok();
+    if (ok && session_.PredicateAt(task, best->node).ok() &&
+        session_.node(best->node).FitsFutureIdle(request, nullptr) && sub.Pipeline(job, uid, best->node).ok()) {
       stmt.Merge(sub);
       return true;
     }
     sub.Discard();
+    // The nodes put off for this plan are in the running again, ahead of those with more victims.
+    bounds.insert(bounds.begin() + static_cast<std::ptrdiff_t>(next), passed_over.begin(), passed_over.end());
+    passed_over.clear();
   }
   if (WholeGang(stmt, job, uid, reason, resolvable)) return true;
   if (why != nullptr && why->other.empty()) {

@@ -4,12 +4,12 @@
 // For every node the task could use if resources were free (predicates that eviction cannot
 // fix — selectors, taints — rule a node out), the planner asks the Preemptable (or
 // Reclaimable) tier rules which of the node's tasks may go, orders them least important first
-// (lower job priority, lower task priority, bigger request first so fewer go), and takes the
-// shortest prefix that frees enough. The node needing the fewest victims wins. Running gangs
-// only give up tasks above their minimum; if no node works that way, the planner evicts one
-// whole lower-priority gang (the smallest that frees enough on some node) rather than
-// breaking any gang in half. The task is then pipelined onto the node: it will be bound once
-// the victims are gone.
+// (lower job priority, lower task priority, bigger request first so fewer go, then the job
+// JobOrder puts last), and takes the shortest prefix that frees enough. The node needing the
+// fewest victims wins. Running gangs only give up tasks above their minimum; if no node works
+// that way, the planner evicts one whole lower-priority gang (the smallest that frees enough on
+// some node) rather than breaking any gang in half. The task is then pipelined onto the node:
+// it will be bound once the victims are gone.
 #pragma once
 
 #include <optional>
@@ -56,6 +56,15 @@ class VictimPlanner {
   };
   // Victims on `node` the plugins allow for the preemptor, least important first.
   std::vector<Victim> Candidates(const TaskInfo& preemptor, size_t preemptor_job, size_t node);
+  // The fewest victims on `node` that free enough for the task (none: it cannot be done there).
+  struct Plan {
+    size_t node = 0;
+    std::vector<Victim> victims;
+    int32_t top_priority = 0;  // the highest job priority among the victims
+    bool tried = false;
+    size_t count() const { return victims.size(); }
+  };
+  std::optional<Plan> PlanOn(const TaskInfo& task, size_t job, size_t node);
   bool Eligible(const TaskInfo& preemptor, size_t preemptor_job, const TaskInfo& victim,
                 size_t victim_job) const;
   bool WholeGang(Statement& stmt, size_t job, const std::string& uid, const std::string& reason,

@@ -20,6 +20,8 @@ namespace {
 
 // Marks PodGroups converted from scheduling.x-k8s.io so their status goes back there.
 constexpr char kSourceAnnotation[] = "tephra.dev/podgroup-source";
+// How often the scheduler looks for the scheduling.x-k8s.io CRD while it is not installed.
+constexpr std::chrono::seconds kSchedPluginsProbePeriod{10};
 
 template <typename T, typename Fn>
 kube::ObjectDecoder Decoder(Fn decode) {
@@ -75,6 +77,9 @@ Scheduler::Scheduler(std::shared_ptr<kube::Client> client, SchedulerOptions opti
                             [this] { return static_cast<double>(cache_.NodeCount()); });
     registry_->AddGaugeFunc("tephra_scheduler_interned_specs", "Distinct pod scheduling specs.",
                             [this] { return static_cast<double>(interner_->size()); });
+    registry_->AddGaugeFunc("tephra_scheduler_sched_plugins_podgroups_served",
+                            "1 once scheduling.x-k8s.io PodGroups are watched (their CRD is installed).",
+                            [this] { return sched_plugins_served_ ? 1.0 : 0.0; });
   }
 }
 
@@ -261,32 +266,45 @@ void Scheduler::RegisterInformers() {
   dh.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeletePdb(o->metadata.Key()); };
   pdbs->AddEventHandler(dh);
 
-  // scheduler-plugins PodGroups, only when their CRD is installed.
+  if (!WatchSchedPluginsPodGroups()) {
+    LOG(INFO) << "scheduler: scheduling.x-k8s.io PodGroups are not served yet (their CRD is not installed); "
+                 "the scheduler looks again every "
+              << std::chrono::duration_cast<std::chrono::seconds>(kSchedPluginsProbePeriod).count()
+              << "s and serves them once it is";
+  }
+}
+
+bool Scheduler::WatchSchedPluginsPodGroups() {
   kube::ListOptions one;
   one.limit = 1;
   StatusOr<kube::ListPage> probe = client_->List(api::kSchedPluginsPodGroups, "", one);
-  if (probe.ok()) {
-    std::string default_queue = options_.default_queue;
-    auto sp = informers_.For(api::kSchedPluginsPodGroups, Decoder<api::SchedPluginsPodGroup>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeSchedPluginsPodGroup(v, o); }));
-    auto convert = [default_queue](const kube::ObjectPtr& o) {
-      auto pg = kube::As<api::SchedPluginsPodGroup>(o);
-      std::string queue = pg->metadata.Annotation(api::kSchedulingQueueNameAnnotation);
-      auto converted = std::make_shared<api::PodGroup>(
-          api::ToVolcanoPodGroup(*pg, queue.empty() ? default_queue : queue));
-      converted->metadata.annotations[kSourceAnnotation] = "scheduling.x-k8s.io";
-      return converted;
-    };
-    kube::EventHandlers sh;
-    sh.on_add = [cache, convert](const kube::ObjectPtr& o) { cache->UpsertPodGroup(convert(o)); };
-    sh.on_update = [cache, convert](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
-      cache->UpsertPodGroup(convert(o));
-    };
-    sh.on_delete = [cache](const kube::ObjectPtr& o, bool) {
-      cache->DeletePodGroup(o->metadata.namespace_, o->metadata.name);
-    };
-    sp->AddEventHandler(sh);
-    LOG(INFO) << "scheduler: scheduling.x-k8s.io PodGroups are served too";
+  if (!probe.ok()) {
+    VLOG(1) << "scheduler: scheduling.x-k8s.io PodGroups not served: " << probe.status().message();
+    return false;
   }
+  SchedulerCache* cache = &cache_;
+  std::string default_queue = options_.default_queue;
+  auto sp = informers_.For(api::kSchedPluginsPodGroups, Decoder<api::SchedPluginsPodGroup>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeSchedPluginsPodGroup(v, o); }));
+  auto convert = [default_queue](const kube::ObjectPtr& o) {
+    auto pg = kube::As<api::SchedPluginsPodGroup>(o);
+    std::string queue = pg->metadata.Annotation(api::kSchedulingQueueNameAnnotation);
+    auto converted = std::make_shared<api::PodGroup>(
+        api::ToVolcanoPodGroup(*pg, queue.empty() ? default_queue : queue));
+    converted->metadata.annotations[kSourceAnnotation] = "scheduling.x-k8s.io";
+    return converted;
+  };
+  kube::EventHandlers sh;
+  sh.on_add = [cache, convert](const kube::ObjectPtr& o) { cache->UpsertPodGroup(convert(o)); };
+  sh.on_update = [cache, convert](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
+    cache->UpsertPodGroup(convert(o));
+  };
+  sh.on_delete = [cache](const kube::ObjectPtr& o, bool) {
+    cache->DeletePodGroup(o->metadata.namespace_, o->metadata.name);
+  };
+  sp->AddEventHandler(sh);
+  sched_plugins_served_ = true;
+  LOG(INFO) << "scheduler: scheduling.x-k8s.io PodGroups are served too";
+  return true;
 }
 
 Status Scheduler::Start(std::chrono::milliseconds timeout) {
@@ -356,6 +374,7 @@ CycleResult Scheduler::RunOnce() {
     }
   }
   writer_->Apply(r.outcome);
+  WarnAboutQueues(r.outcome.queue_warnings);
   auto elapsed = std::chrono::steady_clock::now() - start;
   last_cycle_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
                        std::chrono::steady_clock::now().time_since_epoch())
@@ -374,11 +393,34 @@ CycleResult Scheduler::RunOnce() {
   return r;
 }
 
+void Scheduler::WarnAboutQueues(const std::vector<QueueWarning>& warnings) {
+  std::map<std::string, std::string> now;
+  for (const auto& w : warnings) {
+    now[w.name] = w.message;
+    auto before = queue_warnings_.find(w.name);
+    if (before != queue_warnings_.end() && before->second == w.message) continue;
+    LOG(WARNING) << "scheduler: queue " << w.name << ": " << w.message;
+    if (events_ == nullptr) continue;
+    kube::ObjectReference queue;
+    queue.api_version = std::string(api::kSchedulingApiVersion);
+    queue.kind = std::string(api::kQueueKind);
+    queue.name = w.name;
+    events_->Record(queue, kube::EventType::kWarning, w.reason, w.message);
+  }
+  queue_warnings_ = std::move(now);
+}
+
 void Scheduler::Run(const std::function<bool()>& keep_running) {
   uint64_t seen_work = 0;
   auto last_start = std::chrono::steady_clock::now() - options_.period;
+  auto next_probe = last_start + kSchedPluginsProbePeriod;
   while (keep_running() && !stopped_) {
     auto now = std::chrono::steady_clock::now();
+    if (!sched_plugins_served_ && now >= next_probe) {
+      // The scheduler-plugins CRD may be installed after the scheduler started.
+      if (WatchSchedPluginsPodGroups()) informers_.Start();
+      next_probe = now + kSchedPluginsProbePeriod;
+    }
     auto periodic = last_start + options_.period;
     if (now < periodic) {
       // Wake early for new work, but not before the minimum gap.

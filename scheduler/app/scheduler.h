@@ -6,6 +6,7 @@
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -76,6 +77,10 @@ class Scheduler {
   // A bad --node-selector or --queue-label-selector fails at start, in the API server's words.
   Status CheckSelectors();
   void RegisterInformers();
+  // Watches scheduling.x-k8s.io PodGroups if their CRD is installed; false if not (yet).
+  bool WatchSchedPluginsPodGroups();
+  // An Event on each Queue whose warning is new or changed since the last cycle.
+  void WarnAboutQueues(const std::vector<QueueWarning>& warnings);
 
   std::shared_ptr<kube::Client> client_;
   SchedulerOptions options_;
@@ -93,9 +98,12 @@ class Scheduler {
   SchedulerConf conf_;                  // guarded by conf_mu_
   int64_t conf_mtime_ = -1;             // guarded by conf_mu_
   std::atomic<bool> synced_{false};
+  // scheduling.x-k8s.io PodGroups are watched (their CRD may be installed after the start).
+  std::atomic<bool> sched_plugins_served_{false};
   std::atomic<bool> stopped_{false};
   std::atomic<int64_t> last_cycle_ns_{0};
   uint64_t cycles_ = 0;
+  std::map<std::string, std::string> queue_warnings_;  // queue → last warning (cycle thread only)
 
   metrics::Histogram* e2e_ = nullptr;
   metrics::Histogram* open_ = nullptr;

@@ -124,6 +124,8 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
     for (const auto& [uid, task] : job.tasks) {
       bool pipelined = task.status == TaskStatus::kPipelined;
       if (task.status != TaskStatus::kPending && !pipelined) continue;
+      // A gated pod's PodScheduled condition is the API server's (SchedulingGated).
+      if (!task.pod->spec->scheduling_gates.empty()) continue;
       std::string message;
       if (errors != nullptr) {
         auto e = errors->find(uid);
@@ -156,6 +158,20 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
       const QueueInfo* p = ssn.queue(parent);
       parent = p != nullptr && p->name != "root" ? p->parent : "";
     }
+  }
+  const api::Resources cluster = WithoutPods(ssn.total_resource());
+  for (const auto& [name, q] : ssn.queues()) {
+    std::vector<std::string> beyond = cluster.IsEmpty() ? std::vector<std::string>{} : q->GuaranteeBeyond(cluster);
+    if (beyond.empty()) continue;
+    api::Resources asked, has;
+    for (const auto& r : beyond) {
+      asked.Set(r, q->guarantee.Get(r));
+      has.Set(r, cluster.Get(r));
+    }
+    out.queue_warnings.push_back(
+        {name, "GuaranteeNotHonoured",
+         "guarantee " + asked.ToString() + " exceeds the whole cluster (" + has.ToString() +
+             "): it is not honoured, and the queue shares the cluster by weight until the guarantee fits"});
   }
   for (const auto& [name, q] : ssn.queues()) {
     api::Resources want = rolled[name];

@@ -42,10 +42,19 @@ struct PodConditionUpdate {
   std::string nominated_node;
 };
 
+// A queue the session could not serve as configured (a guarantee beyond the whole cluster):
+// the scheduler says so in an Event on the Queue when the verdict changes.
+struct QueueWarning {
+  std::string name;
+  std::string reason;
+  std::string message;
+};
+
 struct SessionOutcome {
   std::vector<PodGroupUpdate> pod_groups;
   std::vector<QueueUpdate> queues;
   std::vector<PodConditionUpdate> pods;
+  std::vector<QueueWarning> queue_warnings;  // every such queue, each session
 };
 
 // Computes the updates of a closed session (Volcano's PodGroup phase rules, §4.3).

@@ -53,6 +53,10 @@ TaskStatus StatusFromPod(const PodInfo& pod) {
   return pod.node_name.empty() ? TaskStatus::kPending : TaskStatus::kBound;
 }
 
+std::vector<std::string> QueueInfo::GuaranteeBeyond(const api::Resources& cluster) const {
+  return WithoutPods(guarantee).Exceeding(cluster, api::Resources::Missing::kZero);
+}
+
 int TaskInfo::index() const {
   const std::string& n = pod->metadata.name;
   size_t dash = n.rfind('-');
@@ -173,6 +177,47 @@ int32_t JobInfo::ValidCount() const {
   return Count(TaskStatus::kPending) + Count(TaskStatus::kAllocated) +
          Count(TaskStatus::kPipelined) + Count(TaskStatus::kBinding) + Count(TaskStatus::kBound) +
          Count(TaskStatus::kRunning) + Count(TaskStatus::kSucceeded);
+}
+
+bool JobInfo::TaskMinimumsApply() const {
+  if (min_task_member.empty()) return false;
+  int64_t sum = 0;
+  for (const auto& [role, min] : min_task_member) sum += min;
+  return min_available >= sum;
+}
+
+api::Resources JobInfo::UngatedMinResources() const {
+  if (!min_resources) return {};
+  api::Resources reserve = *min_resources;
+  for (const auto& [task_uid, t] : tasks) {
+    if (t.status == TaskStatus::kPending && !t.pod->spec->scheduling_gates.empty()) reserve.Sub(t.request());
+  }
+  return reserve;
+}
+
+GangSlack::GangSlack(const JobInfo& job) : job_(&job), ready_(job.ReadyCount()) {
+  if (!job.TaskMinimumsApply()) return;
+  for (const auto& [task_uid, t] : job.tasks) {
+    bool ready = t.status == TaskStatus::kAllocated || t.status == TaskStatus::kBinding ||
+                 t.status == TaskStatus::kBound || t.status == TaskStatus::kRunning ||
+                 t.status == TaskStatus::kSucceeded || (t.status == TaskStatus::kPending && t.best_effort());
+    if (ready) ++role_ready_[t.pod->task_role];
+  }
+}
+
+bool GangSlack::Take(const std::string& role) {
+  if (ready_ - 1 < job_->min_available) return false;
+  int32_t* role_ready = nullptr;
+  if (!role_ready_.empty()) {
+    auto min = job_->min_task_member.find(role);
+    if (min != job_->min_task_member.end()) {
+      role_ready = &role_ready_[role];
+      if (*role_ready - 1 < min->second) return false;
+    }
+  }
+  --ready_;
+  if (role_ready != nullptr) --*role_ready;
+  return true;
 }
 
 namespace {

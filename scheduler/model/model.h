@@ -111,6 +111,11 @@ struct QueueInfo {
   int32_t priority = 0;
 
   bool IsOpen() const { return state.empty() || state == "Open"; }
+  // The resources of the guarantee that exceed what the whole `cluster` has (none: it can be
+  // honoured). A guarantee that cannot be is not honoured at all: reserving it would leave
+  // every other queue nothing (docs/scheduler.md).
+  std::vector<std::string> GuaranteeBeyond(const api::Resources& cluster) const;
+  bool GuaranteeFits(const api::Resources& cluster) const { return GuaranteeBeyond(cluster).empty(); }
 };
 
 struct JobInfo {
@@ -143,11 +148,36 @@ struct JobInfo {
   // Pods that could run: Pending, Allocated, Pipelined, Binding, Bound, Running, Succeeded.
   int32_t ValidCount() const;
   bool IsPending() const { return phase.empty() || phase == "Pending"; }
+  // Whether each task role's minimum (minTaskMember) is part of the gang. As in Volcano, only
+  // when minAvailable is at least their sum: below it the job is elastic (a Volcano Job whose
+  // tasks' minAvailable default to their replicas but whose own minAvailable is smaller) and
+  // minAvailable alone decides validity, readiness, pipelining and what preemption may take.
+  bool TaskMinimumsApply() const;
+  // minResources less the requests of pending tasks held by scheduling gates: what an admitted
+  // job not started yet holds in reserve against its queue and the cluster. A gated task cannot
+  // be placed until its gate is lifted, so it reserves nothing (as in Volcano). Empty without
+  // minResources.
+  api::Resources UngatedMinResources() const;
 
   void AddTask(TaskInfo task);
   void RemoveTask(const std::string& task_uid);
   // Moves a task to a new status (and node), keeping counts and sums right.
   void SetStatus(const std::string& task_uid, TaskStatus status, const std::string& node);
+};
+
+// What a running gang can give up and still run: ready tasks above minAvailable and, where task
+// minimums apply (JobInfo::TaskMinimumsApply), above each role's minimum. Shared by the gang
+// plugin's victim rule and the eviction planners.
+class GangSlack {
+ public:
+  explicit GangSlack(const JobInfo& job);
+  // Whether the gang keeps its minimums without one more task of `role`; if so, counts it gone.
+  bool Take(const std::string& role);
+
+ private:
+  const JobInfo* job_;
+  int32_t ready_;
+  std::map<std::string, int32_t> role_ready_;  // only when task minimums apply
 };
 
 // A PodDisruptionBudget, reduced to what victim selection needs.

@@ -46,10 +46,10 @@ class CapacityPlugin : public Plugin {
       Attr& a = attrs_[name];
       a.queue = q.get();
       a.deserved = q->deserved;
-      a.guarantee = q->guarantee;
+      if (q->GuaranteeFits(total)) a.guarantee = q->guarantee;  // else not honoured at all
       a.capability = q->capability;
       a.parent = hierarchy_ && name != "root" ? (q->parent.empty() ? "root" : q->parent) : "";
-      guarantees.Add(q->guarantee);
+      guarantees.Add(a.guarantee);
     }
     for (auto& [name, a] : attrs_) {
       a.real_capability = total;
@@ -63,7 +63,7 @@ class CapacityPlugin : public Plugin {
       const JobInfo& job = ssn.job(j);
       for (Attr* a : Chain(job.queue)) {
         a->allocated.Add(WithoutPods(job.allocated));
-        if (job.phase == "Inqueue" && job.min_resources) a->inqueue.Add(WithoutPods(*job.min_resources));
+        if (job.phase == "Inqueue" && job.min_resources) a->inqueue.Add(WithoutPods(job.UngatedMinResources()));
       }
     }
 

@@ -19,7 +19,8 @@ class DrfPlugin : public Plugin {
     for (size_t i = 0; i < ssn.job_count(); ++i) {
       const JobInfo& job = ssn.job(i);
       allocated_[job.id] = WithoutPods(job.allocated);
-      shares_[job.id] = job.allocated.DominantShare(total_);
+      // Without the pod count: the total has none, and a job's share would read 1.
+      shares_[job.id] = allocated_[job.id].DominantShare(total_);
     }
     ssn.AddJobOrderFn(name(), [this](const JobInfo& l, const JobInfo& r) {
       double ls = Share(l.id), rs = Share(r.id);

@@ -1,10 +1,11 @@
 // gang: all-or-nothing placement of a job's minAvailable tasks (and each task role's
-// minTaskMember).
+// minTaskMember, when minAvailable is at least their sum: JobInfo::TaskMinimumsApply).
 //   JobValid      enough valid pods exist to ever satisfy the gang
 //   JobReady      ready tasks >= minAvailable and every role >= its minimum
 //   JobPipelined  ready + pipelined tasks would satisfy the gang (Permit) or not (Reject)
 //   JobOrder      jobs not yet ready go first
 //   JobStarving   ready + pipelined < minAvailable
+//   victims       (veto) a running gang keeps minAvailable tasks and each role its minimum
 //   close         PodGroup condition: Unschedulable (why, per task reason) or Scheduled
 #include <algorithm>
 #include <map>
@@ -53,7 +54,7 @@ std::map<std::string, RoleCount> CountRoles(const JobInfo& job) {
 // Every role with a minimum has at least that many tasks counted by `pick`.
 template <typename Pick>
 bool RolesSatisfied(const JobInfo& job, Pick pick) {
-  if (job.min_task_member.empty()) return true;
+  if (!job.TaskMinimumsApply()) return true;
   auto counts = CountRoles(job);
   for (const auto& [role, min] : job.min_task_member) {
     auto it = counts.find(role);
@@ -69,7 +70,7 @@ class GangPlugin : public Plugin {
 
   void OnSessionOpen(Session& ssn) override {
     ssn.AddJobValidFn(name(), [](const JobInfo& job) -> std::optional<ValidateResult> {
-      if (!job.min_task_member.empty()) {
+      if (job.TaskMinimumsApply()) {
         auto counts = CountRoles(job);
         for (const auto& [role, min] : job.min_task_member) {
           auto it = counts.find(role);
@@ -107,25 +108,25 @@ class GangPlugin : public Plugin {
     ssn.AddJobStarvingFn(name(), [](const JobInfo& job) {
       return job.ReadyCount() + job.WaitingCount() < job.min_available;
     });
-    // Victims: a running gang gives up only tasks above its minimum, unless the whole gang is
-    // offered at once (then it is taken completely, never left half-running).
+    // Victims: a running gang gives up only tasks above its minimum (and, where task minimums
+    // apply, above its role's minimum), unless the whole gang is offered at once (then it is
+    // taken completely, never left half-running).
     Session* s = &ssn;
     VictimsFn keep_gangs = [s](const TaskInfo&, const std::vector<const TaskInfo*>& candidates)
         -> std::optional<std::vector<const TaskInfo*>> {
       std::map<JobId, int32_t> offered;
       for (const TaskInfo* c : candidates) ++offered[c->job];
-      std::map<JobId, int32_t> taken;
+      std::map<JobId, GangSlack> slack;
       std::vector<const TaskInfo*> victims;
       for (const TaskInfo* c : candidates) {
         auto j = s->JobIndex(c->job);
         if (!j) continue;
         const JobInfo& job = s->job(*j);
-        int32_t ready = job.ReadyCount();
-        bool whole = offered[c->job] >= ready;
-        if (whole || ready - taken[c->job] - 1 >= job.min_available) {
-          ++taken[c->job];
-          victims.push_back(c);
+        if (offered[c->job] >= job.ReadyCount()) {
+          victims.push_back(c);  // the whole gang is offered
+          continue;
         }
+        if (slack.try_emplace(c->job, job).first->second.Take(c->pod->task_role)) victims.push_back(c);
       }
       return victims;
     };

@@ -1,7 +1,11 @@
 // nodeorder: kube-scheduler's scoring, each score 0..100 times its weight.
 //   leastrequested.weight (1)    free cpu and memory after placing the pod
 //   mostrequested.weight (0)     used cpu and memory after placing the pod
-//   balancedresource.weight (1)  cpu and memory used in equal proportion
+//   balancedresource.weight (1)  how much placing the pod evens out the node's cpu and memory
+//                                use (75: no change; less when it unbalances them), as the
+//                                Volcano baseline scores it (docs/scheduler.md, nodeorder)
+// The three resource scores are whole numbers, computed as Volcano computes them, so that
+// near-ties between nodes (binpack's score against these) fall the same way.
 //   nodeaffinity.weight (2)      preferred node affinity terms matched (normalised)
 //   tainttoleration.weight (3)   fewer untolerated PreferNoSchedule taints (normalised)
 //   podaffinity.weight (2)       preferred pod (anti-)affinity (normalised)
@@ -26,6 +30,28 @@ double Fraction(int64_t used, int64_t capacity) {
   if (capacity <= 0) return 1;
   return std::min(1.0, static_cast<double>(used) / static_cast<double>(capacity));
 }
+
+int64_t LeastRequested(int64_t requested, int64_t capacity) {
+  if (capacity <= 0 || requested > capacity) return 0;
+  return (capacity - requested) * 100 / capacity;
+}
+
+int64_t MostRequested(int64_t requested, int64_t capacity) {
+  if (capacity <= 0) return 0;
+  return std::min(requested, capacity) * 100 / capacity;
+}
+
+// 100 when cpu and memory are used in equal proportion: the standard deviation of the two
+// fractions used, taken off (a resource the node has none of does not count).
+int64_t Balance(int64_t cpu_used, int64_t cpu_cap, int64_t mem_used, int64_t mem_cap) {
+  if (cpu_cap <= 0 || mem_cap <= 0) return 100;
+  return static_cast<int64_t>((1 - std::fabs(Fraction(cpu_used, cpu_cap) - Fraction(mem_used, mem_cap)) / 2) * kMaxScore);
+}
+
+// The change in balance the pod brings, mapped onto 0..100 with 75 for none: measured on the
+// Volcano baseline, whose balanced-allocation score is this rather than the balance after
+// placement alone (docs/scheduler.md, nodeorder).
+int64_t BalanceChange(int64_t before, int64_t after) { return (150 + after - before) / 2; }
 
 // Scales raw scores to 0..100 by the largest (reverse: fewer is better).
 void Normalize(std::vector<double>* raw, bool reverse) {
@@ -71,12 +97,21 @@ class NodeOrderPlugin : public Plugin {
  private:
   double ResourceScore(const TaskInfo& task, const NodeInfo& node) const {
     const api::Resources& req = task.request();
-    double cpu = Fraction(node.used.milli_cpu() + req.milli_cpu(), node.allocatable.milli_cpu());
-    double mem = Fraction(node.used.memory() + req.memory(), node.allocatable.memory());
+    const int64_t cpu_used = node.used.milli_cpu() + req.milli_cpu();
+    const int64_t mem_used = node.used.memory() + req.memory();
+    const int64_t cpu_cap = node.allocatable.milli_cpu(), mem_cap = node.allocatable.memory();
     double score = 0;
-    if (least_ != 0) score += least_ * (1 - (cpu + mem) / 2) * kMaxScore;
-    if (most_ != 0) score += most_ * (cpu + mem) / 2 * kMaxScore;
-    if (balanced_ != 0) score += balanced_ * (1 - std::fabs(cpu - mem) / 2) * kMaxScore;
+    if (least_ != 0) {
+      score += least_ * static_cast<double>((LeastRequested(cpu_used, cpu_cap) + LeastRequested(mem_used, mem_cap)) / 2);
+    }
+    if (most_ != 0) {
+      score += most_ * static_cast<double>((MostRequested(cpu_used, cpu_cap) + MostRequested(mem_used, mem_cap)) / 2);
+    }
+    if (balanced_ != 0) {
+      int64_t before = Balance(node.used.milli_cpu(), cpu_cap, node.used.memory(), mem_cap);
+      int64_t after = Balance(cpu_used, cpu_cap, mem_used, mem_cap);
+      score += balanced_ * static_cast<double>(BalanceChange(before, after));
+    }
     return score;
   }
 

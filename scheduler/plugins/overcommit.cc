@@ -19,9 +19,9 @@ class OvercommitPlugin : public Plugin {
     idle_.Sub(used);
     for (size_t i = 0; i < ssn.job_count(); ++i) {
       const JobInfo& job = ssn.job(i);
-      // Admitted jobs still waiting to start hold their minimum in reserve.
+      // Admitted jobs still waiting to start hold their minimum in reserve (gated tasks aside).
       if (job.phase == "Inqueue" && job.min_resources) {
-        api::Resources waiting = *job.min_resources;
+        api::Resources waiting = job.UngatedMinResources();
         waiting.Sub(job.allocated);
         inqueue_.Add(waiting);
       }

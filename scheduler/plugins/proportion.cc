@@ -90,8 +90,10 @@ class ProportionPlugin : public Plugin {
 
   void OnSessionOpen(Session& ssn) override {
     const Resources total = WithoutPods(ssn.total_resource());
-    Resources total_guarantee;
-    for (const auto& [name, q] : ssn.queues()) total_guarantee.Add(q->guarantee);
+    Resources total_guarantee;  // a guarantee beyond the cluster is not honoured
+    for (const auto& [name, q] : ssn.queues()) {
+      if (q->GuaranteeFits(total)) total_guarantee.Add(q->guarantee);
+    }
     for (size_t i = 0; i < ssn.job_count(); ++i) {
       const JobInfo& job = ssn.job(i);
       QueueAttr& attr = Attr(ssn, job.queue);
@@ -104,7 +106,7 @@ class ProportionPlugin : public Plugin {
       // adding both would double the queue's request and starve lighter queues.
       if (job.IsPending() && job.min_resources) request.MaxWith(WithoutPods(*job.min_resources));
       attr.request.Add(request);
-      if (job.phase == "Inqueue" && job.min_resources) attr.inqueue.Add(*job.min_resources);
+      if (job.phase == "Inqueue" && job.min_resources) attr.inqueue.Add(job.UngatedMinResources());
       if (job.phase == "Running" && job.min_resources) {
         Resources elastic = WithoutPods(job.allocated);
         elastic.Sub(*job.min_resources);
@@ -219,7 +221,7 @@ class ProportionPlugin : public Plugin {
     a.queue = ssn.queue(queue);
     if (a.queue != nullptr) {
       a.capability = a.queue->capability;
-      a.guarantee = a.queue->guarantee;
+      if (a.queue->GuaranteeFits(WithoutPods(ssn.total_resource()))) a.guarantee = a.queue->guarantee;
     }
     return a;
   }

@@ -278,6 +278,16 @@ PodBuilder& PodBuilder::PreemptionNever() {
   return *this;
 }
 
+PodBuilder& PodBuilder::Gated(const std::string& gate) {
+  spec_.scheduling_gates.push_back(gate);
+  return *this;
+}
+
+PodBuilder& PodBuilder::Created(kube::Time when) {
+  pod_->metadata.creation_timestamp = when;
+  return *this;
+}
+
 PodBuilder& PodBuilder::Namespace(const std::string& ns) {
   pod_->metadata.namespace_ = ns;
   return *this;

@@ -103,6 +103,8 @@ class PodBuilder {
   PodBuilder& SchedulerName(const std::string& name);
   PodBuilder& Preemptable(bool preemptable);
   PodBuilder& PreemptionNever();
+  PodBuilder& Gated(const std::string& gate);  // spec.schedulingGates
+  PodBuilder& Created(kube::Time when);
   PodBuilder& Namespace(const std::string& ns);  // namespace used by PriorityClass lookups
   PodBuilder& PriorityClassName(const std::string& name);
   PodInfoPtr Add();

@@ -1,5 +1,6 @@
 // Preempt and reclaim: victim rules, tier intersection, gang-aware choice, guarantee floors.
 #include <algorithm>
+#include <set>
 
 #include <catch2/catch.hpp>
 
@@ -115,6 +116,86 @@ TEST_CASE("victims come from a gang's surplus before any gang is broken") {
   auto r = h.Run(kPreemptConf);
   REQUIRE(r.evictions.size() == 1);
   CHECK(r.evictions[0].rfind("elastic-", 0) == 0);
+}
+
+TEST_CASE("a gang whose role minimums count keeps each role at its minimum") {
+  Harness h;
+  h.PriorityClass("high", 1000);
+  h.Node("n1", "cpu=6").Queue("default");
+  // minMember 3 = ps 1 + worker 2: the roles count. One 2-CPU ps and four workers run.
+  h.Group("ns/tf", "default", 3, "Running", "", "", {{"ps", 1}, {"worker", 2}});
+  h.Pod("ns/tf-ps-0", "tf").Role("ps").Request("cpu=2").On("n1").Add();
+  for (int i = 0; i < 4; ++i) h.Pod("ns/tf-worker-" + std::to_string(i), "tf").Role("worker").Request("cpu=1").On("n1").Add();
+  h.Group("ns/high", "default", 1, "Inqueue", "", "high");
+  h.Pod("ns/high-0", "high").Request("cpu=2").Priority(1000).Add();
+  auto r = h.Run(kPreemptConf);
+  // Evicting the ps alone would free the room with one victim, but leave no ps: two workers go.
+  REQUIRE(r.evictions.size() == 2);
+  for (const auto& pod : r.evictions) CHECK(pod.rfind("tf-worker-", 0) == 0);
+}
+
+// Volcano's preemption end-to-end cases, with its "allocate, backfill, reclaim, preempt"
+// configuration: a cluster filled by a low-priority job whose pods carry the preemptable label.
+const char* kPreemptNoEnqueueConf = R"(actions: "allocate, backfill, reclaim, preempt"
+tiers:
+- plugins: [{name: priority}, {name: gang, enablePreemptable: false}, {name: conformance}]
+- plugins: [{name: overcommit}, {name: drf, enablePreemptable: false}, {name: predicates}, {name: proportion},
+            {name: nodeorder}, {name: binpack}])";
+
+void FillFourNodes(Harness& h) {
+  h.PriorityClass("high", 1000).PriorityClass("low", 10);
+  for (int n = 0; n < 4; ++n) h.Node("n" + std::to_string(n), "cpu=4,memory=16Gi");
+  h.Queue("default");
+  h.Group("ns/low", "default", 1, "Running", "", "low", {{"w", 16}});
+  for (int i = 0; i < 16; ++i) {
+    h.Pod("ns/low-w-" + std::to_string(i), "low").Role("w").Request("cpu=1").Priority(10)
+        .Labels({{"volcano.sh/preemptable", "true"}}).On("n" + std::to_string(i / 4)).Add();
+  }
+}
+
+TEST_CASE("without enqueue, a high-priority elastic job preempts down to its minimum") {
+  Harness h;
+  FillFourNodes(h);
+  // Not admitted yet: without enqueue, allocate admits it; 8 of its 16 tasks are its gang.
+  h.Group("ns/high", "default", 8, "Pending", "cpu=8", "high", {{"w", 16}});
+  for (int i = 0; i < 16; ++i) h.Pod("ns/high-w-" + std::to_string(i), "high").Role("w").Request("cpu=1").Priority(1000).Add();
+  auto r = h.Run(kPreemptNoEnqueueConf);
+  CHECK(r.evictions.size() == 8);
+  CHECK(r.phases["ns/high"] == "Inqueue");
+}
+
+TEST_CASE("a preemptor held by scheduling gates preempts nothing") {
+  Harness h;
+  FillFourNodes(h);
+  h.Group("ns/high", "default", 8, "Inqueue", "cpu=8", "high");
+  for (int i = 0; i < 8; ++i) {
+    h.Pod("ns/high-w-" + std::to_string(i), "high").Request("cpu=1").Priority(1000).Gated("example.com/hold").Add();
+  }
+  auto r = h.Run(kPreemptNoEnqueueConf);
+  CHECK(r.evictions.empty());
+  const auto* cond = WrittenCondition(r, "ns/high", "Unschedulable");
+  REQUIRE(cond != nullptr);
+  CHECK(cond->message.find("scheduling gates") != std::string::npos);
+}
+
+TEST_CASE("a preemptor with required pod anti-affinity takes one victim per node") {
+  Harness h;
+  FillFourNodes(h);
+  h.Group("ns/high", "default", 4, "Inqueue", "", "high", {{"w", 4}});
+  for (int i = 0; i < 4; ++i) {
+    h.Pod("ns/high-w-" + std::to_string(i), "high").Role("w").Request("cpu=1").Priority(1000)
+        .Labels({{"app", "high"}}).AntiAffinity("kubernetes.io/hostname", {{"app", "high"}}).Add();
+  }
+  auto r = h.Run(kPreemptNoEnqueueConf);
+  REQUIRE(r.evictions.size() == 4);
+  std::set<int> nodes;  // low-w-<i> runs on node i / 4
+  for (const auto& pod : r.evictions) nodes.insert(std::stoi(pod.substr(pod.rfind('-') + 1)) / 4);
+  CHECK(nodes.size() == 4);
+  std::set<std::string> nominated;
+  for (const auto& p : r.outcome.pods) {
+    if (p.name.rfind("high-", 0) == 0) nominated.insert(p.nominated_node);
+  }
+  CHECK(nominated.size() == 4);
 }
 
 TEST_CASE("when only a whole gang can make room, the whole gang goes") {
@@ -236,6 +317,63 @@ TEST_CASE("a starved queue reclaims down to its deserved share and no further") 
   auto r = h.Run(kReclaimConf);
   CHECK(r.evictions.size() == 4);  // a keeps its 4 of 8
   for (const auto& v : r.evictions) CHECK(v[0] == 'a');
+}
+
+TEST_CASE("a new queue reclaims when more than one other queue holds the cluster") {
+  const char* conf = R"(actions: "enqueue, allocate, backfill, reclaim, preempt"
+tiers:
+- plugins: [{name: priority}, {name: gang, enablePreemptable: false}, {name: conformance}]
+- plugins: [{name: overcommit}, {name: drf, enablePreemptable: false}, {name: predicates}, {name: proportion},
+            {name: nodeorder}, {name: binpack}])";
+  Harness h;
+  for (int n = 0; n < 4; ++n) h.Node("n" + std::to_string(n), "cpu=4,memory=16Gi");
+  h.Queue("r1").Queue("r2").Queue("r3");
+  // Volcano Jobs of minAvailable 1 whose task minAvailable defaulted to the replicas.
+  for (const char* j : {"j1", "j2"}) {
+    h.Group(std::string("ns/") + j, j[1] == '1' ? "r1" : "r2", 1, "Running", "cpu=1", "", {{"w", 8}});
+  }
+  for (int i = 0; i < 8; ++i) {
+    h.Pod("ns/j1-w-" + std::to_string(i), "j1").Role("w").Request("cpu=1").On("n" + std::to_string(i / 4)).Add();
+    h.Pod("ns/j2-w-" + std::to_string(i), "j2").Role("w").Request("cpu=1").On("n" + std::to_string(2 + i / 4)).Add();
+  }
+  h.Group("ns/j3", "r3", 1, "Inqueue", "cpu=1", "", {{"w", 6}});
+  for (int i = 0; i < 6; ++i) h.Pod("ns/j3-w-" + std::to_string(i), "j3").Role("w").Request("cpu=1").Add();
+  auto r = h.Run(conf);
+  // As Volcano: one task is the job's minimum; reclaim serves it, and stops there.
+  CHECK(r.evictions.size() == 1);
+}
+
+TEST_CASE("reclaim takes turns between the jobs it takes from, as job order ranks them") {
+  const char* conf = R"(actions: "enqueue, allocate, reclaim, backfill"
+tiers:
+- plugins: [{name: priority}, {name: gang, enablePreemptable: false}, {name: conformance}]
+- plugins: [{name: overcommit}, {name: drf, enablePreemptable: false}, {name: predicates}, {name: proportion},
+            {name: nodeorder}, {name: binpack}])";
+  // Pods of a per node (b has the rest of each 4-CPU node): the outcome must not depend on it.
+  for (std::vector<int> a_per_node : {std::vector<int>{2, 2, 2}, {3, 1, 2}, {1, 3, 2}, {2, 1, 3}}) {
+    Harness h;
+    for (int n = 0; n < 3; ++n) h.Node("n" + std::to_string(n), "cpu=4,memory=16Gi");
+    h.Queue("q1").Queue("q2").Queue("q3");
+    // Volcano Jobs of minAvailable 1 whose task minAvailable defaulted to the replicas (6).
+    h.Group("ns/a", "q1", 1, "Running", "cpu=1", "", {{"w", 6}});
+    h.Group("ns/b", "q2", 1, "Running", "cpu=1", "", {{"w", 6}});
+    int a = 0, b = 0;
+    for (size_t n = 0; n < 3; ++n) {
+      for (int k = 0; k < 4; ++k) {
+        bool of_a = k < a_per_node[n];
+        std::string name = of_a ? "ns/a-w-" + std::to_string(a++) : "ns/b-w-" + std::to_string(b++);
+        h.Pod(name, of_a ? "a" : "b").Role("w").Request("cpu=1,memory=128Mi").On("n" + std::to_string(n)).Add();
+      }
+    }
+    h.Group("ns/c", "q3", 2, "Inqueue", "cpu=2", "", {{"w", 4}});
+    for (int i = 0; i < 4; ++i) h.Pod("ns/c-w-" + std::to_string(i), "c").Role("w").Request("cpu=1,memory=128Mi").Add();
+    auto r = h.Run(conf);
+    // As Volcano: c reclaims its minimum of two, and the second victim comes from the job that
+    // drf then ranks last (the one that has not lost a pod yet): one pod of each queue.
+    INFO("a per node " << a_per_node[0] << a_per_node[1] << a_per_node[2]);
+    REQUIRE(r.evictions.size() == 2);
+    CHECK(r.evictions[0].substr(0, 2) != r.evictions[1].substr(0, 2));
+  }
 }
 
 TEST_CASE("capacity never reclaims a queue below its guarantee") {
