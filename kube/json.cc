@@ -426,10 +426,15 @@ rapidjson::ParseResult ParseInto(std::string_view text, Document* doc,
   rapidjson::ParseResult result;
   auto generate = [&](Document& handler) {
     DocumentBuilder builder(&handler, originals);
+    // Read as is: an encoding-detecting stream would skip a byte order mark, and even a lone
+    // first byte of one (0xEF), which the same text embedded in another document would not.
     rapidjson::MemoryStream ms(text.data(), text.size());
-    rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> is(ms);
     rapidjson::Reader reader;
-    result = reader.Parse<kParseFlags>(is, builder);
+    result = reader.Parse<kParseFlags>(ms, builder);
+    // RapidJSON takes a NUL byte for the end of the text: whatever follows one is not JSON.
+    if (!result.IsError() && ms.Tell() < text.size()) {
+      result.Set(rapidjson::kParseErrorDocumentRootNotSingular, ms.Tell());
+    }
     *too_deep = builder.too_deep();
     return !result.IsError();
   };

@@ -199,6 +199,15 @@ TEST_CASE("Parse refuses invalid UTF-8, so no string can pass for a raw number")
   CHECK(IsString(doc[0]));
 }
 
+TEST_CASE("Parse reads the whole text: no byte order mark, nothing after a NUL") {
+  Document doc;
+  CHECK_FALSE(Parse("\xEF{}", &doc).ok());
+  CHECK_FALSE(Parse("\xEF\xBB\xBF{}", &doc).ok());
+  CHECK(Parse("{}", &doc).ok());
+  // Nor does it stop at a NUL byte as RapidJSON would.
+  CHECK_FALSE(Parse(std::string("{}\0{", 4), &doc).ok());
+}
+
 TEST_CASE("Equal ignores member order and compares numbers by value or raw text") {
   Document a;
   Document b;
