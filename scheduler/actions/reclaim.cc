@@ -111,8 +111,10 @@ class ReclaimAction : public Action {
       const JobInfo& victim = ssn.job(v);
       if (victim.ReadyCount() - static_cast<int32_t>(n) >= victim.min_available) continue;
       for (const auto& [uid, t] : victim.tasks) {
-        bool planned = std::any_of(plan.begin(), plan.end(),
-                                   [&](const auto& p) { return p.first == v && p.second == uid; });
+        // Captured by init-capture: clang 14 (the fuzz preset) cannot capture structured bindings.
+        bool planned = std::any_of(plan.begin(), plan.end(), [v = v, &uid = uid](const auto& p) {
+          return p.first == v && p.second == uid;
+        });
         if (t.Evictable() && !planned) plan.emplace_back(v, uid);
       }
     }
