@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
@@ -741,26 +742,64 @@ Writer& Writer::StringList(std::string_view key, const std::vector<std::string>&
 
 namespace {
 
+// Recursion follows the patch, which Parse bounds to kMaxDepth levels. Members are looked up
+// through an index and the object is rebuilt once at the end when members were added or
+// removed, so a patch of n members on an object of m costs (n + m) log m, not n * m. The
+// target's member array is left alone until then: the index holds views of its names.
 void MergeInto(Value& target, const Value& patch, Document::AllocatorType& alloc) {
   if (!patch.IsObject()) {
     target.CopyFrom(patch, alloc);
     return;
   }
   if (!target.IsObject()) target.SetObject();
+  struct Added {
+    const Value* name;  // the patch's
+    Value value;
+    char removed = 0;  // as `removed` below
+  };
+  MemberIndex index(&target);
+  std::vector<char> removed(target.MemberCount(), 0);  // of the target's members
+  std::vector<Added> added;                            // in patch order
+  std::map<std::string_view, size_t> added_at;         // a name the patch repeats
   for (auto it = patch.MemberBegin(); it != patch.MemberEnd(); ++it) {
-    auto existing = target.FindMember(it->name);
+    std::string_view name(it->name.GetString(), it->name.GetStringLength());
+    Value* value = nullptr;
+    char* gone = nullptr;
+    if (std::optional<size_t> at = index.Position(name)) {
+      value = &target.MemberBegin()[static_cast<rapidjson::SizeType>(*at)].value;
+      gone = &removed[*at];
+    } else if (auto a = added_at.find(name); a != added_at.end()) {
+      value = &added[a->second].value;
+      gone = &added[a->second].removed;
+    } else if (it->value.IsNull()) {
+      continue;  // removing a member that is not there
+    } else {
+      added_at.emplace(name, added.size());
+      added.push_back({&it->name, Value(), 0});
+      value = &added.back().value;
+      gone = &added.back().removed;
+    }
     if (it->value.IsNull()) {
-      if (existing != target.MemberEnd()) target.RemoveMember(existing);
+      *gone = 1;
+      value->SetNull();  // set again later in the patch: starts afresh
       continue;
     }
-    if (existing == target.MemberEnd()) {
-      Value key(it->name, alloc);
-      Value empty;
-      target.AddMember(key, empty, alloc);
-      existing = target.FindMember(it->name);
-    }
-    MergeInto(existing->value, it->value, alloc);
+    *gone = 0;
+    MergeInto(*value, it->value, alloc);
   }
+  if (added.empty() && std::find(removed.begin(), removed.end(), 1) == removed.end()) return;
+  Value merged(rapidjson::kObjectType);
+  for (size_t i = 0; i < removed.size(); ++i) {
+    if (removed[i]) continue;
+    auto& m = target.MemberBegin()[static_cast<rapidjson::SizeType>(i)];
+    merged.AddMember(m.name, m.value, alloc);  // moves
+  }
+  for (Added& a : added) {
+    if (a.removed) continue;
+    Value key(*a.name, alloc);
+    merged.AddMember(key, a.value, alloc);
+  }
+  target.Swap(merged);
 }
 
 }  // namespace

@@ -62,10 +62,10 @@ class MemberIndex {
   const Value* Find(std::string_view name) const;
   // The same member of `object`, which must be the indexed object (for editing it).
   Value* Find(std::string_view name, Value& object) const;
-
- private:
+  // The member's position in the object.
   std::optional<size_t> Position(std::string_view name) const;
 
+ private:
   const Value* object_;
   std::vector<std::pair<std::string_view, size_t>> sorted_;  // (name, member position)
 };

@@ -101,6 +101,15 @@ TEST_CASE("ApplyMergePatch follows RFC 7386") {
                           R"({"a":"z","c":{"f":null,"h":1},"l":[3]})", &out)
               .ok());
   CHECK(out == R"({"a":"z","c":{"d":"e","h":1},"l":[3]})");
+  // Removing a member keeps the others in order; a patch repeating a new name merges both.
+  REQUIRE(
+      ApplyMergePatch(R"({"a":1,"b":2,"c":3,"d":4})", R"({"b":null,"e":{"x":1},"e":{"y":2}})", &out)
+          .ok());
+  CHECK(out == R"({"a":1,"c":3,"d":4,"e":{"x":1,"y":2}})");
+  // Members apply in order: removed, then set again, the value starts afresh.
+  REQUIRE(
+      ApplyMergePatch(R"({"a":{"x":1},"b":2})", R"({"a":null,"a":{"y":2},"c":null})", &out).ok());
+  CHECK(out == R"({"a":{"y":2},"b":2})");
   REQUIRE(ApplyMergePatch(R"({"a":1})", R"(["x"])", &out).ok());
   CHECK(out == R"(["x"])");
   CHECK_FALSE(ApplyMergePatch("{", "{}", &out).ok());

@@ -320,6 +320,42 @@ TEST_CASE("The scheduler configuration parser refuses alias bombs and deep argum
   CHECK(conf.status().message().find("nested more than 32 levels deep") != std::string::npos);
 }
 
+TEST_CASE("The JSON helpers scale linearly") {
+  auto object = [](size_t k) {
+    return "{" +
+           Repeat(k, [](size_t i) { return R"("k)" + Str(i) + R"(":{"v":)" + Str(i) + "}"; }) + "}";
+  };
+  CheckScales("json Parse and Write", 5000, object, [](const std::string& text) {
+    json::Document doc;
+    REQUIRE(json::Parse(text, &doc).ok());
+    REQUIRE(json::Write(doc).size() == text.size());
+  });
+  CheckScales("json Equal, members reversed", 5000, object, [](const std::string& text) {
+    json::Document a;
+    json::Document b;
+    REQUIRE(json::Parse(text, &a).ok());
+    REQUIRE(json::Parse(text, &b).ok());
+    std::reverse(b.MemberBegin(), b.MemberEnd());
+    REQUIRE(json::Equal(a, b));
+  });
+  // The target, a newline, then a patch changing, removing and adding members.
+  auto target_and_patch = [&object](size_t k) {
+    return object(k) + "\n{" + Repeat(k, [](size_t i) {
+             std::string key = R"("k)" + Str(i) + R"(":)";
+             if (i % 3 == 0) return key + R"({"v":null,"w":1})";
+             if (i % 3 == 1) return key + "null";
+             return R"("new)" + Str(i) + R"(":{"v":1})";
+           }) + "}";
+  };
+  CheckScales("json ApplyMergePatch", 5000, target_and_patch, [](const std::string& text) {
+    size_t split = text.find('\n');
+    std::string out;
+    REQUIRE(json::ApplyMergePatch(std::string_view(text).substr(0, split),
+                                  std::string_view(text).substr(split + 1), &out)
+                .ok());
+  });
+}
+
 std::string SnapshotText(size_t pods, size_t labels) {
   std::string pod_list = Repeat(pods, [](size_t i) {
     return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p)" + Str(i) +
