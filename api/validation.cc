@@ -11,14 +11,19 @@
 
 namespace tephra::api {
 
-std::string FormatFieldErrors(const FieldErrors& errors) {
+std::string FormatFieldErrors(const FieldErrors& errors, size_t max_listed) {
+  const size_t listed = std::min(errors.size(), max_listed);
   std::string out;
-  for (const FieldError& e : errors) {
-    if (!out.empty()) out += "; ";
-    if (!e.path.empty()) out += e.path + ": ";
-    out += e.message;
+  for (size_t i = 0; i < listed; ++i) {
+    if (i > 0) out += "; ";
+    if (!errors[i].path.empty()) out += errors[i].path + ": ";
+    out += errors[i].message;
   }
-  return out;
+  return out + MoreErrorsNote(errors.size(), listed);
+}
+
+std::string MoreErrorsNote(size_t total, size_t listed) {
+  return total > listed ? " (and " + std::to_string(total - listed) + " more)" : "";
 }
 
 bool QueueLookup::HasAllocatedPods(const Queue& queue) const {

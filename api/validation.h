@@ -8,6 +8,7 @@
 // equal to replicas (3)").
 #pragma once
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,8 +28,13 @@ struct FieldError {
 };
 using FieldErrors = std::vector<FieldError>;
 
-// All errors as one line for an admission response: "path: message; path: message".
-std::string FormatFieldErrors(const FieldErrors& errors);
+// All errors as one line for an admission response: "path: message; path: message". With
+// `max_listed`, only the first that many, then MoreErrorsNote: a Job with 40,000 bad tasks gets a
+// readable answer, not megabytes.
+std::string FormatFieldErrors(const FieldErrors& errors,
+                              size_t max_listed = std::numeric_limits<size_t>::max());
+// " (and N more)" when only `listed` of `total` errors were shown; else empty.
+std::string MoreErrorsNote(size_t total, size_t listed);
 
 // Read access to the cluster's queues. Implementations must be safe to call from the thread
 // running the validation; the objects returned must stay valid while the caller holds them.

@@ -475,6 +475,12 @@ TEST_CASE("FormatFieldErrors renders one admission message") {
         "spec.tasks: No task specified in job spec; spec.queue: queue \"x\" does not exist; "
         "general");
   CHECK(FormatFieldErrors({}).empty());
+  // A cap lists the first errors and counts the rest.
+  FieldErrors many(5, {"spec.tasks[0].name", "bad"});
+  CHECK(FormatFieldErrors(many, 2) ==
+        "spec.tasks[0].name: bad; spec.tasks[0].name: bad (and 3 more)");
+  CHECK(FormatFieldErrors(many, 5) == FormatFieldErrors(many));
+  CHECK(MoreErrorsNote(5, 5).empty());
 }
 
 }  // namespace
