@@ -1,5 +1,7 @@
 #include "api/codec.h"
 
+#include <unordered_map>
+
 #include <rapidjson/document.h>
 
 namespace tephra::api {
@@ -27,22 +29,32 @@ std::optional<Quantity> QuantityOf(const json::Value& v) {
   return DecodeQuantity(json::Reader(&v, &ignored));
 }
 
-bool EmptyString(const json::Value& v) { return v.IsString() && v.GetStringLength() == 0; }
-bool ZeroNumber(const json::Value& v) { return v.IsNumber() && v.GetDouble() == 0; }
+bool EmptyString(const json::Value& v) { return json::IsString(v) && v.GetStringLength() == 0; }
+bool ZeroNumber(const json::Value& v) { return json::IntegerOf(v) == 0; }
 bool FalseBool(const json::Value& v) { return v.IsFalse(); }
 bool EmptyObject(const json::Value& v) { return v.IsObject() && v.ObjectEmpty(); }
 bool EmptyArray(const json::Value& v) { return v.IsArray() && v.Empty(); }
 bool Never(const json::Value&) { return false; }
 
+// By value, so that 3.0 or a raw 3.00 stays as written when the model holds 3.
 bool SameInt(const json::Value* v, int64_t value) {
-  if (v == nullptr || !v->IsNumber()) return false;
-  if (v->IsInt64()) return v->GetInt64() == value;
-  return v->IsDouble() && v->GetDouble() == static_cast<double>(value);
+  return v != nullptr && json::IntegerOf(*v) == value;
 }
 
 bool SameString(const json::Value* v, std::string_view value) {
-  return v != nullptr && v->IsString() &&
-         std::string_view(v->GetString(), v->GetStringLength()) == value;
+  return v != nullptr && json::IsString(*v) && json::StringOf(*v) == value;
+}
+
+// Whether the object `cur` holds exactly the entries of `map` (any member order), each value
+// accepted by same(value, expected). n log n.
+template <typename Map, typename Same>
+bool SameEntries(const json::Value* cur, const Map& map, Same same) {
+  if (cur == nullptr || !cur->IsObject() || cur->MemberCount() != map.size()) return false;
+  json::MemberIndex index(cur);
+  for (const auto& [k, v] : map) {
+    if (!same(index.Find(k), v)) return false;
+  }
+  return true;
 }
 
 }  // namespace
@@ -54,7 +66,9 @@ std::optional<Quantity> DecodeQuantity(const json::Reader& r) {
   if (!r.present()) return std::nullopt;
   const json::Value& v = *r.value();
   std::string text;
-  if (v.IsString()) {
+  if (json::IsRawNumber(v)) {
+    text = std::string(json::RawNumberText(v));
+  } else if (v.IsString()) {
     text = std::string(TrimSpace(std::string_view(v.GetString(), v.GetStringLength())));
   } else if (v.IsInt64()) {
     text = std::to_string(v.GetInt64());
@@ -75,16 +89,16 @@ std::optional<Quantity> DecodeQuantity(const json::Reader& r) {
 }
 
 ResourceList DecodeResourceList(const json::Reader& r) {
-  ResourceList list;
+  std::vector<ResourceList::Entry> entries;
   r.ForEachMember([&](std::string_view name, const json::Reader& value) {
     if (value.value() != nullptr && value.value()->IsNull()) {
-      list.Set(name, Quantity());  // Kubernetes reads null as zero
+      entries.emplace_back(name, Quantity());  // Kubernetes reads null as zero
       return;
     }
     std::optional<Quantity> q = DecodeQuantity(value);
-    if (q) list.Set(name, *std::move(q));
+    if (q) entries.emplace_back(name, *std::move(q));
   });
-  return list;
+  return ResourceList(std::move(entries));
 }
 
 std::optional<Duration> DecodeDuration(const json::Reader& r) {
@@ -148,6 +162,55 @@ void ClearMember(json::Value* obj, std::string_view key, bool (*empty)(const jso
 void PutString(json::Value* obj, std::string_view key, std::string_view text,
                json::Document::AllocatorType& alloc) {
   PutMember(obj, key, json::Value(text.data(), static_cast<SizeType>(text.size()), alloc), alloc);
+}
+
+// For EditList: the old element each new element i starts from (old.Size() for none). With
+// names, the first old element not taken yet whose "name" is name_of(i), else the old element
+// at index i if it has no name (a name the model filled in, such as a defaulted task name);
+// without a name, the old element at index i if not taken. Linear: each name's candidates are
+// taken in order.
+std::vector<SizeType> MatchOldElements(const json::Value& old, size_t count,
+                                       const std::function<std::string(size_t)>& name_of) {
+  std::vector<SizeType> matches(count, old.Size());
+  std::vector<bool> used(old.Size(), false);
+  std::vector<bool> unnamed(old.Size(), false);
+  std::unordered_map<std::string_view, std::vector<SizeType>> by_name;
+  if (name_of) {
+    for (SizeType j = old.Size(); j-- > 0;) {  // reversed: back() is the first candidate
+      if (!old[j].IsObject()) continue;
+      auto name = old[j].FindMember("name");
+      if (name != old[j].MemberEnd() && json::IsString(name->value) &&
+          name->value.GetStringLength() > 0) {
+        by_name[json::StringOf(name->value)].push_back(j);
+      } else {
+        unnamed[j] = true;
+      }
+    }
+  }
+  for (size_t i = 0; i < count; ++i) {
+    std::string name = name_of ? name_of(i) : std::string();
+    if (!name.empty()) {
+      auto it = by_name.find(name);
+      std::vector<SizeType>* candidates = it == by_name.end() ? nullptr : &it->second;
+      while (candidates != nullptr && !candidates->empty() && used[candidates->back()]) {
+        candidates->pop_back();
+      }
+      if (candidates != nullptr && !candidates->empty()) {
+        matches[i] = candidates->back();
+        candidates->pop_back();
+      } else if (i < old.Size() && unnamed[i] && !used[i]) {
+        matches[i] = static_cast<SizeType>(i);
+      } else {
+        continue;
+      }
+    } else if (i < old.Size() && !used[i]) {
+      matches[i] = static_cast<SizeType>(i);
+    } else {
+      continue;
+    }
+    used[matches[i]] = true;
+  }
+  return matches;
 }
 
 }  // namespace
@@ -224,16 +287,7 @@ void JsonObject::SetStringMap(std::string_view key,
     ClearMember(value_, key, EmptyObject);
     return;
   }
-  if (cur != nullptr && cur->IsObject() && cur->MemberCount() == value.size()) {
-    bool same = true;
-    for (const auto& [k, v] : value) {
-      if (!SameString(FindMember(cur, k), v)) {
-        same = false;
-        break;
-      }
-    }
-    if (same) return;
-  }
+  if (SameEntries(cur, value, SameString)) return;
   auto& alloc = context_->alloc();
   json::Value obj(rapidjson::kObjectType);
   for (const auto& [k, v] : value) {
@@ -268,11 +322,7 @@ void JsonObject::SetIntMap(std::string_view key, const std::map<std::string, int
     ClearMember(value_, key, EmptyObject);
     return;
   }
-  if (cur != nullptr && cur->IsObject() && cur->MemberCount() == value.size()) {
-    bool same = true;
-    for (const auto& [k, v] : value) same = same && SameInt(FindMember(cur, k), v);
-    if (same) return;
-  }
+  if (SameEntries(cur, value, SameInt)) return;
   auto& alloc = context_->alloc();
   json::Value obj(rapidjson::kObjectType);
   for (const auto& [k, v] : value) {
@@ -290,6 +340,7 @@ void JsonObject::SetStringListMap(std::string_view key,
     return;
   }
   auto& alloc = context_->alloc();
+  json::MemberIndex old_members(cur);
   json::Value obj(rapidjson::kObjectType);
   for (const auto& [k, list] : value) {
     json::Value arr(rapidjson::kArrayType);
@@ -297,11 +348,11 @@ void JsonObject::SetStringListMap(std::string_view key,
       arr.PushBack(json::Value(v.data(), static_cast<SizeType>(v.size()), alloc), alloc);
     }
     // A key with no arguments may be written as null; keep that spelling.
-    const json::Value* old = cur != nullptr && cur->IsObject() ? FindMember(cur, k) : nullptr;
+    const json::Value* old = old_members.Find(k);
     if (list.empty() && old != nullptr && old->IsNull()) arr.SetNull();
     obj.AddMember(json::Value(k.data(), static_cast<SizeType>(k.size()), alloc), arr, alloc);
   }
-  if (cur != nullptr && *cur == obj) return;
+  if (cur != nullptr && json::Equal(*cur, obj)) return;
   PutMember(value_, key, std::move(obj), alloc);
 }
 
@@ -320,9 +371,10 @@ void JsonObject::SetQuantities(std::string_view key, const ResourceList& value,
     return;
   }
   bool same = cur != nullptr && cur->IsObject() && cur->MemberCount() == value.size();
+  json::MemberIndex old_members(cur);
   json::Value obj(rapidjson::kObjectType);
   for (const auto& [name, quantity] : value) {
-    const json::Value* old = cur != nullptr && cur->IsObject() ? FindMember(cur, name) : nullptr;
+    const json::Value* old = old_members.Find(name);
     std::optional<Quantity> old_q = old != nullptr ? QuantityOf(*old) : std::nullopt;
     json::Value v;
     if (old_q && *old_q == quantity) {
@@ -352,8 +404,8 @@ void JsonObject::SetTime(std::string_view key, const std::optional<kube::Time>& 
     ClearMember(value_, key, Never);
     return;
   }
-  if (cur != nullptr && cur->IsString()) {
-    std::optional<kube::Time> old = kube::ParseTime({cur->GetString(), cur->GetStringLength()});
+  if (cur != nullptr && json::IsString(*cur)) {
+    std::optional<kube::Time> old = kube::ParseTime(json::StringOf(*cur));
     // metav1.Time has second precision on the wire: compare at that precision.
     if (old && std::chrono::floor<std::chrono::seconds>(*old) ==
                    std::chrono::floor<std::chrono::seconds>(*value)) {
@@ -370,8 +422,7 @@ void JsonObject::SetDuration(std::string_view key, const std::optional<Duration>
     ClearMember(value_, key, Never);
     return;
   }
-  if (cur != nullptr && cur->IsString() &&
-      ParseDuration({cur->GetString(), cur->GetStringLength()}) == *value) {
+  if (cur != nullptr && json::IsString(*cur) && ParseDuration(json::StringOf(*cur)) == *value) {
     return;
   }
   std::string text = FormatDuration(*value);
@@ -382,7 +433,7 @@ void JsonObject::SetRawJson(std::string_view key, std::string_view text) {
   json::Document parsed;
   if (!json::Parse(text, &parsed).ok()) return;
   json::Value* cur = FindMember(value_, key);
-  if (cur != nullptr && *cur == parsed) return;
+  if (cur != nullptr && json::Equal(*cur, parsed)) return;
   json::Value copy(parsed, context_->alloc());
   PutMember(value_, key, std::move(copy), context_->alloc());
 }
@@ -432,27 +483,13 @@ void JsonObject::EditList(std::string_view key, size_t count,
   auto& alloc = context_->alloc();
   json::Value old(rapidjson::kArrayType);
   if (cur != nullptr && cur->IsArray()) old.Swap(*cur);
-  std::vector<bool> used(old.Size(), false);
+  std::vector<SizeType> matches = MatchOldElements(old, count, name_of);
   json::Value arr(rapidjson::kArrayType);
   arr.Reserve(static_cast<SizeType>(count), alloc);
   for (size_t i = 0; i < count; ++i) {
-    std::string name = name_of ? name_of(i) : std::string();
-    SizeType match = old.Size();
-    if (!name.empty()) {
-      for (SizeType j = 0; j < old.Size(); ++j) {
-        if (!used[j] && old[j].IsObject() && SameString(FindMember(&old[j], "name"), name)) {
-          match = j;
-          break;
-        }
-      }
-    } else if (i < old.Size() && !used[i]) {
-      match = static_cast<SizeType>(i);
-    }
+    SizeType match = matches[i];
     json::Value elem(rapidjson::kObjectType);
-    if (match < old.Size() && old[match].IsObject()) {
-      elem.Swap(old[match]);
-      used[match] = true;
-    }
+    if (match < old.Size() && old[match].IsObject()) elem.Swap(old[match]);
     JsonObject editor(&elem, context_);
     fn(i, editor);
     arr.PushBack(elem, alloc);
@@ -474,10 +511,11 @@ void JsonObject::EditMap(std::string_view key, const std::vector<std::string>& k
   auto& alloc = context_->alloc();
   json::Value old(rapidjson::kObjectType);
   if (cur != nullptr && cur->IsObject()) old.Swap(*cur);
+  json::MemberIndex old_members(&old);
   json::Value out(rapidjson::kObjectType);
   for (const std::string& k : keys) {
     json::Value elem(rapidjson::kObjectType);
-    if (json::Value* prev = FindMember(&old, k); prev != nullptr && prev->IsObject()) {
+    if (json::Value* prev = old_members.Find(k, old); prev != nullptr && prev->IsObject()) {
       elem.Swap(*prev);
     }
     JsonObject editor(&elem, context_);

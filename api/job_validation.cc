@@ -1,6 +1,5 @@
 // Job admission rules (reference/volcano-behaviour.md §3.3).
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <set>
 
@@ -228,6 +227,62 @@ void ValidateQueue(const Job& job, const QueueLookup& queues, FieldErrors* error
   }
 }
 
+// The first cycle a depth-first search from task 0, 1, ... meets, as the tasks along it (the
+// first task again at the end); empty when the graph is a DAG. Iterative with an explicit
+// stack, so a chain of any length is fine, and linear in tasks plus edges.
+std::vector<size_t> FindCycle(const std::vector<std::vector<size_t>>& edges) {
+  enum Colour : uint8_t { kWhite, kGrey, kBlack };
+  std::vector<Colour> colour(edges.size(), kWhite);
+  struct Frame {
+    size_t task;
+    size_t next_edge;
+  };
+  std::vector<Frame> stack;
+  for (size_t start = 0; start < edges.size(); ++start) {
+    if (colour[start] != kWhite) continue;
+    colour[start] = kGrey;
+    stack.push_back({start, 0});
+    while (!stack.empty()) {
+      Frame& top = stack.back();
+      if (top.next_edge == edges[top.task].size()) {
+        colour[top.task] = kBlack;
+        stack.pop_back();
+        continue;
+      }
+      size_t w = edges[top.task][top.next_edge++];
+      if (colour[w] == kGrey) {
+        std::vector<size_t> cycle;
+        auto from = std::find_if(stack.begin(), stack.end(),
+                                 [&](const Frame& f) { return f.task == w; });
+        for (auto it = from; it != stack.end(); ++it) cycle.push_back(it->task);
+        cycle.push_back(w);
+        return cycle;
+      }
+      if (colour[w] == kWhite) {
+        colour[w] = kGrey;
+        stack.push_back({w, 0});  // invalidates `top`
+      }
+    }
+  }
+  return {};
+}
+
+// "a -> b -> a"; a long cycle shows its first and last tasks and its length.
+std::string DescribeCycle(const std::vector<TaskSpec>& tasks, const std::vector<size_t>& cycle) {
+  constexpr size_t kShown = 8;
+  std::string out;
+  for (size_t i = 0; i < cycle.size(); ++i) {
+    if (cycle.size() > kShown && i == kShown / 2) {
+      out += "... -> ";
+      i = cycle.size() - kShown / 2;
+    }
+    out += tasks[cycle[i]].name;
+    if (i + 1 < cycle.size()) out += " -> ";
+  }
+  if (cycle.size() > kShown) out += " (" + std::to_string(cycle.size() - 1) + " tasks)";
+  return out;
+}
+
 // dependsOn must name other tasks of the job and form a DAG.
 void ValidateDependencies(const Job& job, FieldErrors* errors) {
   const std::vector<TaskSpec>& tasks = job.spec.tasks;
@@ -256,30 +311,9 @@ void ValidateDependencies(const Job& job, FieldErrors* errors) {
     }
   }
   if (!any) return;
-  // Depth-first search with colours; the first back edge found closes a cycle.
-  enum Colour { kWhite, kGrey, kBlack };
-  std::vector<Colour> colour(tasks.size(), kWhite);
-  std::vector<size_t> stack;
-  std::function<bool(size_t)> visit = [&](size_t v) {
-    colour[v] = kGrey;
-    stack.push_back(v);
-    for (size_t w : edges[v]) {
-      if (colour[w] == kGrey) {
-        std::string cycle;
-        auto start = std::find(stack.begin(), stack.end(), w);
-        for (auto it = start; it != stack.end(); ++it) cycle += tasks[*it].name + " -> ";
-        cycle += tasks[w].name;
-        errors->push_back({"spec.tasks", "dependsOn forms a cycle: " + cycle});
-        return true;
-      }
-      if (colour[w] == kWhite && visit(w)) return true;
-    }
-    stack.pop_back();
-    colour[v] = kBlack;
-    return false;
-  };
-  for (size_t v = 0; v < tasks.size(); ++v) {
-    if (colour[v] == kWhite && visit(v)) break;
+  std::vector<size_t> cycle = FindCycle(edges);
+  if (!cycle.empty()) {
+    errors->push_back({"spec.tasks", "dependsOn forms a cycle: " + DescribeCycle(tasks, cycle)});
   }
 }
 

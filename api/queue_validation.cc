@@ -25,14 +25,18 @@ const ResourceList& GuaranteeOf(const Queue& q) {
   return q.spec.guarantee ? *q.spec.guarantee : kNone;
 }
 
-// capability >= deserved >= guarantee inside one queue, all non-negative.
+// capability >= deserved >= guarantee inside one queue (every guaranteed resource deserved
+// too), all non-negative, counted resources whole.
 void ValidateOwnResources(const Queue& q, FieldErrors* errors) {
   const ResourceList& capability = q.spec.capability;
   const ResourceList& deserved = q.spec.deserved;
   const ResourceList& guarantee = GuaranteeOf(q);
-  validation::ValidateNonNegativeQuantities(capability, std::string(kCapabilityPath), errors);
-  validation::ValidateNonNegativeQuantities(deserved, std::string(kDeservedPath), errors);
-  validation::ValidateNonNegativeQuantities(guarantee, std::string(kGuaranteePath), errors);
+  for (const auto& [list, path] : {std::pair{&capability, kCapabilityPath},
+                                   std::pair{&deserved, kDeservedPath},
+                                   std::pair{&guarantee, kGuaranteePath}}) {
+    validation::ValidateNonNegativeQuantities(*list, std::string(path), errors);
+    validation::ValidateCountedQuantities(*list, std::string(path), errors);
+  }
   for (const auto& [name, d] : deserved) {
     const Quantity* cap = capability.Find(name);
     if (cap != nullptr && d > *cap) {
@@ -41,15 +45,14 @@ void ValidateOwnResources(const Queue& q, FieldErrors* errors) {
     }
   }
   for (const auto& [name, g] : guarantee) {
-    // A queue without deserved (proportion plugin users) may still reserve a guarantee.
-    if (!deserved.empty()) {
-      const Quantity* d = deserved.Find(name);
-      if (d == nullptr) {
-        errors->push_back({Field(kGuaranteePath, name), "must also be set in spec.deserved"});
-      } else if (g > *d) {
-        errors->push_back({Field(kGuaranteePath, name),
-                           "must be less than or equal to deserved (" + d->String() + ")"});
-      }
+    // As in Volcano, a guarantee needs a deserved share at least as large, even in a queue
+    // with no deserved at all.
+    const Quantity* d = deserved.Find(name);
+    if (d == nullptr) {
+      errors->push_back({Field(kGuaranteePath, name), "must also be set in spec.deserved"});
+    } else if (g > *d) {
+      errors->push_back({Field(kGuaranteePath, name),
+                         "must be less than or equal to deserved (" + d->String() + ")"});
     }
     const Quantity* cap = capability.Find(name);
     if (cap != nullptr && g > *cap) {
@@ -192,12 +195,22 @@ void ValidateHierarchicalResources(const Queue& q, const QueueLookup& queues,
 
   std::string parent_name = q.ParentName();
   if (std::shared_ptr<const Queue> parent = queues.Get(parent_name)) {
-    Resources guarantees = Resources::FromList(GuaranteeOf(q));
-    Resources deserved = Resources::FromList(q.spec.deserved);
+    // Only resources the parent limits are summed: Resources interns every name it sees for
+    // good, and the request's own names must not grow that table.
+    auto limited = [](const ResourceList& list, const ResourceList& limit) {
+      ResourceList out;
+      for (const auto& [resource, quantity] : list) {
+        if (limit.Contains(resource)) out.Set(resource, quantity);
+      }
+      return Resources::FromList(out);
+    };
+    const ResourceList& parent_guarantee = GuaranteeOf(*parent);
+    Resources guarantees = limited(GuaranteeOf(q), parent_guarantee);
+    Resources deserved = limited(q.spec.deserved, parent->spec.deserved);
     for (const auto& sibling : queues.Children(parent_name)) {
       if (sibling->metadata.name == name) continue;  // the stored version of this queue
-      guarantees.Add(Resources::FromList(GuaranteeOf(*sibling)));
-      deserved.Add(Resources::FromList(sibling->spec.deserved));
+      guarantees.Add(limited(GuaranteeOf(*sibling), parent_guarantee));
+      deserved.Add(limited(sibling->spec.deserved, parent->spec.deserved));
     }
     auto check_sum = [&](const Resources& sum, const ResourceList& limit, std::string_view path,
                          std::string_view what) {
@@ -211,7 +224,7 @@ void ValidateHierarchicalResources(const Queue& q, const QueueLookup& queues,
                                QuantityText(limit_values, resource) + ")"});
       }
     };
-    check_sum(guarantees, GuaranteeOf(*parent), kGuaranteePath, "guarantee");
+    check_sum(guarantees, parent_guarantee, kGuaranteePath, "guarantee");
     check_sum(deserved, parent->spec.deserved, kDeservedPath, "deserved");
   }
 
@@ -303,6 +316,17 @@ FieldErrors ValidateQueueDelete(const Queue& queue, const QueueLookup& queues,
 
 FieldErrors ValidatePodGroupCreate(const PodGroup& pg, const QueueLookup* queues) {
   FieldErrors errors;
+  // Volcano's CRD schema refuses a negative minMember; Tephra also refuses negative task
+  // minimums and minResources, which would make the gang's demand negative (docs/admission.md).
+  if (pg.spec.min_member < 0) {
+    errors.push_back({"spec.minMember", "must be greater than or equal to 0"});
+  }
+  for (const auto& [task, n] : pg.spec.min_task_member) {
+    if (n < 0) errors.push_back({Field("spec.minTaskMember", task), "must be greater than or equal to 0"});
+  }
+  if (pg.spec.min_resources) {
+    validation::ValidateNonNegativeQuantities(*pg.spec.min_resources, "spec.minResources", &errors);
+  }
   if (queues != nullptr && !pg.spec.queue.empty()) {
     std::shared_ptr<const Queue> queue = queues->Get(pg.spec.queue);
     if (queue == nullptr) {

@@ -17,6 +17,22 @@ ResourceList::ResourceList(std::initializer_list<Entry> entries) {
   for (const Entry& e : entries) Set(e.first, e.second);
 }
 
+ResourceList::ResourceList(std::vector<Entry> entries) : entries_(std::move(entries)) {
+  std::stable_sort(entries_.begin(), entries_.end(),
+                   [](const Entry& a, const Entry& b) { return a.first < b.first; });
+  // Keep the last of each run of equal names.
+  auto last_of_run = [&](size_t i) {
+    return i + 1 == entries_.size() || entries_[i + 1].first != entries_[i].first;
+  };
+  size_t out = 0;
+  for (size_t i = 0; i < entries_.size(); ++i) {
+    if (!last_of_run(i)) continue;
+    if (out != i) entries_[out] = std::move(entries_[i]);
+    ++out;
+  }
+  entries_.resize(out);
+}
+
 const Quantity* ResourceList::Find(std::string_view name) const {
   auto it = std::lower_bound(entries_.begin(), entries_.end(), name,
                              [](const Entry& e, std::string_view n) { return e.first < n; });

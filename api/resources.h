@@ -28,6 +28,9 @@ class ResourceList {
 
   ResourceList() = default;
   ResourceList(std::initializer_list<Entry> entries);
+  // Entries in any order (a repeated name: the last wins); n log n where Set per entry would
+  // shift the vector each time.
+  explicit ResourceList(std::vector<Entry> entries);
 
   const Quantity* Find(std::string_view name) const;
   bool Contains(std::string_view name) const { return Find(name) != nullptr; }

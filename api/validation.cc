@@ -1,7 +1,8 @@
-// Pieces of validation shared by jobs, queues and PodGroups: error formatting, lookups, name
-// rules and the pod-template subset.
+// Pieces of validation shared by jobs, queues and PodGroups: error formatting, lookups and name
+// rules.
 #include "api/validation.h"
 
+#include <algorithm>
 #include <set>
 
 #include <rapidjson/document.h>
@@ -10,14 +11,19 @@
 
 namespace tephra::api {
 
-std::string FormatFieldErrors(const FieldErrors& errors) {
+std::string FormatFieldErrors(const FieldErrors& errors, size_t max_listed) {
+  const size_t listed = std::min(errors.size(), max_listed);
   std::string out;
-  for (const FieldError& e : errors) {
-    if (!out.empty()) out += "; ";
-    if (!e.path.empty()) out += e.path + ": ";
-    out += e.message;
+  for (size_t i = 0; i < listed; ++i) {
+    if (i > 0) out += "; ";
+    if (!errors[i].path.empty()) out += errors[i].path + ": ";
+    out += errors[i].message;
   }
-  return out;
+  return out + MoreErrorsNote(errors.size(), listed);
+}
+
+std::string MoreErrorsNote(size_t total, size_t listed) {
+  return total > listed ? " (and " + std::to_string(total - listed) + " more)" : "";
 }
 
 bool QueueLookup::HasAllocatedPods(const Queue& queue) const {
@@ -185,96 +191,41 @@ void ValidateNonNegativeQuantities(const ResourceList& list, const std::string& 
   }
 }
 
+bool IsNativeResource(std::string_view name) {
+  return name.find('/') == std::string_view::npos ||
+         name.find("kubernetes.io/") != std::string_view::npos;
+}
+
+bool IsExtendedResource(std::string_view name) {
+  return !IsNativeResource(name) && name.substr(0, 9) != "requests." &&
+         QualifiedNameProblems(name).empty();
+}
+
+bool IsCountedResource(std::string_view name) {
+  constexpr std::string_view kCounts[] = {
+      "pods",    "services",   "replicationcontrollers", "resourcequotas",       "secrets",
+      "configmaps", "persistentvolumeclaims", "services.nodeports", "services.loadbalancers"};
+  return IsExtendedResource(name) ||
+         std::find(std::begin(kCounts), std::end(kCounts), name) != std::end(kCounts);
+}
+
+void ValidateCountedQuantities(const ResourceList& list, const std::string& path,
+                               FieldErrors* errors) {
+  for (const auto& [name, q] : list) {
+    if (IsCountedResource(name) && q.MilliValue() % 1000 != 0) {
+      errors->push_back({Field(path, name), "must be a whole number, not " + q.String()});
+    }
+  }
+}
+
 bool JsonTextEqual(std::string_view a, std::string_view b) {
   if (a == b) return true;
   json::Document da;
   json::Document db;
   if (!json::Parse(a, &da).ok() || !json::Parse(b, &db).ok()) return false;
-  return da == db;
+  return json::Equal(da, db);
 }
 
 }  // namespace validation
-
-// ---------------------------------------------------------------------------------------------
-// Pod templates
-
-namespace {
-
-using validation::Field;
-using validation::Index;
-
-void ValidateResources(const ResourceRequirements& res, const std::string& path,
-                       FieldErrors* errors) {
-  validation::ValidateNonNegativeQuantities(res.requests, Field(path, "requests"), errors);
-  validation::ValidateNonNegativeQuantities(res.limits, Field(path, "limits"), errors);
-  for (const auto& [name, request] : res.requests) {
-    const Quantity* limit = res.limits.Find(name);
-    if (limit != nullptr && request > *limit) {
-      errors->push_back({Field(Field(path, "requests"), name),
-                         "must be less than or equal to " + name + " limit of " + limit->String()});
-    }
-  }
-}
-
-void ValidateContainers(const std::vector<Container>& containers, bool init,
-                        const std::string& path, std::set<std::string>* names,
-                        FieldErrors* errors) {
-  for (size_t i = 0; i < containers.size(); ++i) {
-    const Container& c = containers[i];
-    std::string cpath = Index(path, i);
-    if (c.name.empty()) {
-      errors->push_back({Field(cpath, "name"), "is required"});
-    } else {
-      validation::AddNameProblems(errors, Field(cpath, "name"), "container name", c.name,
-                                  DnsLabelProblems(c.name));
-      if (!names->insert(c.name).second) {
-        errors->push_back({Field(cpath, "name"), "duplicate container name \"" + c.name + "\""});
-      }
-    }
-    if (c.image.empty()) errors->push_back({Field(cpath, "image"), "is required"});
-    ValidateResources(c.resources, Field(cpath, "resources"), errors);
-    if (c.restart_policy) {
-      if (!init) {
-        errors->push_back({Field(cpath, "restartPolicy"),
-                           "may only be set on init containers (sidecars)"});
-      } else if (*c.restart_policy != "Always") {
-        errors->push_back({Field(cpath, "restartPolicy"),
-                           "must be Always (a sidecar) when set, not \"" + *c.restart_policy + "\""});
-      }
-    }
-    for (size_t p = 0; p < c.ports.size(); ++p) {
-      const ContainerPort& port = c.ports[p];
-      std::string ppath = Index(Field(cpath, "ports"), p);
-      if (port.container_port < 1 || port.container_port > 65535) {
-        errors->push_back({Field(ppath, "containerPort"), "must be between 1 and 65535"});
-      }
-      if (port.host_port < 0 || port.host_port > 65535) {
-        errors->push_back({Field(ppath, "hostPort"), "must be between 0 and 65535"});
-      }
-    }
-  }
-}
-
-}  // namespace
-
-FieldErrors ValidatePodTemplate(const PodTemplate& tmpl, std::string_view path) {
-  FieldErrors errors;
-  std::string spec = Field(path, "spec");
-  if (tmpl.spec.containers.empty()) {
-    errors.push_back({Field(spec, "containers"), "must have at least one container"});
-  }
-  std::set<std::string> names;
-  ValidateContainers(tmpl.spec.init_containers, true, Field(spec, "initContainers"), &names,
-                     &errors);
-  ValidateContainers(tmpl.spec.containers, false, Field(spec, "containers"), &names, &errors);
-  const std::string& restart = tmpl.spec.restart_policy;
-  if (!restart.empty() && restart != "Always" && restart != "OnFailure" && restart != "Never") {
-    errors.push_back({Field(spec, "restartPolicy"),
-                      "must be Always, OnFailure or Never, not \"" + restart + "\""});
-  }
-  validation::ValidateNonNegativeQuantities(tmpl.spec.overhead, Field(spec, "overhead"), &errors);
-  if (tmpl.spec.resources) ValidateResources(*tmpl.spec.resources, Field(spec, "resources"), &errors);
-  return errors;
-}
 
 }  // namespace tephra::api

@@ -8,6 +8,7 @@
 // equal to replicas (3)").
 #pragma once
 
+#include <limits>
 #include <map>
 #include <memory>
 #include <string>
@@ -27,8 +28,13 @@ struct FieldError {
 };
 using FieldErrors = std::vector<FieldError>;
 
-// All errors as one line for an admission response: "path: message; path: message".
-std::string FormatFieldErrors(const FieldErrors& errors);
+// All errors as one line for an admission response: "path: message; path: message". With
+// `max_listed`, only the first that many, then MoreErrorsNote: a Job with 40,000 bad tasks gets a
+// readable answer, not megabytes.
+std::string FormatFieldErrors(const FieldErrors& errors,
+                              size_t max_listed = std::numeric_limits<size_t>::max());
+// " (and N more)" when only `listed` of `total` errors were shown; else empty.
+std::string MoreErrorsNote(size_t total, size_t listed);
 
 // Read access to the cluster's queues. Implementations must be safe to call from the thread
 // running the validation; the objects returned must stay valid while the caller holds them.
@@ -82,9 +88,13 @@ FieldErrors ValidateJobUpdate(const Job& old_job, const Job& new_job);
 // Lifecycle policies of a job (path "spec.policies") or a task ("spec.tasks[i].policies").
 FieldErrors ValidateLifecyclePolicies(const std::vector<LifecyclePolicy>& policies,
                                       std::string_view path);
-// The subset of Kubernetes pod-template validation that matters for batch pods: at least one
-// container; container names present, DNS labels and unique; images present; resource
-// quantities non-negative with requests <= limits; restart policies; port ranges.
+// The subset of Kubernetes pod-template validation that matters for batch pods
+// (docs/admission.md): the JSON type of every PodTemplateSpec field Kubernetes defines (command
+// a list of strings, ports integers, ...); at least one container; container names present, DNS
+// labels and unique; images present; resource names valid, quantities non-negative with
+// requests <= limits, extended resources and hugepages with limits; volumes named, unique and
+// with one source, mounts naming them; environment variable names; ports; enumerated values
+// (restart, pull, DNS and termination-message policies, protocols, toleration operators).
 FieldErrors ValidatePodTemplate(const PodTemplate& tmpl, std::string_view path);
 
 // ---------------------------------------------------------------------------------------------
@@ -107,8 +117,9 @@ FieldErrors ValidateQueueDelete(const Queue& queue, const QueueLookup& queues,
 // ---------------------------------------------------------------------------------------------
 // PodGroups
 
-// CREATE: the queue, when set, exists and is Open (skipped when `queues` is null); network
-// topology tier fields are exclusive on the PodGroup and each sub-group policy.
+// CREATE: minMember, minTaskMember and minResources non-negative; the queue, when set, exists
+// and is Open (skipped when `queues` is null); network topology tier fields are exclusive on the
+// PodGroup and each sub-group policy.
 FieldErrors ValidatePodGroupCreate(const PodGroup& pg, const QueueLookup* queues);
 
 // ---------------------------------------------------------------------------------------------
@@ -121,5 +132,7 @@ std::vector<std::string> DnsSubdomainProblems(std::string_view value);
 // Qualified name (label keys, Volcano job and pod names): optional DNS-subdomain prefix and
 // '/', then <= 63 alphanumerics, '-', '_' or '.', alphanumeric at both ends.
 std::vector<std::string> QualifiedNameProblems(std::string_view value);
+// Label value: empty, or <= 63 alphanumerics, '-', '_' or '.', alphanumeric at both ends.
+std::vector<std::string> LabelValueProblems(std::string_view value);
 
 }  // namespace tephra::api

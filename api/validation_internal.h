@@ -24,6 +24,15 @@ void ValidateNetworkTopology(const std::optional<NetworkTopologySpec>& nt, const
                              FieldErrors* errors);
 void ValidateNonNegativeQuantities(const ResourceList& list, const std::string& path,
                                    FieldErrors* errors);
+// Kubernetes' resource name classes: native resources have no domain or one under
+// kubernetes.io; extended resources are every other qualified name (but not quota names
+// starting with "requests."); counted resources are extended ones and object counts (pods, ...).
+bool IsNativeResource(std::string_view name);
+bool IsExtendedResource(std::string_view name);
+bool IsCountedResource(std::string_view name);
+// Counted resources must be whole numbers.
+void ValidateCountedQuantities(const ResourceList& list, const std::string& path,
+                               FieldErrors* errors);
 // JSON texts equal by value (member order does not matter).
 bool JsonTextEqual(std::string_view a, std::string_view b);
 

@@ -5,8 +5,6 @@
 #include <functional>
 
 #include <rapidjson/document.h>
-#include <rapidjson/prettywriter.h>
-#include <rapidjson/stringbuffer.h>
 #include <yaml-cpp/yaml.h>
 
 #include "kube/json.h"
@@ -42,6 +40,8 @@ void EmitJson(YAML::Emitter& out, const json::Value& v) {
     out << YAML::BeginSeq;
     for (const auto& e : v.GetArray()) EmitJson(out, e);
     out << YAML::EndSeq;
+  } else if (json::IsRawNumber(v)) {
+    out << std::string(json::RawNumberText(v));
   } else if (v.IsString()) {
     std::string s(v.GetString(), v.GetStringLength());
     if (NeedsQuotes(s)) {
@@ -177,11 +177,7 @@ StatusOr<std::string> YamlToJson(std::string_view text) {
 StatusOr<std::string> PrettyJson(std::string_view text) {
   json::Document doc;
   TEPHRA_RETURN_IF_ERROR(json::Parse(text, &doc));
-  rapidjson::StringBuffer buf;
-  rapidjson::PrettyWriter<rapidjson::StringBuffer> writer(buf);
-  writer.SetIndent(' ', 2);
-  doc.Accept(writer);
-  return std::string(buf.GetString(), buf.GetSize()) + "\n";
+  return json::WritePretty(doc) + "\n";
 }
 
 std::string Age(kube::Time since, kube::Time now) {

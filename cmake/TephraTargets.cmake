@@ -5,10 +5,12 @@
 #   tephra_binary(NAME SRCS ... DEPS ...)
 #   tephra_test(NAME SRCS ... DEPS ... [LABELS ...] [SERIAL])
 #       Catch2 test binary; every TEST_CASE becomes a CTest test carrying LABELS.
-#   tephra_fuzz(NAME SRCS ... DEPS ... CORPUS dir)
+#   tephra_fuzz(NAME SRCS ... DEPS ... CORPUS dir [GENERATOR script.py])
 #       A libFuzzer target (LLVMFuzzerTestOneInput). In the `fuzz` preset (clang, TEPHRA_FUZZ)
-#       it is a real fuzzer run by CTest for TEPHRA_FUZZ_SECONDS; in every other build it is
-#       linked with a replay driver and CTest runs it over its seed corpus as a unit test.
+#       it is a real fuzzer run by CTest (label fuzz) for TEPHRA_FUZZ_SECONDS; in every other
+#       build it is linked with a replay driver and CTest runs it over its seed corpus as a unit
+#       test, and tephra_fuzz_in_ctest() adds the real fuzzing under label fuzz as well.
+#       GENERATOR writes inputs too large to commit; fuzzing runs them first.
 
 add_library(tephra_warnings INTERFACE)
 target_compile_options(tephra_warnings INTERFACE
@@ -82,32 +84,70 @@ function(tephra_test NAME)
     PROPERTIES LABELS ${ARG_LABELS} RUN_SERIAL ${serial})
 endfunction()
 
-set(TEPHRA_FUZZ_SECONDS 60 CACHE STRING "Time budget of each fuzz target in the fuzz preset")
+# Time budget of each fuzz target. The fuzz label is part of every full test run, where building
+# the targets with clang already takes most of its time; TEPHRA_FUZZ_SECONDS in the environment
+# of the test run overrides it for a longer hunt. (Not a cache variable: a value cached by an
+# older build directory would win.)
+set(TEPHRA_FUZZ_SECONDS 20)
 if(TEPHRA_FUZZ)
   add_compile_options(-fsanitize=fuzzer-no-link,address,undefined -fno-omit-frame-pointer
     ${TEPHRA_UBSAN_EXCLUSIONS})
   add_link_options(-fsanitize=address,undefined)
 endif()
 
+# The CTest command running fuzz target NAME built in BINARY_DIR (see tests/fuzz/run_fuzzer.sh).
+function(_tephra_fuzz_test NAME BINARY_DIR CORPUS GENERATOR)
+  add_test(NAME fuzz:${NAME}
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/fuzz/run_fuzzer.sh ${BINARY_DIR}/fuzz/${NAME}
+            ${TEPHRA_FUZZ_SECONDS} ${BINARY_DIR}/fuzz/${NAME}.work ${CORPUS} ${GENERATOR})
+  # Generous: the corpus load and the generated inputs come on top of the budget.
+  math(EXPR timeout "${TEPHRA_FUZZ_SECONDS} * 3 + 600")
+  set_tests_properties(fuzz:${NAME} PROPERTIES LABELS fuzz TIMEOUT ${timeout})
+endfunction()
+
 function(tephra_fuzz NAME)
-  cmake_parse_arguments(ARG "" "CORPUS" "SRCS;DEPS" ${ARGN})
+  cmake_parse_arguments(ARG "" "CORPUS;GENERATOR" "SRCS;DEPS" ${ARGN})
   add_executable(${NAME} ${ARG_SRCS})
   target_link_libraries(${NAME} PRIVATE tephra_warnings ${ARG_DEPS})
   target_include_directories(${NAME} PRIVATE ${PROJECT_SOURCE_DIR})
   set_target_properties(${NAME} PROPERTIES RUNTIME_OUTPUT_DIRECTORY ${PROJECT_BINARY_DIR}/fuzz)
   get_filename_component(corpus ${ARG_CORPUS} ABSOLUTE)
+  set(generator "")
+  if(ARG_GENERATOR)
+    get_filename_component(generator ${ARG_GENERATOR} ABSOLUTE)
+  endif()
+  set_property(GLOBAL APPEND PROPERTY TEPHRA_FUZZ_TARGETS ${NAME})
+  set_property(GLOBAL PROPERTY TEPHRA_FUZZ_CORPUS_${NAME} ${corpus})
+  set_property(GLOBAL PROPERTY TEPHRA_FUZZ_GENERATOR_${NAME} "${generator}")
   if(TEPHRA_FUZZ)
     target_link_options(${NAME} PRIVATE -fsanitize=fuzzer)
-    # New inputs go to a scratch directory; the committed seed corpus stays read-only.
-    set(work ${PROJECT_BINARY_DIR}/fuzz/${NAME}.corpus)
-    file(MAKE_DIRECTORY ${work})
-    add_test(NAME fuzz:${NAME}
-      COMMAND ${NAME} -max_total_time=${TEPHRA_FUZZ_SECONDS} -timeout=10 -rss_limit_mb=4096
-              -artifact_prefix=${PROJECT_BINARY_DIR}/fuzz/${NAME}- ${work} ${corpus})
-    set_tests_properties(fuzz:${NAME} PROPERTIES LABELS fuzz)
+    _tephra_fuzz_test(${NAME} ${PROJECT_BINARY_DIR} ${corpus} "${generator}")
   else()
     target_sources(${NAME} PRIVATE ${PROJECT_SOURCE_DIR}/tests/fuzz/replay_main.cc)
     add_test(NAME fuzz-replay:${NAME} COMMAND ${NAME} ${corpus})
     set_tests_properties(fuzz-replay:${NAME} PROPERTIES LABELS unit)
   endif()
+endfunction()
+
+# In an ordinary build (TEPHRA_FUZZ off), the `fuzz` label still fuzzes for real: `fuzz-build`
+# configures the `fuzz` preset (clang-14) in <build>/fuzz-preset and builds every target declared
+# with tephra_fuzz, then `fuzz:<target>` runs each for TEPHRA_FUZZ_SECONDS. Call once, after the
+# last tephra_fuzz.
+function(tephra_fuzz_in_ctest)
+  if(TEPHRA_FUZZ)
+    return()
+  endif()
+  get_property(names GLOBAL PROPERTY TEPHRA_FUZZ_TARGETS)
+  set(dir ${PROJECT_BINARY_DIR}/fuzz-preset)
+  add_test(NAME fuzz-build
+    COMMAND ${PROJECT_SOURCE_DIR}/tests/fuzz/build_fuzzers.sh ${dir} ${names}
+    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(fuzz-build PROPERTIES LABELS fuzz FIXTURES_SETUP tephra_fuzz_build
+    TIMEOUT 7200 RUN_SERIAL TRUE)
+  foreach(name IN LISTS names)
+    get_property(corpus GLOBAL PROPERTY TEPHRA_FUZZ_CORPUS_${name})
+    get_property(generator GLOBAL PROPERTY TEPHRA_FUZZ_GENERATOR_${name})
+    _tephra_fuzz_test(${name} ${dir} ${corpus} "${generator}")
+    set_tests_properties(fuzz:${name} PROPERTIES FIXTURES_REQUIRED tephra_fuzz_build)
+  endforeach()
 endfunction()

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tephra's test command (the README's and CI's): installs dependencies, builds the control-plane
-# tools and Tephra, starts a real control plane on 127.0.0.1, runs every CTest test (unit and
+# tools and Tephra, starts a real control plane on 127.0.0.1, runs every CTest test (unit, fuzz and
 # integration) against it, and stops the control plane even when something fails.
 #
 #   hack/test.sh                 everything

@@ -24,6 +24,52 @@ namespace tephra::json {
 using Value = rapidjson::Value;
 using Document = rapidjson::Document;
 
+// Parse refuses documents nested deeper than this, so every walk over a parsed document
+// (RapidJSON's own copy and comparison included) recurses at most this deep.
+inline constexpr size_t kMaxDepth = 512;
+
+// Numbers keep their exact text. Parse stores a number as int64, uint64 or double only when
+// writing that value back gives the same text; any other number (a 41-digit integer, 1e400,
+// -0, 1.50, 1E3) becomes a "raw number": a string value holding kRawNumberMark and the text,
+// which Write emits unquoted and Reader reads as a number. Parse refuses invalid UTF-8, so no
+// parsed string can start with the mark (the byte 0xFF never occurs in UTF-8).
+inline constexpr char kRawNumberMark = '\xFF';
+bool IsRawNumber(const Value& v);
+// The text of a raw number; empty for any other value.
+std::string_view RawNumberText(const Value& v);
+// A string value that is not a raw number.
+bool IsString(const Value& v);
+std::string_view StringOf(const Value& v);  // empty unless IsString
+// A number, raw or not.
+bool IsNumber(const Value& v);
+// "string", "integer", "number", "boolean", "object", "array" or "null", for messages.
+std::string_view TypeOf(const Value& v);
+// The value of a number that is a whole number within int64 (3, 3.0, "3.00" raw, -0).
+std::optional<int64_t> IntegerOf(const Value& v);
+// The value of a number as a double; nullopt for a raw number outside double's range.
+std::optional<double> DoubleOf(const Value& v);
+
+// Equal by value: member order does not matter, numbers compare as RapidJSON does (3 equals
+// 3.0) and raw numbers by their text. n log n in the size of the values, no recursion.
+bool Equal(const Value& a, const Value& b);
+
+// Looks members of one object up by name in constant time after a linear build (FindMember
+// scans, which makes a lookup per member quadratic). The first of repeated names wins, as with
+// FindMember. The object's members must not be added or removed while the index is in use.
+class MemberIndex {
+ public:
+  explicit MemberIndex(const Value* object);  // null or not an object: finds nothing
+  const Value* Find(std::string_view name) const;
+  // The same member of `object`, which must be the indexed object (for editing it).
+  Value* Find(std::string_view name, Value& object) const;
+  // The member's position in the object.
+  std::optional<size_t> Position(std::string_view name) const;
+
+ private:
+  const Value* object_;
+  std::vector<std::pair<std::string_view, size_t>> sorted_;  // (name, member position)
+};
+
 // Errors found while reading one document; each carries the field path.
 class Errors {
  public:
@@ -80,6 +126,8 @@ class Reader {
  private:
   bool Expect(bool ok, const char* what) const;
   void Append(std::string_view part);
+  // The reader of member `key` whose value is `child` (found by the caller).
+  Reader Member(std::string_view key, const Value* child) const;
 
   static constexpr size_t kPathCapacity = 110;
   const Value* value_;
@@ -129,11 +177,36 @@ class Writer {
 // RFC 7386 JSON merge patch: objects merge recursively, null deletes, anything else replaces.
 Status ApplyMergePatch(std::string_view target, std::string_view patch, std::string* out);
 
-// Parses text into doc; the error names the offset and RapidJSON's reason.
+// Calls fn(offset, c) for every character c of `text` outside JSON strings (a string's opening
+// quote included, its content and closing quote not). Linear; for scanning text that has not
+// been parsed yet.
+template <typename Fn>
+void ForEachOutsideStrings(std::string_view text, Fn fn) {
+  bool in_string = false;
+  bool escaped = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (!in_string) {
+      in_string = c == '"';
+      fn(i, c);
+    } else if (escaped) {
+      escaped = false;
+    } else if (c == '\\') {
+      escaped = true;
+    } else if (c == '"') {
+      in_string = false;
+    }
+  }
+}
+
+// Parses text into doc; the error names the offset and the reason. Documents nested deeper than
+// kMaxDepth and invalid UTF-8 are refused; numbers keep their text (see kRawNumberMark).
 Status Parse(std::string_view text, Document* doc);
 
-// Compact serialisation of a value.
+// Compact serialisation of a value; raw numbers are written as their text.
 std::string Write(const Value& value);
+// Indented by two spaces per level, for people.
+std::string WritePretty(const Value& value);
 
 // Escapes a string as a JSON string literal, quotes included.
 std::string Quote(std::string_view s);

@@ -80,33 +80,15 @@ AdmissionResponse AdmissionResponse::Deny(const AdmissionRequest& request, int32
 
 bool JsonDeeperThan(std::string_view text, size_t max_depth) {
   size_t depth = 0;
-  bool in_string = false;
-  bool escaped = false;
-  for (char c : text) {
-    if (in_string) {
-      if (escaped) {
-        escaped = false;
-      } else if (c == '\\') {
-        escaped = true;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
+  bool deeper = false;
+  json::ForEachOutsideStrings(text, [&](size_t, char c) {
+    if (c == '{' || c == '[') {
+      deeper = deeper || ++depth > max_depth;
+    } else if ((c == '}' || c == ']') && depth > 0) {
+      --depth;
     }
-    switch (c) {
-      case '"': in_string = true; break;
-      case '{':
-      case '[':
-        if (++depth > max_depth) return true;
-        break;
-      case '}':
-      case ']':
-        if (depth > 0) --depth;
-        break;
-      default: break;
-    }
-  }
-  return false;
+  });
+  return deeper;
 }
 
 StatusOr<AdmissionRequest> DecodeAdmissionRequest(std::string_view body) {

@@ -3,9 +3,17 @@
 #include "webhooks/handlers.h"
 
 namespace tephra::webhooks {
+namespace {
+
+// Enough to show what is wrong; a Job with thousands of bad tasks would otherwise get (and log)
+// a denial of megabytes.
+constexpr size_t kMaxListedErrors = 20;
+
+}  // namespace
 
 AdmissionResponse DenyInvalid(const AdmissionRequest& request, const api::FieldErrors& errors) {
-  return AdmissionResponse::Deny(request, 422, "Invalid", api::FormatFieldErrors(errors));
+  return AdmissionResponse::Deny(request, 422, "Invalid",
+                                 api::FormatFieldErrors(errors, kMaxListedErrors));
 }
 
 AdmissionResponse AllowUnlessInvalid(const AdmissionRequest& request,

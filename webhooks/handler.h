@@ -21,7 +21,8 @@ class AdmissionHandler {
 };
 
 // Denials in the shape the API server passes on to kubectl.
-// 422 Invalid: the object breaks rules; the message lists every problem as "path: message".
+// 422 Invalid: the object breaks rules; the message lists the problems as "path: message", the
+// first 20 of them and how many more.
 AdmissionResponse DenyInvalid(const AdmissionRequest& request, const api::FieldErrors& errors);
 // Allowed when there are no errors, else DenyInvalid.
 AdmissionResponse AllowUnlessInvalid(const AdmissionRequest& request,

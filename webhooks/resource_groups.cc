@@ -27,47 +27,62 @@ bool IsInteger(const std::string& s) {
   return errno == 0 && end == s.c_str() + s.size();
 }
 
-// YAML as JSON, with plain scalars typed the way Kubernetes manifests read them: integers,
-// booleans and null; quoted scalars are always strings.
-void YamlToJson(const YAML::Node& node, json::Writer* w) {
-  switch (node.Type()) {
-    case YAML::NodeType::Map:
-      w->StartObject();
-      for (const auto& kv : node) {
-        w->Key(kv.first.Scalar());
-        YamlToJson(kv.second, w);
-      }
-      w->EndObject();
-      return;
-    case YAML::NodeType::Sequence:
-      w->StartArray();
-      for (const auto& item : node) YamlToJson(item, w);
-      w->EndArray();
-      return;
-    case YAML::NodeType::Scalar: {
-      const std::string& s = node.Scalar();
-      if (node.Tag() == "!") {
-        w->String(s);
-      } else if (s == "true" || s == "false") {
-        w->Bool(s == "true");
-      } else if (s == "null" || s == "~") {
-        w->Null();
-      } else if (IsInteger(s)) {
-        w->Int(std::strtoll(s.c_str(), nullptr, 10));
-      } else {
-        w->String(s);
-      }
-      return;
-    }
-    default:
-      w->Null();
-      return;
+void ScalarToJson(const YAML::Node& node, json::Writer* w) {
+  const std::string& s = node.Scalar();
+  if (node.Tag() == "!") {
+    w->String(s);
+  } else if (s == "true" || s == "false") {
+    w->Bool(s == "true");
+  } else if (s == "null" || s == "~") {
+    w->Null();
+  } else if (IsInteger(s)) {
+    w->Int(std::strtoll(s.c_str(), nullptr, 10));
+  } else {
+    w->String(s);
   }
 }
 
-std::string ToJson(const YAML::Node& node) {
+// YAML as JSON, with plain scalars typed the way Kubernetes manifests read them: integers,
+// booleans and null; quoted scalars are always strings. Iterative, and it writes at most
+// `*budget` values (and spends them): YAML aliases can make a small file expand into
+// exponentially many.
+StatusOr<std::string> ToJson(const YAML::Node& root, const std::string& path, size_t* budget) {
+  struct Frame {
+    YAML::Node node;
+    YAML::const_iterator next;
+  };
   json::Writer w;
-  YamlToJson(node, &w);
+  std::vector<Frame> stack;  // open maps and sequences (never assigned: see conf.cc)
+  auto open = [&](const YAML::Node& node) -> Status {
+    if (*budget == 0) return InvalidArgument(path + ": too many values once aliases are expanded");
+    --*budget;
+    if (node.IsMap() || node.IsSequence()) {
+      node.IsMap() ? w.StartObject() : w.StartArray();
+      stack.push_back({node, node.begin()});
+    } else if (node.IsScalar()) {
+      ScalarToJson(node, &w);
+    } else {
+      w.Null();
+    }
+    return Status::Ok();
+  };
+  TEPHRA_RETURN_IF_ERROR(open(root));
+  while (!stack.empty()) {
+    Frame& top = stack.back();
+    bool map = top.node.IsMap();
+    if (top.next == top.node.end()) {
+      map ? w.EndObject() : w.EndArray();
+      stack.pop_back();
+      continue;
+    }
+    YAML::const_iterator item = top.next++;
+    if (map) {
+      w.Key(item->first.Scalar());
+      TEPHRA_RETURN_IF_ERROR(open(item->second));  // may invalidate `top`
+    } else {
+      TEPHRA_RETURN_IF_ERROR(open(*item));
+    }
+  }
   return w.Take();
 }
 
@@ -76,8 +91,21 @@ std::string ScalarOr(const YAML::Node& node, std::string_view key) {
   return v && v.IsScalar() ? v.Scalar() : std::string();
 }
 
-Status ParseGroup(const YAML::Node& node, const std::string& path, ResourceGroup* out) {
+Status ParseGroup(const YAML::Node& node, const std::string& path, size_t* budget,
+                  ResourceGroup* out) {
   if (!node.IsMap()) return InvalidArgument(path + ": must be a mapping");
+  // The group's own entries count against the budget too (aliased groups or label maps).
+  size_t entries = node.size();
+  for (const char* key : {"labels", "object"}) {
+    if (YAML::Node n = node[key]; n && (n.IsMap() || n.IsSequence())) entries += n.size();
+  }
+  if (YAML::Node object = node["object"]; object && object.IsMap()) {
+    if (YAML::Node values = object["value"]; values && values.IsSequence()) entries += values.size();
+  }
+  if (entries > *budget) {
+    return InvalidArgument(path + ": too many values once aliases are expanded");
+  }
+  *budget -= entries;
   out->name = ScalarOr(node, "resourceGroup");
   if (out->name.empty()) return InvalidArgument(path + ".resourceGroup: is required");
   YAML::Node object = node["object"];
@@ -125,7 +153,7 @@ Status ParseGroup(const YAML::Node& node, const std::string& path, ResourceGroup
   }
   if (YAML::Node tolerations = node["tolerations"]) {
     if (!tolerations.IsSequence()) return InvalidArgument(path + ".tolerations: must be a list");
-    out->tolerations_json = ToJson(tolerations);
+    TEPHRA_ASSIGN_OR_RETURN(out->tolerations_json, ToJson(tolerations, path + ".tolerations", budget));
   }
   if (YAML::Node affinity = node["affinity"]) {
     if (affinity.IsScalar()) {
@@ -136,7 +164,7 @@ Status ParseGroup(const YAML::Node& node, const std::string& path, ResourceGroup
       }
       out->affinity_json = json::Write(doc);
     } else if (affinity.IsMap()) {
-      out->affinity_json = ToJson(affinity);
+      TEPHRA_ASSIGN_OR_RETURN(out->affinity_json, ToJson(affinity, path + ".affinity", budget));
     } else {
       return InvalidArgument(path + ".affinity: must be a mapping");
     }
@@ -166,10 +194,12 @@ StatusOr<ResourceGroups> ParseResourceGroups(std::string_view yaml) {
     YAML::Node groups = root["resourceGroups"];
     if (!groups || groups.IsNull()) return out;
     if (!groups.IsSequence()) return InvalidArgument("resourceGroups: must be a list");
+    // Every value of the text takes at least one character, unless it is an alias.
+    size_t budget = yaml.size() + 16;
     for (size_t i = 0; i < groups.size(); ++i) {
       ResourceGroup group;
       TEPHRA_RETURN_IF_ERROR(
-          ParseGroup(groups[i], "resourceGroups[" + std::to_string(i) + "]", &group));
+          ParseGroup(groups[i], "resourceGroups[" + std::to_string(i) + "]", &budget, &group));
       out.groups.push_back(std::move(group));
     }
   } catch (const YAML::Exception& e) {

@@ -38,7 +38,7 @@ Value& ArrayMember(Value& parent, std::string_view key, Alloc& a) {
 std::string StringMember(const Value& obj, std::string_view key) {
   if (!obj.IsObject()) return "";
   auto it = obj.FindMember(Value(rapidjson::StringRef(key.data(), key.size())));
-  if (it == obj.MemberEnd() || !it->value.IsString()) return "";
+  if (it == obj.MemberEnd() || !json::IsString(it->value)) return "";
   return std::string(it->value.GetString(), it->value.GetStringLength());
 }
 

@@ -1,5 +1,7 @@
 #include "controllers/job/verdict.h"
 
+#include <algorithm>
+
 namespace tephra::controllers::job {
 namespace {
 
@@ -35,12 +37,10 @@ JobVerdict CheckJob(const api::Job& job, const api::QueueLookup& queues) {
 }
 
 std::string DescribeErrors(const api::FieldErrors& errors) {
-  if (errors.size() <= kListedErrors) {
-    return Truncated(api::FormatFieldErrors(errors), kMaxDescriptionBytes);
-  }
-  api::FieldErrors first(errors.begin(), errors.begin() + kListedErrors);
-  const std::string more = " (and " + std::to_string(errors.size() - kListedErrors) + " more)";
-  return Truncated(api::FormatFieldErrors(first), kMaxDescriptionBytes) + more;
+  const size_t listed = std::min(errors.size(), kListedErrors);
+  api::FieldErrors first(errors.begin(), errors.begin() + static_cast<std::ptrdiff_t>(listed));
+  return Truncated(api::FormatFieldErrors(first), kMaxDescriptionBytes) +
+         api::MoreErrorsNote(errors.size(), listed);
 }
 
 }  // namespace tephra::controllers::job

@@ -115,8 +115,10 @@ class ReclaimAction : public Action {
     for (size_t v : broken) {
       const JobInfo& victim = ssn.job(v);
       for (const auto& [uid, t] : victim.tasks) {
-        bool planned = std::any_of(plan.begin(), plan.end(),
-                                   [&](const auto& p) { return p.first == v && p.second == uid; });
+        // Captured by init-capture: clang 14 (the fuzz preset) cannot capture structured bindings.
+        bool planned = std::any_of(plan.begin(), plan.end(), [v = v, &uid = uid](const auto& p) {
+          return p.first == v && p.second == uid;
+        });
         if (t.Evictable() && !planned) plan.emplace_back(v, uid);
       }
     }

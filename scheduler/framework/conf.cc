@@ -121,31 +121,72 @@ std::string Trim(std::string s) {
   return s;
 }
 
+// Arguments deeper than this are refused: Volcano's are a few levels at most, and the keys
+// of deeper ones would cost time quadratic in the depth.
+constexpr size_t kMaxArgumentDepth = 32;
+
+// How many more YAML nodes the parser may visit. Every node of the text takes at least one
+// character, but aliases can make a small text expand into exponentially many nodes; a budget
+// of the text's size keeps the work linear.
+struct NodeBudget {
+  size_t left;
+  Status Spend(size_t n, const std::string& where) {
+    if (n > left) return InvalidArgument(where + ": too many values once aliases are expanded");
+    left -= n;
+    return Status::Ok();
+  }
+};
+
 // Flattens an arguments mapping: scalars as text, nested maps as "a.b", lists joined by ",".
-void Flatten(const YAML::Node& node, const std::string& prefix, std::map<std::string, std::string>* out) {
-  if (node.IsScalar()) {
-    (*out)[prefix] = node.Scalar();
-  } else if (node.IsSequence()) {
-    std::string joined;
-    for (size_t i = 0; i < node.size(); ++i) {
-      if (!node[i].IsScalar()) continue;
-      if (!joined.empty()) joined += ",";
-      joined += node[i].Scalar();
-    }
-    (*out)[prefix] = joined;
-  } else if (node.IsMap()) {
-    for (const auto& kv : node) {
-      std::string key = kv.first.Scalar();
-      Flatten(kv.second, prefix.empty() ? key : prefix + "." + key, out);
+// Iterative.
+Status Flatten(const YAML::Node& root, const std::string& where, NodeBudget* budget,
+               std::map<std::string, std::string>* out) {
+  struct Pending {
+    YAML::Node node;
+    std::string prefix;
+    size_t depth;
+  };
+  std::vector<Pending> pending{{root, "", 0}};
+  while (!pending.empty()) {
+    Pending p = std::move(pending.back());
+    pending.pop_back();
+    const YAML::Node& node = p.node;
+    TEPHRA_RETURN_IF_ERROR(budget->Spend(1 + (node.IsSequence() ? node.size() : 0),
+                                         where + ".arguments"));
+    if (node.IsScalar()) {
+      (*out)[p.prefix] = node.Scalar();
+    } else if (node.IsSequence()) {
+      std::string joined;
+      for (size_t i = 0; i < node.size(); ++i) {
+        if (!node[i].IsScalar()) continue;
+        if (!joined.empty()) joined += ",";
+        joined += node[i].Scalar();
+      }
+      (*out)[p.prefix] = joined;
+    } else if (node.IsMap()) {
+      if (p.depth == kMaxArgumentDepth) {
+        return InvalidArgument(where + ".arguments." + p.prefix + ": nested more than " +
+                               std::to_string(kMaxArgumentDepth) + " levels deep");
+      }
+      // Pushed in reverse, so members are flattened in order and a later key still wins.
+      // (Never assign YAML::Node values, e.g. by std::reverse: assignment rewrites the tree.)
+      std::vector<Pending> members;
+      for (const auto& kv : node) {
+        std::string key = kv.first.Scalar();
+        members.push_back({kv.second, p.prefix.empty() ? key : p.prefix + "." + key, p.depth + 1});
+      }
+      for (auto m = members.rbegin(); m != members.rend(); ++m) pending.push_back(*m);
     }
   }
+  return Status::Ok();
 }
 
-StatusOr<Arguments> ParseArguments(const YAML::Node& node, const std::string& where) {
+StatusOr<Arguments> ParseArguments(const YAML::Node& node, const std::string& where,
+                                   NodeBudget* budget) {
   if (!node || node.IsNull()) return Arguments();
   if (!node.IsMap()) return InvalidArgument(where + ".arguments: must be a mapping");
   std::map<std::string, std::string> values;
-  Flatten(node, "", &values);
+  TEPHRA_RETURN_IF_ERROR(Flatten(node, where, budget, &values));
   return Arguments(std::move(values));
 }
 
@@ -158,7 +199,7 @@ StatusOr<bool> ParseBool(const YAML::Node& v, const std::string& where) {
 }
 
 StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc, const std::vector<std::string>& known_actions,
-                                      const std::vector<std::string>& known_plugins) {
+                                      const std::vector<std::string>& known_plugins, NodeBudget* budget) {
   if (!doc.IsMap()) return InvalidArgument("scheduler configuration: must be a mapping");
   SchedulerConf conf;
   const YAML::Node actions = doc["actions"];
@@ -190,6 +231,7 @@ StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc, const std::vector<s
     Tier tier;
     const YAML::Node plugins = tiers[t]["plugins"];
     if (!plugins || !plugins.IsSequence()) return InvalidArgument(tw + ".plugins: must be a list");
+    TEPHRA_RETURN_IF_ERROR(budget->Spend(1 + plugins.size(), tw));
     for (size_t p = 0; p < plugins.size(); ++p) {
       std::string pw = tw + ".plugins[" + std::to_string(p) + "]";
       const YAML::Node pn = plugins[p];
@@ -206,7 +248,7 @@ StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc, const std::vector<s
         const std::string key = kv.first.Scalar();
         if (key == "name") continue;
         if (key == "arguments") {
-          TEPHRA_ASSIGN_OR_RETURN(opt.arguments, ParseArguments(kv.second, pw));
+          TEPHRA_ASSIGN_OR_RETURN(opt.arguments, ParseArguments(kv.second, pw, budget));
           continue;
         }
         if (key == "enableHierarchy") {
@@ -250,9 +292,10 @@ StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc, const std::vector<s
   }
   for (size_t i = 0; configurations && i < configurations.size(); ++i) {
     std::string cw = "configurations[" + std::to_string(i) + "]";
+    TEPHRA_RETURN_IF_ERROR(budget->Spend(1, cw));
     const YAML::Node c = configurations[i];
     if (!c.IsMap() || !c["name"] || !c["name"].IsScalar()) return InvalidArgument(cw + ".name: required");
-    TEPHRA_ASSIGN_OR_RETURN(Arguments args, ParseArguments(c["arguments"], cw));
+    TEPHRA_ASSIGN_OR_RETURN(Arguments args, ParseArguments(c["arguments"], cw, budget));
     conf.configurations[c["name"].Scalar()] = std::move(args);
   }
   return conf;
@@ -265,7 +308,8 @@ StatusOr<SchedulerConf> ParseSchedulerConf(const std::string& yaml,
                                            const std::vector<std::string>& known_plugins) {
   try {
     YAML::Node doc = YAML::Load(yaml);
-    return ParseDocument(doc, known_actions, known_plugins);
+    NodeBudget budget{yaml.size() + 16};
+    return ParseDocument(doc, known_actions, known_plugins, &budget);
   } catch (const YAML::Exception& e) {
     return InvalidArgument(std::string("scheduler configuration: ") + e.what());
   }

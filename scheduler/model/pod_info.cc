@@ -24,10 +24,62 @@ void Mix(size_t* seed, size_t v) { *seed ^= v + 0x9e3779b97f4a7c15ULL + (*seed <
 
 size_t HashString(std::string_view s) { return std::hash<std::string_view>{}(s); }
 
+void MixRequirements(size_t* h, const std::vector<api::NodeSelectorRequirement>& reqs) {
+  for (const auto& r : reqs) {
+    Mix(h, HashString(r.key) ^ HashString(r.op));
+    for (const auto& v : r.values) Mix(h, HashString(v));
+  }
+}
+
+void MixSelector(size_t* h, const std::optional<api::LabelSelector>& s) {
+  if (!s) return;
+  for (const auto& [k, v] : s->match_labels) Mix(h, HashString(k) ^ HashString(v));
+  for (const auto& e : s->match_expressions) {
+    Mix(h, HashString(e.key) ^ HashString(e.op));
+    for (const auto& v : e.values) Mix(h, HashString(v));
+  }
+}
+
+void MixPodAffinity(size_t* h, const std::optional<api::PodAffinity>& a) {
+  if (!a) return;
+  auto term = [&](const api::PodAffinityTerm& t) {
+    Mix(h, HashString(t.topology_key));
+    MixSelector(h, t.label_selector);
+    for (const auto& ns : t.namespaces) Mix(h, HashString(ns));
+  };
+  for (const auto& t : a->required) term(t);
+  for (const auto& w : a->preferred) {
+    Mix(h, static_cast<size_t>(w.weight));
+    term(w.term);
+  }
+}
+
+// Pods that differ only in their affinity (per-pod node pinning) must not share a hash, or
+// interning n of them would compare each with all the others.
+void MixAffinity(size_t* h, const std::optional<api::Affinity>& a) {
+  Mix(h, a.has_value());
+  if (!a) return;
+  if (const auto& na = a->node_affinity) {
+    if (na->required) {
+      for (const auto& term : *na->required) {
+        MixRequirements(h, term.match_expressions);
+        MixRequirements(h, term.match_fields);
+      }
+    }
+    for (const auto& p : na->preferred) {
+      Mix(h, static_cast<size_t>(p.weight));
+      MixRequirements(h, p.preference.match_expressions);
+      MixRequirements(h, p.preference.match_fields);
+    }
+  }
+  MixPodAffinity(h, a->pod_affinity);
+  MixPodAffinity(h, a->pod_anti_affinity);
+}
+
 }  // namespace
 
 size_t SpecInterner::Hash(const SchedulingSpec& s) {
-  // Cheap fields only: collisions are resolved by operator==.
+  // Every field that tells pods apart in practice; collisions are resolved by operator==.
   size_t h = 0;
   Mix(&h, static_cast<size_t>(s.request.milli_cpu()));
   Mix(&h, static_cast<size_t>(s.request.memory()));
@@ -35,8 +87,13 @@ size_t SpecInterner::Hash(const SchedulingSpec& s) {
   for (const auto& [k, v] : s.node_selector) Mix(&h, HashString(k) ^ HashString(v));
   for (const auto& t : s.tolerations) Mix(&h, HashString(t.key) ^ HashString(t.value));
   for (const auto& p : s.host_ports) Mix(&h, static_cast<size_t>(p.port));
-  Mix(&h, s.affinity.has_value());
-  Mix(&h, s.spread.size());
+  MixAffinity(&h, s.affinity);
+  for (const auto& c : s.spread) {
+    Mix(&h, HashString(c.topology_key) ^ static_cast<size_t>(c.max_skew));
+    MixSelector(&h, c.label_selector);
+  }
+  for (const auto& g : s.scheduling_gates) Mix(&h, HashString(g));
+  for (const auto& c : s.pvc_claims) Mix(&h, HashString(c));
   Mix(&h, static_cast<size_t>(s.priority.value_or(-1)));
   Mix(&h, HashString(s.priority_class_name));
   Mix(&h, HashString(s.scheduler_name));

@@ -15,73 +15,12 @@
 #include <glog/logging.h>
 #include <rapidjson/document.h>
 
-#include "api/scheduling.h"
-#include "api/validation.h"
-#include "kube/metrics.h"
-#include "webhooks/handlers.h"
-#include "webhooks/router.h"
+#include "tests/fuzz/admission_world.h"
 
 namespace {
 
 using namespace tephra;  // NOLINT(build/namespaces): a fuzz target's own file
-
-void Check(bool invariant) {
-  if (!invariant) std::abort();
-}
-
-std::shared_ptr<const api::Queue> Queue(const std::string& json) {
-  auto q = api::DecodeQueue(json);
-  Check(q.ok());
-  return *q;
-}
-
-class Namespaces : public api::NamespaceLookup {
- public:
-  std::shared_ptr<const api::Namespace> Get(std::string_view name) const override {
-    if (name != "science") return nullptr;
-    auto ns = std::make_shared<api::Namespace>();
-    ns->metadata.name = "science";
-    ns->metadata.annotations["scheduling.volcano.sh/queue-name"] = "physics";
-    return ns;
-  }
-};
-
-struct World {
-  api::StaticQueueLookup queues{{
-      Queue(R"({"metadata":{"name":"root"},"status":{"state":"Open"}})"),
-      Queue(R"({"metadata":{"name":"default"},"status":{"state":"Open"}})"),
-      Queue(R"({"metadata":{"name":"closed"},"status":{"state":"Closed"}})"),
-      Queue(R"({"metadata":{"name":"p"},"spec":{"capability":{"cpu":"8"},"deserved":{"cpu":"4"}},
-                "status":{"state":"Open"}})"),
-      Queue(R"({"metadata":{"name":"c"},"spec":{"parent":"p","deserved":{"cpu":"2"}},
-                "status":{"state":"Open","allocated":{"cpu":"1"}}})"),
-      // A parent loop, for the hierarchy walks' cycle guards.
-      Queue(R"({"metadata":{"name":"x"},"spec":{"parent":"y"},"status":{"state":"Open"}})"),
-      Queue(R"({"metadata":{"name":"y"},"spec":{"parent":"x"},"status":{"state":"Open"}})"),
-  }};
-  Namespaces namespaces;
-  metrics::Registry registry;
-  webhooks::AdmissionRouter router{registry};
-
-  World() {
-    webhooks::HandlerOptions options;
-    webhooks::ResourceGroups groups;
-    webhooks::ResourceGroup gpu;
-    gpu.name = "gpu";
-    gpu.annotations.emplace_back("volcano.sh/resource-group", "gpu");
-    gpu.node_selector["volcano.sh/nodetype"] = "gpu";
-    gpu.tolerations_json = R"([{"key":"gpu","operator":"Exists"}])";
-    gpu.affinity_json = R"({"nodeAffinity":{}})";
-    gpu.scheduler_name = "volcano";
-    groups.groups.push_back(gpu);
-    options.resource_groups = std::make_shared<webhooks::StaticResourceGroups>(groups);
-    for (std::string_view path : webhooks::kAllPaths) {
-      auto handler = webhooks::NewHandler(path, options, {&queues, &namespaces});
-      Check(handler.ok());
-      Check(router.Add(std::string(path), *handler).ok());
-    }
-  }
-};
+using fuzz::Check;
 
 }  // namespace
 
@@ -91,9 +30,9 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  static World* world = [] {
+  static fuzz::World* world = [] {
     FLAGS_minloglevel = google::GLOG_FATAL;
-    return new World();
+    return &fuzz::TheWorld();
   }();
   if (size == 0) return 0;
   constexpr size_t kPaths = std::size(webhooks::kAllPaths);

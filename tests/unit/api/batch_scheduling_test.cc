@@ -156,6 +156,30 @@ TEST_CASE("A Job re-encodes to the same JSON and keeps unknown fields when chang
         "fast");
 }
 
+TEST_CASE("Numbers beyond int64, uint64 and double keep their text in jobs and pod templates") {
+  // A value the codec does not interpret comes back exactly as written, in the Job and in the
+  // template text pods are created from; modelled integers written as 3.00 keep that text too.
+  constexpr std::string_view kNumbers =
+      R"({"big":88888888888888888888888888888888888888888,"huge":1e400,"negZero":-0,)"
+      R"("precise":1.0000000000000000001,"exp":1E3,"uint":18446744073709551615})";
+  std::string text = R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job",)"
+                     R"("metadata":{"name":"j","namespace":"n"},"spec":{"minAvailable":1,)"
+                     R"("tasks":[{"name":"t","replicas":3.00,"template":{"spec":{"containers":)"
+                     R"([{"name":"c","image":"i","x":)" +
+                     std::string(kNumbers) + R"(}]}}}],"y":)" + std::string(kNumbers) + "}}";
+  auto decoded = DecodeJob(text, {.keep_raw = true});
+  REQUIRE(decoded.ok());
+  CHECK((*decoded)->spec.tasks[0].replicas == 3);
+  CHECK(EncodeJob(**decoded) == text);
+  CHECK((*decoded)->spec.tasks[0].template_.json.find(kNumbers) != std::string::npos);
+
+  Job changed = **decoded;
+  changed.spec.tasks[0].template_.spec.dns_policy = "None";
+  SyncPodTemplateJson(&changed.spec.tasks[0].template_);
+  CHECK(changed.spec.tasks[0].template_.json.find(kNumbers) != std::string::npos);
+  CHECK(EncodeJob(changed).find(kNumbers) != std::string::npos);
+}
+
 TEST_CASE("Job decode errors carry the field path") {
   auto bad = DecodeJob(R"({"metadata":{"name":"j","namespace":"n"},"spec":{
       "minAvailable":"3","tasks":[{"name":"a","replicas":1},{"name":"b","replicas":1.5,

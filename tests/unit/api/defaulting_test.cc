@@ -78,6 +78,17 @@ TEST_CASE("Job defaulting follows Volcano's order and emits the equivalent patch
   CHECK(DefaultJob(&**defaulted).empty());
 }
 
+TEST_CASE("Naming an unnamed task keeps the task's fields Tephra does not model") {
+  constexpr const char* kJob = R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job",
+    "metadata":{"name":"j","namespace":"team"},"spec":{"queue":"q","schedulerName":"volcano",
+    "maxRetry":1,"minAvailable":1,"tasks":[{"replicas":1,"minAvailable":1,"maxRetry":1,
+    "futureTaskField":{"x":1},"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}]}})";
+  auto decoded = DecodeJob(kJob, {.keep_raw = true});
+  REQUIRE(decoded.ok());
+  Job job = **decoded;
+  CHECK(DefaultJob(&job) == JsonPatch{{"add", "/spec/tasks/0/name", "\"default0\""}});
+}
+
 TEST_CASE("An explicit job minAvailable of 0 is treated as unset, like Volcano") {
   auto decoded = DecodeJob(R"({"spec":{"minAvailable":0,"queue":"q","schedulerName":"s",
       "maxRetry":1,"tasks":[{"name":"a","replicas":2,"maxRetry":1,"template":{}}]}})",

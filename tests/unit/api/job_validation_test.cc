@@ -1,4 +1,6 @@
 // Job admission rules of reference §3.3: one case per rule, each with the exact errors expected.
+#include <pthread.h>
+
 #include <functional>
 #include <string>
 
@@ -235,6 +237,43 @@ TEST_CASE("Job CREATE rules") {
   }
 }
 
+// Runs fn on a thread whose stack is only `bytes` large, as a crash test of stack use.
+void OnSmallStack(size_t bytes, const std::function<void()>& fn) {
+  pthread_attr_t attr;
+  REQUIRE(pthread_attr_init(&attr) == 0);
+  REQUIRE(pthread_attr_setstacksize(&attr, bytes) == 0);
+  pthread_t thread;
+  auto run = [](void* arg) -> void* {
+    (*static_cast<const std::function<void()>*>(arg))();
+    return nullptr;
+  };
+  REQUIRE(pthread_create(&thread, &attr, run, const_cast<std::function<void()>*>(&fn)) == 0);
+  pthread_join(thread, nullptr);
+  pthread_attr_destroy(&attr);
+}
+
+TEST_CASE("A dependsOn chain of any length needs no stack in proportion to it") {
+  // Issue 17: a chain of ~42,000 tasks overflowed the stack of the recursive cycle check.
+  constexpr size_t kTasks = 42'000;
+  Job job = ValidJob();
+  TaskSpec task = job.spec.tasks[0];
+  job.spec.tasks.clear();
+  for (size_t i = 0; i < kTasks; ++i) {
+    task.name = "t" + std::to_string(i);
+    task.depends_on = DependsOn{{"t" + std::to_string((i + 1) % kTasks)}, ""};
+    job.spec.tasks.push_back(task);
+  }
+  job.spec.tasks.back().depends_on.reset();  // a chain...
+  FieldErrors chain;
+  OnSmallStack(256 * 1024, [&] { chain = ValidateJobCreate(job, nullptr); });
+  CHECK(chain.empty());
+  job.spec.tasks.back().depends_on = DependsOn{{"t0"}, ""};  // ...and a cycle
+  FieldErrors cycle;
+  OnSmallStack(256 * 1024, [&] { cycle = ValidateJobCreate(job, nullptr); });
+  CHECK(cycle == FieldErrors{{"spec.tasks", "dependsOn forms a cycle: t0 -> t1 -> t2 -> t3 -> ... -> "
+                                            "t41997 -> t41998 -> t41999 -> t0 (42000 tasks)"}});
+}
+
 TEST_CASE("Queue rules are skipped without queue state") {
   Job job = ValidJob();
   job.spec.queue = "nowhere";
@@ -436,6 +475,12 @@ TEST_CASE("FormatFieldErrors renders one admission message") {
         "spec.tasks: No task specified in job spec; spec.queue: queue \"x\" does not exist; "
         "general");
   CHECK(FormatFieldErrors({}).empty());
+  // A cap lists the first errors and counts the rest.
+  FieldErrors many(5, {"spec.tasks[0].name", "bad"});
+  CHECK(FormatFieldErrors(many, 2) ==
+        "spec.tasks[0].name: bad; spec.tasks[0].name: bad (and 3 more)");
+  CHECK(FormatFieldErrors(many, 5) == FormatFieldErrors(many));
+  CHECK(MoreErrorsNote(5, 5).empty());
 }
 
 }  // namespace

@@ -86,9 +86,25 @@ TEST_CASE("Queue CREATE rules") {
       {"guarantee <= deserved",
        [] { return QueueBuilder("new").Deserved("cpu=4").Guarantee("cpu=5").Copy(); },
        {{"spec.guarantee.resource.cpu", "must be less than or equal to deserved (4)"}}},
-      {"guarantee without deserved is allowed but stays <= capability",
+      {"guarantee without deserved is refused, as Volcano does, and stays <= capability",
        [] { return QueueBuilder("new").Capability("cpu=1").Guarantee("cpu=2").Copy(); },
-       {{"spec.guarantee.resource.cpu", "must be less than or equal to capability (1)"}}},
+       {{"spec.guarantee.resource.cpu", "must also be set in spec.deserved"},
+        {"spec.guarantee.resource.cpu", "must be less than or equal to capability (1)"}}},
+      {"extended resources and pods are whole numbers; native ones need not be",
+       [] {
+         auto q = [](const char* text) { return *Quantity::Parse(text); };
+         Queue queue = QueueBuilder("new").Copy();
+         queue.spec.capability = {{"cpu", q("500m")}, {"example.com/gpu", q("1500m")},
+                                  {"hugepages-2Mi", q("1500m")}, {"pods", q("2500m")}};
+         queue.spec.deserved = {{"example.com/gpu", q("500m")},
+                                {"requests.example.com/x", q("500m")}};
+         queue.spec.guarantee = ResourceList{{"example.com/gpu", q("500m")}};
+         return queue;
+       },
+       {{"spec.capability.example.com/gpu", "must be a whole number, not 1500m"},
+        {"spec.capability.pods", "must be a whole number, not 2500m"},
+        {"spec.deserved.example.com/gpu", "must be a whole number, not 500m"},
+        {"spec.guarantee.resource.example.com/gpu", "must be a whole number, not 500m"}}},
       {"quantities are non-negative",
        [] {
          Queue q = QueueBuilder("new").Copy();
@@ -212,9 +228,11 @@ TEST_CASE("Queue UPDATE rules") {
   Queue root = *tree.Get("root");
   Queue root_changed = root;
   root_changed.spec.capability = RL("cpu=1");
+  root_changed.spec.deserved = RL("cpu=1");
   root_changed.spec.guarantee = RL("cpu=1");
   CHECK(ValidateQueueUpdate(root, root_changed, tree, options) ==
         FieldErrors{{"spec.capability", "the root queue's capability may not be changed"},
+                    {"spec.deserved", "the root queue's deserved may not be changed"},
                     {"spec.guarantee", "the root queue's guarantee may not be changed"}});
   options.enable_root_queue_protection = false;
   CHECK(ValidateQueueUpdate(root, root_changed, tree, options) == FieldErrors{});
@@ -267,6 +285,16 @@ TEST_CASE("PodGroup CREATE rules") {
                      "can only submit PodGroup to queue with state Open; queue \"closed\" is "
                      "\"Closed\""}});
   pg.spec.queue.clear();
+  // Negative gang demands: Volcano's schema refuses minMember < 0; Tephra refuses all three.
+  PodGroup negative = pg;
+  negative.spec.min_member = -1;
+  negative.spec.min_task_member = {{"ps", 1}, {"worker", -2}};
+  negative.spec.min_resources = ResourceList{{"cpu", *Quantity::Parse("-1")},
+                                             {"memory", *Quantity::Parse("1Gi")}};
+  CHECK(ValidatePodGroupCreate(negative, &queues) ==
+        FieldErrors{{"spec.minMember", "must be greater than or equal to 0"},
+                    {"spec.minTaskMember.worker", "must be greater than or equal to 0"},
+                    {"spec.minResources.cpu", "must be a non-negative quantity, not -1"}});
   pg.spec.network_topology = NetworkTopologySpec{"soft", 2, "spine"};
   pg.spec.sub_group_policy.push_back(SubGroupPolicy{"w", NetworkTopologySpec{"hard", 1, "leaf"},
                                                     2, 1, std::nullopt, {}});

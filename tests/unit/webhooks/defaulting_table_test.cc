@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 
 #include "api/json_patch.h"
+#include "tests/support/hostile_inputs.h"
 #include "tests/unit/webhooks/testing.h"
 #include "webhooks/resource_groups.h"
 
@@ -143,17 +144,9 @@ TEST_CASE("A defaulted job passes validation and defaulting it again changes not
   AdmissionResponse mutated = router.Call(kJobsMutate, Review("Job", Operation::kCreate, job));
   REQUIRE(mutated.allowed);
   // The patch is a JSON array; apply it through api/ as the API server would.
-  json::Document patch_doc;
-  REQUIRE(json::Parse(mutated.patch, &patch_doc).ok());
-  api::JsonPatch patch;
-  for (const auto& op : patch_doc.GetArray()) {
-    patch.push_back({op["op"].GetString(), op["path"].GetString(),
-                     op.HasMember("value") ? json::Write(op["value"]) : ""});
-  }
-  auto defaulted = api::ApplyJsonPatch(job, patch);
-  REQUIRE(defaulted.ok());
-  CHECK(router.Call(kJobsValidate, Review("Job", Operation::kCreate, *defaulted)).allowed);
-  CHECK(router.Call(kJobsMutate, Review("Job", Operation::kCreate, *defaulted)).patch.empty());
+  std::string defaulted = testing::Patched(job, mutated);
+  CHECK(router.Call(kJobsValidate, Review("Job", Operation::kCreate, defaulted)).allowed);
+  CHECK(router.Call(kJobsMutate, Review("Job", Operation::kCreate, defaulted)).patch.empty());
 }
 
 TEST_CASE("Mutations apply on CREATE only, and the first --scheduler-name is the default") {
@@ -243,6 +236,20 @@ TEST_CASE("Resource group configuration errors name the group and field") {
   auto empty = ParseResourceGroups("");
   REQUIRE(empty.ok());
   CHECK(empty->groups.empty());
+}
+
+TEST_CASE("Resource groups refuse YAML aliases that expand beyond the file") {
+  std::string yaml = tephra::testing::YamlAliasBomb(40) +
+                     "resourceGroups:\n- resourceGroup: g\n  affinity: *a40\n";
+  CHECK(ParseResourceGroups(yaml).status().message() ==
+        "resourceGroups[0].affinity: too many values once aliases are expanded");
+  // A small expansion is fine, and nested values come out as JSON.
+  auto fine = ParseResourceGroups(
+      "x: &t [{key: a, operator: Exists}]\nresourceGroups:\n- resourceGroup: g\n  tolerations: *t\n"
+      "  affinity: {nodeAffinity: {weight: 3, on: true, none: ~}}\n");
+  REQUIRE(fine.ok());
+  CHECK(fine->groups[0].tolerations_json == R"([{"key":"a","operator":"Exists"}])");
+  CHECK(fine->groups[0].affinity_json == R"({"nodeAffinity":{"weight":3,"on":true,"none":null}})");
 }
 
 TEST_CASE("The resource group file is re-read when it changes and a broken one is kept out") {

@@ -305,6 +305,25 @@ TEST_CASE("Each bad input is denied with every problem, each naming its field an
   }
 }
 
+TEST_CASE("A Job with thousands of bad tasks is denied with a short message that counts them") {
+  api::StaticQueueLookup queues = testing::TestQueues();
+  testing::StaticNamespaces namespaces;
+  testing::TestRouter router(queues, namespaces);
+  std::string tasks;
+  for (int i = 0; i < 5000; ++i) {
+    tasks +=
+        (i > 0 ? R"(,{"name":"t)" : R"({"name":"t)") + std::to_string(i) + R"(","replicas":1})";
+  }
+  AdmissionResponse response = router.Call(
+      kJobsValidate,
+      Review("Job", Operation::kCreate, Job(R"("queue":"default","tasks":[)" + tasks + "]")));
+  CHECK_FALSE(response.allowed);
+  CHECK(response.message.find("spec.tasks[0].template.spec.containers: must have at least one "
+                              "container") == 0);
+  CHECK(response.message.find("(and 4980 more)") != std::string::npos);
+  CHECK(response.message.size() < 4096);
+}
+
 TEST_CASE("The good versions of the same objects are allowed") {
   api::StaticQueueLookup queues = testing::TestQueues();
   testing::StaticNamespaces namespaces;

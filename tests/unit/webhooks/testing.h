@@ -10,6 +10,7 @@
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
+#include "api/json_patch.h"
 #include "api/scheduling.h"
 #include "api/validation.h"
 #include "kube/json.h"
@@ -146,6 +147,21 @@ class TestRouter {
   metrics::Registry registry_;
   AdmissionRouter router_;
 };
+
+// `object` with the JSON patch of a mutating webhook's answer applied, as the API server does.
+inline std::string Patched(const std::string& object, const AdmissionResponse& response) {
+  if (response.patch.empty()) return object;
+  json::Document ops;
+  REQUIRE(json::Parse(response.patch, &ops).ok());
+  api::JsonPatch patch;
+  for (const auto& op : ops.GetArray()) {
+    patch.push_back({op["op"].GetString(), op["path"].GetString(),
+                     op.HasMember("value") ? json::Write(op["value"]) : ""});
+  }
+  auto patched = api::ApplyJsonPatch(object, patch);
+  REQUIRE(patched.ok());
+  return *patched;
+}
 
 // Compares JSON texts by value.
 inline bool JsonEqual(std::string_view actual, std::string_view expected) {

@@ -1,0 +1,18 @@
+def P(spec, name="pg1"):
+    return {"apiVersion": "scheduling.volcano.sh/v1beta1", "kind": "PodGroup", "metadata": {"name": name, "namespace": "t"}, "spec": spec}
+case("base", P({"minMember": 1, "queue": "default"}))
+case("minMember -1", P({"minMember": -1, "queue": "default"}))
+case("minMember missing", P({"queue": "default"}))
+case("minResources cpu -1", P({"minMember": 1, "minResources": {"cpu": "-1"}}))
+case("minResources cpu abc", P({"minMember": 1, "minResources": {"cpu": "abc"}}))
+case("minResources foo", P({"minMember": 1, "minResources": {"foo": "1"}}))
+case("minTaskMember a: -1", P({"minMember": 1, "minTaskMember": {"a": -1}}))
+case("minTaskMember a: 5 > minMember 1", P({"minMember": 1, "minTaskMember": {"a": 5}}))
+case("queue missing", P({"minMember": 1, "queue": "nope"}))
+case("queue empty", P({"minMember": 1}))
+case("networkTopology both tiers", P({"minMember": 1, "networkTopology": {"mode": "hard", "highestTierAllowed": 1, "highestTierName": "x"}}))
+case("networkTopology tier -1", P({"minMember": 1, "networkTopology": {"mode": "hard", "highestTierAllowed": -1}}))
+case("networkTopology mode foo", P({"minMember": 1, "networkTopology": {"mode": "foo"}}))
+case("subGroupSize 0", P({"minMember": 1, "subGroupPolicy": [{"name": "s", "subGroupSize": 0}]}))
+case("minSubGroups -1", P({"minMember": 1, "subGroupPolicy": [{"name": "s", "minSubGroups": -1}]}))
+case("priorityClassName Bad_PC", P({"minMember": 1, "priorityClassName": "Bad_PC"}))
