@@ -11,7 +11,11 @@
 namespace tephra::webhooks {
 namespace {
 
-constexpr size_t kMaxBodyBytes = 3 * 1024 * 1024;  // Volcano's limit, and the API server's
+// The API server accepts objects up to 3 MiB; a review carries the object after earlier
+// mutations (defaults on every task make a large Job bigger) and, for an update, the old object
+// too. Room for both, so every object the API server accepts gets an answer naming its fields
+// rather than a bare 413 (Volcano's webhook stops at 3 MiB).
+constexpr size_t kMaxBodyBytes = 8 * 1024 * 1024;
 // An API server's request has a few hundred bytes of headers.
 constexpr size_t kMaxHeaderBytes = 16 * 1024;
 // Reviews larger than this (a Job with thousands of tasks, labels or annotations) run on a
