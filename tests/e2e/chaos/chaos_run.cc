@@ -165,9 +165,9 @@ std::shared_ptr<kube::Client> ChaosRun::Connect(const std::string& kubeconfig, d
   return *c;
 }
 
-// The admission paths the run registers: every CRD hook, no pod hooks (off by default).
-const char kAdmissionPaths[] =
-    "{/jobs/mutate,/jobs/validate,/podgroups/mutate,/podgroups/validate,/queues/mutate,/queues/validate}";
+// The admission paths the run registers: the tephra-admission started below serves its default
+// set (the chart's too), so exactly those: no pod hooks and no /podgroups/mutate.
+const char kAdmissionPaths[] = "{/jobs/mutate,/jobs/validate,/podgroups/validate,/queues/mutate,/queues/validate}";
 
 // Leases in the run's namespace for the controller-manager and scheduler identities.
 std::string ChaosRun::LeaseRbac() const {
