@@ -12,10 +12,10 @@
 #include "api/codec.h"
 #include "api/core.h"
 #include "api/duration.h"
-#include "kube/json.h"
+#include "json/json.h"
 #include "kube/object.h"
-#include "kube/status.h"
-#include "kube/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace tephra::api {
 
@@ -144,13 +144,13 @@ struct JobState {
   std::string phase;
   std::string reason;
   std::string message;
-  std::optional<kube::Time> last_transition_time;
+  std::optional<base::Time> last_transition_time;
   bool operator==(const JobState&) const = default;
 };
 
 struct JobCondition {
   std::string status;  // a job phase
-  std::optional<kube::Time> last_transition_time;
+  std::optional<base::Time> last_transition_time;
   bool operator==(const JobCondition&) const = default;
 };
 

@@ -398,21 +398,21 @@ void JsonObject::SetOptQuantities(std::string_view key, const std::optional<Reso
   SetQuantities(key, *value, /*keep_empty=*/true);
 }
 
-void JsonObject::SetTime(std::string_view key, const std::optional<kube::Time>& value) {
+void JsonObject::SetTime(std::string_view key, const std::optional<base::Time>& value) {
   json::Value* cur = FindMember(value_, key);
   if (!value) {
     ClearMember(value_, key, Never);
     return;
   }
   if (cur != nullptr && json::IsString(*cur)) {
-    std::optional<kube::Time> old = kube::ParseTime(json::StringOf(*cur));
+    std::optional<base::Time> old = base::ParseTime(json::StringOf(*cur));
     // metav1.Time has second precision on the wire: compare at that precision.
     if (old && std::chrono::floor<std::chrono::seconds>(*old) ==
                    std::chrono::floor<std::chrono::seconds>(*value)) {
       return;
     }
   }
-  std::string text = kube::FormatTime(*value);
+  std::string text = base::FormatTime(*value);
   PutString(value_, key, text, context_->alloc());
 }
 

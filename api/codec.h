@@ -13,10 +13,10 @@
 
 #include "api/duration.h"
 #include "api/resources.h"
-#include "kube/json.h"
+#include "json/json.h"
 #include "kube/object.h"
-#include "kube/status.h"
-#include "kube/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace tephra::api {
 
@@ -97,7 +97,7 @@ class JsonObject {
   // `keep_empty` writes {} for an empty list (a PodGroup's explicit empty minResources).
   void SetQuantities(std::string_view key, const ResourceList& value, bool keep_empty = false);
   void SetOptQuantities(std::string_view key, const std::optional<ResourceList>& value);
-  void SetTime(std::string_view key, const std::optional<kube::Time>& value);
+  void SetTime(std::string_view key, const std::optional<base::Time>& value);
   void SetDuration(std::string_view key, const std::optional<Duration>& value);
   // An already serialised JSON value (kept as is when equal to the current one).
   void SetRawJson(std::string_view key, std::string_view json);

@@ -15,10 +15,10 @@
 
 #include "api/codec.h"
 #include "api/resources.h"
-#include "kube/json.h"
+#include "json/json.h"
 #include "kube/object.h"
-#include "kube/status.h"
-#include "kube/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace tephra::api {
 
@@ -184,7 +184,7 @@ struct PodCondition {
   std::string status;
   std::string reason;
   std::string message;
-  std::optional<kube::Time> last_transition_time;
+  std::optional<base::Time> last_transition_time;
   bool operator==(const PodCondition&) const = default;
 };
 
@@ -194,8 +194,8 @@ struct ContainerState {
   Kind kind = Kind::kNone;
   std::string reason;     // waiting or terminated
   int32_t exit_code = 0;  // terminated
-  std::optional<kube::Time> started_at;
-  std::optional<kube::Time> finished_at;
+  std::optional<base::Time> started_at;
+  std::optional<base::Time> finished_at;
   bool operator==(const ContainerState&) const = default;
 };
 
@@ -218,7 +218,7 @@ struct PodStatus {
   std::string nominated_node_name;
   std::string host_ip;
   std::string pod_ip;
-  std::optional<kube::Time> start_time;
+  std::optional<base::Time> start_time;
   bool operator==(const PodStatus&) const = default;
 };
 
@@ -243,7 +243,7 @@ struct Taint {
   std::string key;
   std::string value;
   std::string effect;
-  std::optional<kube::Time> time_added;
+  std::optional<base::Time> time_added;
   bool operator==(const Taint&) const = default;
 };
 

@@ -5,7 +5,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace tephra::api {
 

@@ -21,7 +21,7 @@
 #include <string>
 #include <string_view>
 
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace tephra::api {
 

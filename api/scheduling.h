@@ -13,10 +13,10 @@
 #include "api/codec.h"
 #include "api/core.h"
 #include "api/resources.h"
-#include "kube/json.h"
+#include "json/json.h"
 #include "kube/object.h"
-#include "kube/status.h"
-#include "kube/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace tephra::api {
 
@@ -126,7 +126,7 @@ struct PodGroupCondition {
   std::string type;
   std::string status;
   std::string transition_id;
-  std::optional<kube::Time> last_transition_time;
+  std::optional<base::Time> last_transition_time;
   std::string reason;
   std::string message;
   bool operator==(const PodGroupCondition&) const = default;
@@ -194,7 +194,7 @@ class SchedPluginsPodGroup : public kube::Object {
     int32_t running = 0;
     int32_t succeeded = 0;
     int32_t failed = 0;
-    std::optional<kube::Time> schedule_start_time;
+    std::optional<base::Time> schedule_start_time;
     bool operator==(const Status&) const = default;
   } status;
 };

@@ -32,10 +32,10 @@
 
 #include "api/scheduling.h"
 #include "api/validation.h"
-#include "kube/metrics.h"
-#include "webhooks/certificates.h"
-#include "webhooks/handlers.h"
-#include "webhooks/server.h"
+#include "metrics/metrics.h"
+#include "webhooks/certs/certificates.h"
+#include "webhooks/admission/handlers.h"
+#include "webhooks/server/server.h"
 
 namespace {
 

@@ -20,7 +20,7 @@
 #include <vector>
 
 #include "bench/common.h"
-#include "kube/json.h"
+#include "json/json.h"
 
 namespace {
 

@@ -23,8 +23,8 @@
 #include "bench/common.h"
 #include "kube/client.h"
 #include "kube/config.h"
-#include "kube/flags.h"
-#include "kube/json.h"
+#include "base/flags.h"
+#include "json/json.h"
 #include "tests/support/process.h"
 
 namespace tephra::bench {
@@ -165,7 +165,7 @@ int HealthPort(const std::string& log) {
 int Run(int argc, char** argv) {
   std::string manager, admin_kubeconfig, manager_kubeconfig, json_out;
   int workers = 3;
-  kube::FlagSet flags("bench_controllers");
+  base::FlagSet flags("bench_controllers");
   flags.AddString("manager", &manager, "tephra-controller-manager binary");
   flags.AddString("admin-kubeconfig", &admin_kubeconfig, "admin kubeconfig");
   flags.AddString("manager-kubeconfig", &manager_kubeconfig, "the controller manager's kubeconfig");

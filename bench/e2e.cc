@@ -40,8 +40,8 @@
 #include "api/kinds.h"
 #include "bench/common.h"
 #include "bench/workload.h"
-#include "kube/json.h"
-#include "kube/token_bucket.h"
+#include "json/json.h"
+#include "base/token_bucket.h"
 
 namespace {
 
@@ -337,7 +337,7 @@ int Run(int argc, char** argv) {
   PodWatcher watcher(client, work.namespace_, t0);
   std::atomic<int64_t> created{0}, create_errors{0};
   std::atomic<double> last_create{0};
-  kube::TokenBucket bucket(create_qps > 0 ? create_qps : 1e9, create_qps > 0 ? creators : 1000000);
+  base::TokenBucket bucket(create_qps > 0 ? create_qps : 1e9, create_qps > 0 ? creators : 1000000);
   std::thread creator([&] {
     Parallel(static_cast<int64_t>(items.size()), creators, [&](int64_t i) {
       if (create_qps > 0) bucket.Wait();

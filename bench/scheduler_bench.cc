@@ -35,7 +35,7 @@
 #include "api/scheduling.h"
 #include "bench/common.h"
 #include "bench/workload.h"
-#include "kube/json.h"
+#include "json/json.h"
 #include "scheduler/builtins.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/framework/cycle.h"
@@ -114,8 +114,8 @@ json::Document ParseJson(const std::string& text) {
   return doc;
 }
 
-kube::Time CreatedAt(int64_t seconds) {
-  return kube::Time(std::chrono::seconds(1800000000 + seconds));
+base::Time CreatedAt(int64_t seconds) {
+  return base::Time(std::chrono::seconds(1800000000 + seconds));
 }
 
 }  // namespace

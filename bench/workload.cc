@@ -2,7 +2,7 @@
 
 #include <cstdio>
 
-#include "kube/json.h"
+#include "json/json.h"
 
 namespace tephra::bench {
 namespace {

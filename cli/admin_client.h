@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "kube/status.h"
+#include "base/status.h"
 #include "tephra/admin/v1/admin.pb.h"
 
 namespace tephra::cli {

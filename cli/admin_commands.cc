@@ -12,7 +12,7 @@
 #include "api/scheduling.h"
 #include "cli/cli.h"
 #include "cli/common.h"
-#include "kube/json.h"
+#include "json/json.h"
 
 namespace tephra::cli {
 namespace {
@@ -126,14 +126,14 @@ void PrintExplanation(std::ostream& out, const pb::JobExplanation& e) {
 
 struct EventLine {
   std::string time;
-  kube::Time sort_key;
+  base::Time sort_key;
   std::string text;
 };
 
 // Events about this very object: matching the uid (as kubectl describe does) leaves out those of
 // an earlier object of the same name, which operators that re-create jobs leave behind.
 std::vector<EventLine> EventsFor(kube::Client& client, const std::string& ns, const std::string& kind,
-                                 const kube::ObjectMeta& object, kube::Time now) {
+                                 const kube::ObjectMeta& object, base::Time now) {
   std::vector<EventLine> out;
   const std::string& name = object.name;
   kube::ListOptions lo;
@@ -142,7 +142,7 @@ std::vector<EventLine> EventsFor(kube::Client& client, const std::string& ns, co
   (void)client.ListAll(kube::resources::kEvents, ns, lo, [&](const json::Value& v) {
     json::Errors errors;
     json::Reader r(&v, &errors);
-    std::optional<kube::Time> t = kube::DecodeTime(r["lastTimestamp"]);
+    std::optional<base::Time> t = kube::DecodeTime(r["lastTimestamp"]);
     if (!t) t = kube::DecodeTime(r["eventTime"]);
     if (!t) t = kube::DecodeTime(r["metadata"]["creationTimestamp"]);
     int64_t count = r["count"].Int(1);
@@ -162,7 +162,7 @@ int ExplainFromApiServer(Context& ctx, OutputFormat format, const std::string& n
   ctx.err() << "note: " << why.message() << "; showing what the API server knows (PodGroup conditions and events)\n";
   TEPHRA_CLI_ASSIGN(auto client, ctx.Client());
   const std::string ns = ctx.Namespace();
-  const kube::Time now = kube::Clock::now();
+  const base::Time now = base::Clock::now();
   std::shared_ptr<api::Job> job;
   std::string job_text;
   std::string pg_name = pod_group ? name : "";
@@ -354,7 +354,7 @@ std::vector<Command> AdminCommands() {
   out.push_back({"job", "explain", "NAME", "Why a job is pending, from the scheduler's last decision about it.",
                  "Asks tephra-scheduler's admin API (--admin-address). When it cannot be reached, shows the\n"
                  "PodGroup's conditions and events from the API server instead.",
-                 [explain](kube::FlagSet& f) {
+                 [explain](base::FlagSet& f) {
                    f.AddBool("pod-group", &explain->pod_group,
                              "NAME is a PodGroup (plain pods, Spark, Kubeflow ...), not a Volcano Job.");
                  },
@@ -366,7 +366,7 @@ std::vector<Command> AdminCommands() {
   out.push_back({"snapshot", "dump", "", "Write the scheduler's view of the cluster, for --replay and bug reports.",
                  "By default the input of the last session that bound, evicted or admitted something, with its\n"
                  "decisions; --current dumps the scheduler's cache as it is now.",
-                 [dump](kube::FlagSet& f) {
+                 [dump](base::FlagSet& f) {
                    f.AddBool("current", &dump->current, "Dump the cache now instead of the last deciding session.");
                    f.AddString("file", &dump->file, "Write to this file (default stdout).");
                    f.AddString("f", &dump->file, "Short for --file.");
@@ -374,7 +374,7 @@ std::vector<Command> AdminCommands() {
                  [dump](Context& ctx, const std::vector<std::string>& a) { return SnapshotDump(ctx, a, *dump); }});
   auto version = std::make_shared<VersionFlags>();
   out.push_back({"", "version", "", "Versions of tephractl, the API server and the scheduler.", "",
-                 [version](kube::FlagSet& f) { f.AddBool("client", &version->client_only, "Only tephractl's version."); },
+                 [version](base::FlagSet& f) { f.AddBool("client", &version->client_only, "Only tephractl's version."); },
                  [version](Context& ctx, const std::vector<std::string>& a) { return Version(ctx, a, *version); }});
   return out;
 }

@@ -8,7 +8,7 @@
 #include <glog/logging.h>
 
 #include "kube/config.h"
-#include "kube/json.h"
+#include "json/json.h"
 
 namespace tephra::cli {
 namespace {
@@ -27,7 +27,7 @@ std::string ProgramName(const char* argv0) {
   return p.empty() ? "tephractl" : p;
 }
 
-void AddGlobalFlags(kube::FlagSet& f, GlobalOptions* o) {
+void AddGlobalFlags(base::FlagSet& f, GlobalOptions* o) {
   f.SetGroup("Global");
   f.AddString("kubeconfig", &o->kubeconfig, "Path to the kubeconfig file (default $KUBECONFIG or ~/.kube/config).");
   f.AddString("context", &o->context, "The kubeconfig context to use.");
@@ -231,7 +231,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     }
   }
 
-  kube::FlagSet flags(program + " " + CommandLine(*command), command->summary +
+  base::FlagSet flags(program + " " + CommandLine(*command), command->summary +
                                                                (command->details.empty() ? "" : "\n\n" + command->details));
   GlobalOptions& o = ctx.options();
   o.admin.address = Getenv("TEPHRA_ADMIN_ADDRESS").empty() ? "127.0.0.1:8091" : Getenv("TEPHRA_ADMIN_ADDRESS");

@@ -21,8 +21,8 @@
 #include "cli/admin_client.h"
 #include "cli/output.h"
 #include "kube/client.h"
-#include "kube/flags.h"
-#include "kube/status.h"
+#include "base/flags.h"
+#include "base/status.h"
 
 namespace tephra::cli {
 
@@ -61,14 +61,14 @@ class Context {
   StatusOr<std::unique_ptr<AdminClient>> Admin() const { return AdminClient::Create(options_.admin); }
   // Whether any of the flags was given on the command line.
   bool IsSet(std::initializer_list<std::string_view> names) const;
-  void set_flags(const kube::FlagSet* flags) { flags_ = flags; }
+  void set_flags(const base::FlagSet* flags) { flags_ = flags; }
 
  private:
   std::string program_;
   std::ostream& out_;
   std::ostream& err_;
   GlobalOptions options_;
-  const kube::FlagSet* flags_ = nullptr;
+  const base::FlagSet* flags_ = nullptr;
   std::shared_ptr<kube::Client> client_;
   std::string config_namespace_;
 };
@@ -80,7 +80,7 @@ struct Command {
   std::string summary;
   std::string details;  // extra help text (flags beyond the common ones are listed by the FlagSet)
   // Registers the command's own flags.
-  std::function<void(kube::FlagSet&)> flags;
+  std::function<void(base::FlagSet&)> flags;
   // Runs after parsing; returns the exit code.
   std::function<int(Context&, const std::vector<std::string>& positional)> run;
 };

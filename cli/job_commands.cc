@@ -12,14 +12,14 @@
 #include "api/validation.h"
 #include "cli/cli.h"
 #include "cli/common.h"
-#include "kube/json.h"
+#include "json/json.h"
 
 namespace tephra::cli {
 namespace {
 
 std::string Count(int32_t n) { return std::to_string(n); }
 
-std::vector<std::string> JobRow(const api::Job& job, bool with_namespace, kube::Time now) {
+std::vector<std::string> JobRow(const api::Job& job, bool with_namespace, base::Time now) {
   std::vector<std::string> row;
   if (with_namespace) row.push_back(job.metadata.namespace_);
   std::string phase = job.status.state.phase.empty() ? "Pending" : job.status.state.phase;
@@ -58,7 +58,7 @@ int JobList(Context& ctx, const std::vector<std::string>& args, const ListFlags&
   lo.label_selector = f.selector;
   std::vector<std::string> raw;
   Table table = JobTable(ctx.options().all_namespaces);
-  const kube::Time now = kube::Clock::now();
+  const base::Time now = base::Clock::now();
   std::vector<std::shared_ptr<api::Job>> jobs;
   StatusOr<std::string> listed = client->ListAll(api::kJobs, ctx.ListNamespace(), lo, [&](const json::Value& v) {
     StatusOr<std::shared_ptr<api::Job>> job = api::DecodeJob(v);
@@ -88,7 +88,7 @@ int JobGet(Context& ctx, const std::vector<std::string>& args) {
   StatusOr<std::shared_ptr<api::Job>> job = api::DecodeJob(*text);
   if (!job.ok()) return Fail(ctx, job.status());
   Table table = JobTable(false);
-  table.Add(JobRow(**job, false, kube::Clock::now()));
+  table.Add(JobRow(**job, false, base::Clock::now()));
   ctx.out() << table.Render();
   const api::JobState& st = (*job)->status.state;
   if (!st.reason.empty() || !st.message.empty()) {
@@ -258,7 +258,7 @@ int PodList(Context& ctx, const std::vector<std::string>& args, const PodFlags& 
   if (all) h.insert(h.begin(), "NAMESPACE");
   Table table(h);
   std::vector<std::string> raw;
-  const kube::Time now = kube::Clock::now();
+  const base::Time now = base::Clock::now();
   StatusOr<std::string> listed =
       client->ListAll(kube::resources::kPods, ctx.ListNamespace(), lo, [&](const json::Value& v) {
         raw.push_back(json::Write(v));
@@ -295,7 +295,7 @@ std::vector<Command> JobCommands() {
   std::vector<Command> out;
   auto list = std::make_shared<ListFlags>();
   out.push_back({"job", "list", "", "List Volcano jobs (-A for every namespace).", "",
-                 [list](kube::FlagSet& f) {
+                 [list](base::FlagSet& f) {
                    f.AddString("queue", &list->queue, "Only jobs in this queue.");
                    f.AddString("q", &list->queue, "Short for --queue.");
                    f.AddString("scheduler", &list->scheduler, "Only jobs with this schedulerName.");
@@ -309,7 +309,7 @@ std::vector<Command> JobCommands() {
   out.push_back({"job", "run", "[NAME]", "Create a one-task job, or a job from a manifest (-f).",
                  "Like vcctl job run: NAME (or --name) replicas of --image requesting --requests. The job is\n"
                  "defaulted and validated with the admission webhook's rules before it is created.",
-                 [run](kube::FlagSet& f) {
+                 [run](base::FlagSet& f) {
                    f.AddString("name", &run->name, "Job name (or give NAME).");
                    f.AddString("N", &run->name, "Short for --name.");
                    f.AddString("image", &run->image, "Container image.");
@@ -345,7 +345,7 @@ std::vector<Command> JobCommands() {
   out.push_back({"job", "delete", "NAME", "Delete a job and its pods.", "", nullptr, JobDelete});
   auto pods = std::make_shared<PodFlags>();
   out.push_back({"pod", "list", "", "List pods created by Volcano jobs.", "",
-                 [pods](kube::FlagSet& f) {
+                 [pods](base::FlagSet& f) {
                    f.AddString("job", &pods->job, "Only pods of this job.");
                    f.AddString("j", &pods->job, "Short for --job.");
                    f.AddString("queue", &pods->queue, "Only pods of jobs in this queue.");

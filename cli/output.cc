@@ -7,7 +7,7 @@
 #include <rapidjson/document.h>
 #include <yaml-cpp/yaml.h>
 
-#include "kube/json.h"
+#include "json/json.h"
 
 namespace tephra::cli {
 namespace {
@@ -180,7 +180,7 @@ StatusOr<std::string> PrettyJson(std::string_view text) {
   return json::WritePretty(doc) + "\n";
 }
 
-std::string Age(kube::Time since, kube::Time now) {
+std::string Age(base::Time since, base::Time now) {
   auto s = std::chrono::duration_cast<std::chrono::seconds>(now - since).count();
   if (s < 0) s = 0;
   if (s < 120) return std::to_string(s) + "s";

@@ -6,8 +6,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kube/status.h"
-#include "kube/time.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace tephra::cli {
 
@@ -38,6 +38,6 @@ StatusOr<std::string> YamlToJson(std::string_view yaml);
 StatusOr<std::string> PrettyJson(std::string_view json);
 
 // kubectl's age format: 45s, 12m, 5h, 3d, 2y.
-std::string Age(kube::Time since, kube::Time now);
+std::string Age(base::Time since, base::Time now);
 
 }  // namespace tephra::cli

@@ -9,7 +9,7 @@
 #include "api/validation.h"
 #include "cli/cli.h"
 #include "cli/common.h"
-#include "kube/json.h"
+#include "json/json.h"
 
 namespace tephra::cli {
 namespace {
@@ -145,7 +145,7 @@ struct OperateFlags {
   std::chrono::milliseconds timeout{30000};
 };
 
-void AddOperateFlags(kube::FlagSet& f, OperateFlags* o) {
+void AddOperateFlags(base::FlagSet& f, OperateFlags* o) {
   f.AddString("command-namespace", &o->command_namespace,
               "Namespace of the Command object (queues are cluster-scoped; vcctl uses default).");
   f.AddBool("wait", &o->wait, "Wait until the queue controller has changed the queue's state.");
@@ -242,7 +242,7 @@ std::vector<Command> QueueCommands() {
   auto create_op = std::make_shared<OperateFlags>();
   out.push_back({"queue", "create", "NAME", "Create a queue.",
                  "The queue is defaulted and validated with the admission webhook's rules first.",
-                 [create, create_op](kube::FlagSet& f) {
+                 [create, create_op](base::FlagSet& f) {
                    f.AddInt("weight", &create->weight, "Share of the cluster relative to other queues.");
                    f.AddInt("w", &create->weight, "Short for --weight.");
                    f.AddString("capability", &create->capability, "Hard limit, NAME=QUANTITY,... (e.g. cpu=64).");
@@ -262,14 +262,14 @@ std::vector<Command> QueueCommands() {
                  }});
   auto open = std::make_shared<OperateFlags>();
   out.push_back({"queue", "open", "NAME", "Open a queue (Command OpenQueue).", "",
-                 [open](kube::FlagSet& f) { AddOperateFlags(f, open.get()); },
+                 [open](base::FlagSet& f) { AddOperateFlags(f, open.get()); },
                  [open](Context& ctx, const std::vector<std::string>& a) {
                    return QueueOperate(ctx, a, *open, "open", api::job_action::kOpenQueue, "Open");
                  }});
   auto close = std::make_shared<OperateFlags>();
   out.push_back({"queue", "close", "NAME", "Close a queue: it admits no new jobs (Command CloseQueue).",
                  "Running jobs keep running; the queue is Closing until its last PodGroup is gone.",
-                 [close](kube::FlagSet& f) { AddOperateFlags(f, close.get()); },
+                 [close](base::FlagSet& f) { AddOperateFlags(f, close.get()); },
                  [close](Context& ctx, const std::vector<std::string>& a) {
                    return QueueOperate(ctx, a, *close, "close", api::job_action::kCloseQueue, "Closed");
                  }});

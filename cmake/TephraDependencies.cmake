@@ -13,14 +13,14 @@ find_program(PROTOC_EXECUTABLE protoc REQUIRED)
 find_program(GRPC_CPP_PLUGIN_EXECUTABLE grpc_cpp_plugin REQUIRED)
 
 # RapidJSON ships only an include path. Asserts become exceptions-free checks in one place:
-# all reads go through kube/json.h's checked accessors, so an assert firing is a bug in ours.
+# all reads go through json/json.h's checked accessors, so an assert firing is a bug in ours.
 find_package(RapidJSON REQUIRED CONFIG)
 add_library(tephra_rapidjson INTERFACE)
 target_include_directories(tephra_rapidjson SYSTEM INTERFACE ${RAPIDJSON_INCLUDE_DIRS})
 target_compile_definitions(tephra_rapidjson INTERFACE RAPIDJSON_HAS_STDSTRING=1)
 add_library(tephra::rapidjson ALIAS tephra_rapidjson)
 
-# Boost.Asio and Boost.Beast are compiled once (kube/asio_impl.cc) instead of in every
+# Boost.Asio and Boost.Beast are compiled once (third_party/asio/asio_impl.cc) instead of in every
 # translation unit that includes them.
 add_library(tephra_boost INTERFACE)
 target_link_libraries(tephra_boost INTERFACE Boost::headers Boost::system OpenSSL::SSL OpenSSL::Crypto

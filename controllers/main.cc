@@ -11,7 +11,7 @@
 #include "controllers/podgroup/pg_controller.h"
 #include "controllers/queue/queue_controller.h"
 #include "kube/daemon.h"
-#include "kube/metrics.h"
+#include "metrics/metrics.h"
 
 namespace tephra::controllers {
 namespace {
@@ -23,7 +23,7 @@ struct Options {
   kube::LeaderElectionFlags leader;
   std::string healthz_address = "127.0.0.1:11252";
 
-  void Register(kube::FlagSet& f) {
+  void Register(base::FlagSet& f) {
     f.SetGroup("API server");
     client.qps = 50;
     client.burst = 100;
@@ -70,10 +70,10 @@ std::unique_ptr<Controller> NewController(std::string_view name) {
 
 int Run(int argc, char** argv) {
   Options options;
-  kube::FlagSet flags("tephra-controller-manager",
+  base::FlagSet flags("tephra-controller-manager",
                       "Reconciles Volcano Jobs, Queues and PodGroups: the controller half of Tephra.");
   options.Register(flags);
-  kube::ShutdownSignal& shutdown = kube::InitProcess(argc, argv, flags);
+  base::ShutdownSignal& shutdown = base::InitProcess(argc, argv, flags);
 
   StatusOr<std::vector<std::string>> selected = SelectControllers(options.enabled);
   if (!selected.ok()) {
@@ -107,7 +107,7 @@ int Run(int argc, char** argv) {
   context.client = *client;
   context.informers = &informers;
   context.recorder = &recorder;
-  context.clock = &kube::RealClock();
+  context.clock = &base::RealClock();
   context.metrics = &registry;
   context.options = options.controllers;
 
@@ -123,7 +123,7 @@ int Run(int argc, char** argv) {
   }
 
   std::atomic<bool> running{false};
-  kube::HealthChecks checks;
+  base::HealthChecks checks;
   (void)checks.AddReadinessCheck("controllers", [&]() -> Status {
     if (running.load() || !(*lease)->IsLeader()) return Status::Ok();  // a standby is ready
     return Unavailable("caches not synced yet");

@@ -207,7 +207,7 @@ void Watch::Stop() { stream_->Close(); }
 Client::Client(std::shared_ptr<Transport> transport, ClientOptions options)
     : transport_(std::move(transport)),
       options_(options),
-      clock_(options.clock != nullptr ? *options.clock : RealClock()),
+      clock_(options.clock != nullptr ? *options.clock : base::RealClock()),
       throttle_(options.qps, options.burst, clock_) {}
 
 StatusOr<std::shared_ptr<Client>> Client::FromConfig(const RestConfig& config) {

@@ -12,12 +12,12 @@
 #include <string>
 #include <string_view>
 
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "kube/config.h"
-#include "kube/json.h"
+#include "json/json.h"
 #include "kube/resource.h"
-#include "kube/status.h"
-#include "kube/token_bucket.h"
+#include "base/status.h"
+#include "base/token_bucket.h"
 #include "kube/transport.h"
 
 namespace tephra::kube {
@@ -131,7 +131,7 @@ struct ClientOptions {
   std::chrono::milliseconds retry_max_delay{10000};
   // Per-request timeout for requests that set none (0 = the transport's default).
   std::chrono::milliseconds request_timeout{0};
-  ClockInterface* clock = nullptr;  // nullptr = RealClock()
+  base::ClockInterface* clock = nullptr;  // nullptr = base::RealClock()
 };
 
 class Client {
@@ -174,8 +174,8 @@ class Client {
  private:
   std::shared_ptr<Transport> transport_;
   ClientOptions options_;
-  ClockInterface& clock_;
-  TokenBucket throttle_;
+  base::ClockInterface& clock_;
+  base::TokenBucket throttle_;
 };
 
 // Percent-encodes a query parameter value.

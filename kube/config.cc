@@ -8,7 +8,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "kube/base64.h"
+#include "base/base64.h"
 
 namespace tephra::kube {
 namespace {
@@ -79,7 +79,7 @@ Status DataOrFile(const YAML::Node& node, const std::string& key, const std::str
                   const std::string& where, std::string* out) {
   std::string data = Scalar(node, (key + "-data").c_str());
   if (!data.empty()) {
-    std::optional<std::string> decoded = Base64Decode(data);
+    std::optional<std::string> decoded = base::Base64Decode(data);
     if (!decoded) return InvalidArgument(where + "." + key + "-data: not valid base64");
     *out = std::move(*decoded);
     return Status::Ok();

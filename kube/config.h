@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace tephra::kube {
 

@@ -9,11 +9,11 @@
 
 #include <glog/logging.h>
 
-#include "kube/metrics.h"
+#include "metrics/metrics.h"
 
 namespace tephra::kube {
 
-void AddClientFlags(FlagSet& set, ClientFlags* flags) {
+void AddClientFlags(base::FlagSet& set, ClientFlags* flags) {
   set.AddString("kubeconfig", &flags->kubeconfig,
                 "Path to a kubeconfig (default: $KUBECONFIG, in-cluster, ~/.kube/config).");
   set.AddString("context", &flags->context, "kubeconfig context (default: the current one).");
@@ -52,7 +52,7 @@ std::string DefaultDaemonNamespace() {
   return "tephra-system";
 }
 
-void LeaderElectionFlags::Register(FlagSet& set) {
+void LeaderElectionFlags::Register(base::FlagSet& set) {
   set.AddBool("leader-elect", &enabled, "Act only while holding the leader lease.");
   set.AddString("leader-elect-resource-namespace", &resource_namespace,
                 "Namespace of the lease (default: $TEPHRA_NAMESPACE, the pod's, or tephra-system).");
@@ -98,13 +98,13 @@ StatusOr<std::pair<std::string, uint16_t>> SplitHostPort(const std::string& flag
   return std::make_pair(host, static_cast<uint16_t>(port));
 }
 
-StatusOr<std::unique_ptr<HttpServer>> ServeHealth(const HealthServing& serving,
-                                                  const HealthChecks& checks,
+StatusOr<std::unique_ptr<base::HttpServer>> ServeHealth(const HealthServing& serving,
+                                                  const base::HealthChecks& checks,
                                                   const metrics::Registry& registry) {
-  if (serving.address == "0") return std::unique_ptr<HttpServer>();
+  if (serving.address == "0") return std::unique_ptr<base::HttpServer>();
   TEPHRA_ASSIGN_OR_RETURN(auto host_port, SplitHostPort(serving.flag, serving.address));
-  if (host_port.second == 0 && !serving.allow_ephemeral) return std::unique_ptr<HttpServer>();
-  HttpServerOptions options;
+  if (host_port.second == 0 && !serving.allow_ephemeral) return std::unique_ptr<base::HttpServer>();
+  base::HttpServerOptions options;
   options.address = host_port.first;
   options.port = host_port.second;
   options.threads = 1;
@@ -113,8 +113,8 @@ StatusOr<std::unique_ptr<HttpServer>> ServeHealth(const HealthServing& serving,
   options.max_body_bytes = 64 * 1024;
   options.max_buffered_bytes = 1024 * 1024;
   options.name = "health server";
-  auto server = std::make_unique<HttpServer>(options);
-  TEPHRA_RETURN_IF_ERROR(MountHealthEndpoints(*server, checks, registry));
+  auto server = std::make_unique<base::HttpServer>(options);
+  TEPHRA_RETURN_IF_ERROR(base::MountHealthEndpoints(*server, checks, registry));
   Status started = server->Start();
   if (!started.ok()) {
     return Status(started.code(), "--" + serving.flag + " " + serving.address + ": " + started.message());
@@ -147,7 +147,7 @@ StatusOr<std::unique_ptr<LeaseRunner>> LeaseRunner::Create(std::shared_ptr<Clien
 
 bool LeaseRunner::IsLeader() const { return elector_ == nullptr || elector_->IsLeader(); }
 
-int LeaseRunner::Run(ShutdownSignal& shutdown, LeaseCallbacks callbacks) {
+int LeaseRunner::Run(base::ShutdownSignal& shutdown, LeaseCallbacks callbacks) {
   callbacks_ = std::move(callbacks);
   if (elector_ == nullptr) {
     callbacks_.lead();

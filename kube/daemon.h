@@ -9,11 +9,11 @@
 
 #include "kube/client.h"
 #include "kube/config.h"
-#include "kube/flags.h"
-#include "kube/health.h"
-#include "kube/http_server.h"
+#include "base/flags.h"
+#include "base/health.h"
+#include "base/http_server.h"
 #include "kube/leader_election.h"
-#include "kube/process.h"
+#include "base/process.h"
 
 namespace tephra::metrics {
 class Registry;
@@ -22,7 +22,7 @@ class Registry;
 namespace tephra::kube {
 
 // --kubeconfig, --master, --kube-api-qps, --kube-api-burst into `flags` (defaults kept).
-void AddClientFlags(FlagSet& set, ClientFlags* flags);
+void AddClientFlags(base::FlagSet& set, ClientFlags* flags);
 
 // Builds the client from the flags; the error names what was wrong with the configuration.
 StatusOr<std::shared_ptr<Client>> ConnectFromFlags(const ClientFlags& flags,
@@ -43,7 +43,7 @@ struct LeaderElectionFlags {
   std::chrono::milliseconds renew_deadline{10000};
   std::chrono::milliseconds retry_period{2000};
 
-  void Register(FlagSet& set);
+  void Register(base::FlagSet& set);
   // The elector's configuration for `identity`, validated.
   StatusOr<LeaderElectionConfig> Config(const std::string& identity) const;
 };
@@ -55,8 +55,8 @@ struct HealthServing {
   std::string address;
   bool allow_ephemeral = true;
 };
-StatusOr<std::unique_ptr<HttpServer>> ServeHealth(const HealthServing& serving,
-                                                  const HealthChecks& checks,
+StatusOr<std::unique_ptr<base::HttpServer>> ServeHealth(const HealthServing& serving,
+                                                  const base::HealthChecks& checks,
                                                   const metrics::Registry& registry);
 
 // Splits "host:port" ("[::1]:80", ":8080" means all addresses); `flag` names the flag in errors.
@@ -77,7 +77,7 @@ class LeaseRunner {
                                                        const std::string& identity);
   // Blocks until shutdown. Returns the exit code: 0 after shutdown, 1 when leadership was
   // lost (a process that lost its lease may hold stale state; a restart starts clean).
-  int Run(ShutdownSignal& shutdown, LeaseCallbacks callbacks);
+  int Run(base::ShutdownSignal& shutdown, LeaseCallbacks callbacks);
   // True while leading; always true without leader election.
   bool IsLeader() const;
   bool Elects() const { return elector_ != nullptr; }

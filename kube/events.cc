@@ -18,7 +18,7 @@ ObjectReference ObjectReference::To(const Object& object) {
 }
 
 EventRecorder::EventRecorder(std::shared_ptr<Client> client, EventRecorderOptions options,
-                             ClockInterface& clock)
+                             base::ClockInterface& clock)
     : client_(std::move(client)), options_(std::move(options)), clock_(clock) {
   if (options_.registry != nullptr) {
     written_metric_ = &options_.registry->AddCounter("tephra_events_written_total",
@@ -130,7 +130,7 @@ void EventRecorder::Write(const Pending& p) {
   auto& limit = limits_[object_key];
   if (!limit) {
     double qps = 1.0 / static_cast<double>(std::max<int64_t>(1, options_.per_object_refill.count()));
-    limit = std::make_unique<TokenBucket>(qps, options_.per_object_burst, clock_);
+    limit = std::make_unique<base::TokenBucket>(qps, options_.per_object_burst, clock_);
   }
   if (!limit->TryAccept()) {
     std::lock_guard<std::mutex> l(mu_);
@@ -147,7 +147,7 @@ void EventRecorder::Write(const Pending& p) {
     json::Writer patch;
     patch.StartObject()
         .Field("count", s.count + 1)
-        .Field("lastTimestamp", FormatTime(p.when))
+        .Field("lastTimestamp", base::FormatTime(p.when))
         .EndObject();
     StatusOr<std::string> r = client_->Patch(resources::kEvents, s.event_namespace, s.event_name,
                                              PatchType::kMerge, patch.str());
@@ -184,7 +184,7 @@ void EventRecorder::Write(const Pending& p) {
   w.Key("source").StartObject().Field("component", source).EndObject();
   w.Field("reportingComponent", options_.component);
   w.Field("reportingInstance", options_.instance);
-  w.Field("firstTimestamp", FormatTime(p.when)).Field("lastTimestamp", FormatTime(p.when));
+  w.Field("firstTimestamp", base::FormatTime(p.when)).Field("lastTimestamp", base::FormatTime(p.when));
   w.Field("count", int64_t{1});
   w.EndObject();
   Status created = CreateWithRetries(ns, w.str());

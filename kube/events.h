@@ -15,9 +15,9 @@
 #include <unordered_map>
 
 #include "kube/client.h"
-#include "kube/metrics.h"
+#include "metrics/metrics.h"
 #include "kube/object.h"
-#include "kube/token_bucket.h"
+#include "base/token_bucket.h"
 
 namespace tephra::kube {
 
@@ -59,7 +59,7 @@ struct EventRecorderOptions {
 class EventRecorder {
  public:
   EventRecorder(std::shared_ptr<Client> client, EventRecorderOptions options,
-                ClockInterface& clock = RealClock());
+                base::ClockInterface& clock = base::RealClock());
   ~EventRecorder();
 
   void Record(const ObjectReference& object, EventType type, const std::string& reason,
@@ -78,14 +78,14 @@ class EventRecorder {
     EventType type;
     std::string reason;
     std::string message;
-    Time when;
+    base::Time when;
   };
   struct Seen {
     std::string event_name;
     std::string event_namespace;
     int64_t count = 0;
-    Time first;
-    Time last;
+    base::Time first;
+    base::Time last;
   };
 
   void Loop();
@@ -96,7 +96,7 @@ class EventRecorder {
 
   std::shared_ptr<Client> client_;
   EventRecorderOptions options_;
-  ClockInterface& clock_;
+  base::ClockInterface& clock_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -110,7 +110,7 @@ class EventRecorder {
   // Writer thread only:
   std::unordered_map<std::string, Seen> seen_;
   std::deque<std::string> seen_order_;
-  std::unordered_map<std::string, std::unique_ptr<TokenBucket>> limits_;
+  std::unordered_map<std::string, std::unique_ptr<base::TokenBucket>> limits_;
   std::thread thread_;
 };
 

@@ -114,7 +114,7 @@ ObjectPtr Store::Remove(const std::string& key) {
 
 // ---- Informer ----
 
-Informer::Informer(std::shared_ptr<Client> client, InformerOptions options, ClockInterface& clock)
+Informer::Informer(std::shared_ptr<Client> client, InformerOptions options, base::ClockInterface& clock)
     : client_(std::move(client)), options_(std::move(options)), clock_(clock) {
   if (!options_.decoder) options_.decoder = RawObjectDecoder();
   backoff_ = options_.backoff_initial;
@@ -374,7 +374,7 @@ void Informer::ResyncLoop() {
 
 // ---- InformerFactory ----
 
-InformerFactory::InformerFactory(std::shared_ptr<Client> client, ClockInterface& clock)
+InformerFactory::InformerFactory(std::shared_ptr<Client> client, base::ClockInterface& clock)
     : client_(std::move(client)), clock_(clock) {}
 
 InformerFactory::~InformerFactory() { Stop(); }

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "kube/client.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "kube/object.h"
 
 namespace tephra::kube {
@@ -92,7 +92,7 @@ struct InformerOptions {
 class Informer {
  public:
   Informer(std::shared_ptr<Client> client, InformerOptions options,
-           ClockInterface& clock = RealClock());
+           base::ClockInterface& clock = base::RealClock());
   ~Informer();
   Informer(const Informer&) = delete;
   Informer& operator=(const Informer&) = delete;
@@ -133,7 +133,7 @@ class Informer {
 
   std::shared_ptr<Client> client_;
   InformerOptions options_;
-  ClockInterface& clock_;
+  base::ClockInterface& clock_;
   Store store_;
 
   std::mutex dispatch_mu_;  // serialises store changes with handler calls and registrations
@@ -162,7 +162,7 @@ struct InformerScope {
 // One informer per (resource, scope) in a process, shared by every component that asks.
 class InformerFactory {
  public:
-  explicit InformerFactory(std::shared_ptr<Client> client, ClockInterface& clock = RealClock());
+  explicit InformerFactory(std::shared_ptr<Client> client, base::ClockInterface& clock = base::RealClock());
   ~InformerFactory();
 
   // The informer for `resource` in `scope`; created on first request (with `decoder`).
@@ -177,7 +177,7 @@ class InformerFactory {
 
  private:
   std::shared_ptr<Client> client_;
-  ClockInterface& clock_;
+  base::ClockInterface& clock_;
   std::mutex mu_;
   std::map<std::string, std::shared_ptr<Informer>> informers_;  // guarded by mu_
 };

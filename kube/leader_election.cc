@@ -21,7 +21,7 @@ std::shared_ptr<Client> LeaseClient(const Client& shared, const LeaderElectionCo
 }  // namespace
 
 LeaderElector::LeaderElector(std::shared_ptr<Client> client, LeaderElectionConfig config,
-                             LeaderCallbacks callbacks, ClockInterface& clock)
+                             LeaderCallbacks callbacks, base::ClockInterface& clock)
     : client_(LeaseClient(*client, config)),
       config_(std::move(config)),
       callbacks_(std::move(callbacks)),
@@ -90,7 +90,7 @@ std::string LeaderElector::LeaseJson(const Record& r, const std::string& resourc
 }
 
 bool LeaderElector::TryAcquireOrRenew() {
-  const std::string now = FormatMicroTime(clock_.Now());
+  const std::string now = base::FormatMicroTime(clock_.Now());
   const auto mono = clock_.Monotonic();
   const int64_t duration_s =
       std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(config_.lease_duration).count());
@@ -180,7 +180,7 @@ bool LeaderElector::Release() {
   // An empty holder with a 1 s duration lets the next candidate take over at once.
   r.holder = "";
   r.lease_duration_seconds = 1;
-  r.renew_time = FormatMicroTime(clock_.Now());
+  r.renew_time = base::FormatMicroTime(clock_.Now());
   StatusOr<std::string> current = client_->Get(resources::kLeases, config_.namespace_, config_.name);
   if (!current.ok()) return false;
   json::Document doc;

@@ -18,7 +18,7 @@
 #include <string>
 
 #include "kube/client.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 
 namespace tephra::kube {
 
@@ -42,7 +42,7 @@ struct LeaderCallbacks {
 class LeaderElector {
  public:
   LeaderElector(std::shared_ptr<Client> client, LeaderElectionConfig config,
-                LeaderCallbacks callbacks, ClockInterface& clock = RealClock());
+                LeaderCallbacks callbacks, base::ClockInterface& clock = base::RealClock());
 
   // Checks the timing invariants (renew_deadline < lease_duration, retry < renew_deadline).
   static Status Validate(const LeaderElectionConfig& config);
@@ -76,7 +76,7 @@ class LeaderElector {
   std::shared_ptr<Client> client_;
   LeaderElectionConfig config_;
   LeaderCallbacks callbacks_;
-  ClockInterface& clock_;
+  base::ClockInterface& clock_;
 
   mutable std::mutex mu_;
   std::condition_variable cv_;

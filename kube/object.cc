@@ -37,10 +37,10 @@ std::string ObjectMeta::Annotation(std::string_view key) const {
   return it == annotations.end() ? std::string() : it->second;
 }
 
-std::optional<Time> DecodeTime(const json::Reader& r) {
+std::optional<base::Time> DecodeTime(const json::Reader& r) {
   std::optional<std::string> text = r.OptString();
   if (!text) return std::nullopt;
-  std::optional<Time> t = ParseTime(*text);
+  std::optional<base::Time> t = base::ParseTime(*text);
   if (!t) r.Fail("invalid RFC 3339 time \"" + *text + "\"");
   return t;
 }
@@ -88,8 +88,8 @@ void EncodeObjectMeta(const ObjectMeta& meta, json::Writer* w) {
   if (!meta.uid.empty()) w->Field("uid", meta.uid);
   if (!meta.resource_version.empty()) w->Field("resourceVersion", meta.resource_version);
   if (meta.generation != 0) w->Field("generation", meta.generation);
-  if (meta.creation_timestamp) w->Field("creationTimestamp", FormatTime(*meta.creation_timestamp));
-  if (meta.deletion_timestamp) w->Field("deletionTimestamp", FormatTime(*meta.deletion_timestamp));
+  if (meta.creation_timestamp) w->Field("creationTimestamp", base::FormatTime(*meta.creation_timestamp));
+  if (meta.deletion_timestamp) w->Field("deletionTimestamp", base::FormatTime(*meta.deletion_timestamp));
   if (meta.deletion_grace_period_seconds) {
     w->Field("deletionGracePeriodSeconds", *meta.deletion_grace_period_seconds);
   }

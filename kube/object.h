@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "kube/json.h"
-#include "kube/status.h"
-#include "kube/time.h"
+#include "json/json.h"
+#include "base/status.h"
+#include "base/time.h"
 
 namespace tephra::kube {
 
@@ -33,8 +33,8 @@ struct ObjectMeta {
   std::string uid;
   std::string resource_version;
   int64_t generation = 0;
-  std::optional<Time> creation_timestamp;
-  std::optional<Time> deletion_timestamp;
+  std::optional<base::Time> creation_timestamp;
+  std::optional<base::Time> deletion_timestamp;
   std::optional<int64_t> deletion_grace_period_seconds;
   std::map<std::string, std::string> labels;
   std::map<std::string, std::string> annotations;
@@ -75,7 +75,7 @@ std::string ObjectKey(std::string_view namespace_, std::string_view name);
 std::pair<std::string, std::string> SplitObjectKey(std::string_view key);
 
 // A metav1.Time field; a malformed value is recorded as an error at r's path.
-std::optional<Time> DecodeTime(const json::Reader& r);
+std::optional<base::Time> DecodeTime(const json::Reader& r);
 // metadata.ownerReferences[i], a Command's target.
 OwnerReference DecodeOwnerReference(const json::Reader& r);
 

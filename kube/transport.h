@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "kube/config.h"
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace tephra::kube {
 

@@ -2,7 +2,7 @@
 // means adding one line here.
 #pragma once
 
-#include "kube/status.h"
+#include "base/status.h"
 #include "scheduler/framework/registry.h"
 
 namespace tephra::scheduler {

@@ -10,7 +10,7 @@
 
 #include "kube/daemon.h"
 #include "kube/events.h"
-#include "kube/metrics.h"
+#include "metrics/metrics.h"
 #include "scheduler/admin/admin_server.h"
 #include "scheduler/app/scheduler.h"
 #include "scheduler/builtins.h"
@@ -41,7 +41,7 @@ std::optional<std::string> ReadFile(const std::string& path) {
 }
 
 // --replay: one session on a dumped snapshot, no API server; decisions on stdout.
-int Replay(const Flags& f, const kube::FlagSet& flags) {
+int Replay(const Flags& f, const base::FlagSet& flags) {
   std::optional<std::string> text = ReadFile(f.replay);
   if (!text) {
     std::cerr << "--replay: cannot read " << f.replay << "\n";
@@ -86,7 +86,7 @@ int Replay(const Flags& f, const kube::FlagSet& flags) {
 
 int main(int argc, char** argv) {
   Flags f;
-  kube::FlagSet flags("tephra-scheduler", "Schedules gangs of pods for Volcano-compatible batch jobs.");
+  base::FlagSet flags("tephra-scheduler", "Schedules gangs of pods for Volcano-compatible batch jobs.");
   flags.SetGroup("Kubernetes");
   kube::AddClientFlags(flags, &f.client);
   flags.SetGroup("Scheduling");
@@ -126,7 +126,7 @@ int main(int argc, char** argv) {
                   "Run one session on this dumped snapshot (tephractl snapshot dump) without an API server, "
                   "print its decisions and exit. Uses --scheduler-conf (default: the built-in configuration).");
   flags.AddGlogFlags();
-  kube::ShutdownSignal& shutdown = kube::InitProcess(argc, argv, flags);
+  base::ShutdownSignal& shutdown = base::InitProcess(argc, argv, flags);
   if (!f.replay.empty()) return Replay(f, flags);
   if (f.explain_cache_size < 1) {
     LOG(ERROR) << "--explain-cache-size: must be at least 1";
@@ -162,7 +162,7 @@ int main(int argc, char** argv) {
   scheduler::Scheduler sched(*client, f.scheduler, &registry, &events);
   std::atomic<bool> leading{false};
 
-  kube::HealthChecks checks;
+  base::HealthChecks checks;
   (void)checks.AddReadinessCheck("informers-synced", [&] {
     return sched.Synced() ? Status::Ok() : Unavailable("caches not synced yet");
   });

@@ -13,13 +13,13 @@
 
 #include "kube/daemon.h"
 #include "kube/informer.h"
-#include "kube/metrics.h"
-#include "webhooks/ca_bundle_patcher.h"
-#include "webhooks/cert_manager.h"
-#include "webhooks/cluster_cache.h"
-#include "webhooks/files.h"
-#include "webhooks/handlers.h"
-#include "webhooks/server.h"
+#include "metrics/metrics.h"
+#include "webhooks/certs/ca_bundle_patcher.h"
+#include "webhooks/certs/cert_manager.h"
+#include "webhooks/admission/cluster_cache.h"
+#include "webhooks/admission/files.h"
+#include "webhooks/admission/handlers.h"
+#include "webhooks/server/server.h"
 
 namespace tephra::webhooks {
 namespace {
@@ -83,7 +83,7 @@ PathNeeds NeedsOfAll(const std::vector<std::string>& paths) {
 
 class Daemon {
  public:
-  Daemon(const AdmissionOptions& options, kube::ShutdownSignal& shutdown)
+  Daemon(const AdmissionOptions& options, base::ShutdownSignal& shutdown)
       : options_(options), shutdown_(shutdown), registry_(metrics::DefaultRegistry()) {}
 
   int Run() {
@@ -268,7 +268,7 @@ class Daemon {
   }
 
   const AdmissionOptions& options_;
-  kube::ShutdownSignal& shutdown_;
+  base::ShutdownSignal& shutdown_;
   metrics::Registry& registry_;
   std::atomic<bool> serving_{false};
 
@@ -288,7 +288,7 @@ class Daemon {
 
 }  // namespace
 
-int RunAdmission(const AdmissionOptions& options, kube::ShutdownSignal& shutdown) {
+int RunAdmission(const AdmissionOptions& options, base::ShutdownSignal& shutdown) {
   Daemon daemon(options, shutdown);
   return daemon.Run();
 }

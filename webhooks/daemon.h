@@ -3,13 +3,13 @@
 // the health/metrics endpoints. main() parses flags and calls RunAdmission.
 #pragma once
 
-#include "kube/process.h"
+#include "base/process.h"
 #include "webhooks/options.h"
 
 namespace tephra::webhooks {
 
 // Runs until `shutdown` is requested; returns the process exit code (0 after a clean stop,
 // 1 when a component could not start).
-int RunAdmission(const AdmissionOptions& options, kube::ShutdownSignal& shutdown);
+int RunAdmission(const AdmissionOptions& options, base::ShutdownSignal& shutdown);
 
 }  // namespace tephra::webhooks

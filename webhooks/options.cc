@@ -3,8 +3,8 @@
 #include <set>
 
 #include "kube/daemon.h"
-#include "webhooks/certificates.h"
-#include "webhooks/handlers.h"
+#include "webhooks/certs/certificates.h"
+#include "webhooks/admission/handlers.h"
 
 namespace tephra::webhooks {
 namespace {
@@ -27,7 +27,7 @@ std::vector<std::string> SplitComma(std::string_view list) {
 
 AdmissionOptions::AdmissionOptions() : enabled_admission(SplitComma(kDefaultEnabledPaths)) {}
 
-void AdmissionOptions::Register(kube::FlagSet& flags) {
+void AdmissionOptions::Register(base::FlagSet& flags) {
   flags.SetGroup("Kubernetes API");
   kube::AddClientFlags(flags, &client);
 

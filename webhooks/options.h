@@ -8,8 +8,8 @@
 #include <vector>
 
 #include "kube/config.h"
-#include "kube/flags.h"
-#include "kube/status.h"
+#include "base/flags.h"
+#include "base/status.h"
 
 namespace tephra::webhooks {
 
@@ -58,7 +58,7 @@ struct AdmissionOptions {
   std::string webhook_config_label_selector;
 
   AdmissionOptions();
-  void Register(kube::FlagSet& flags);
+  void Register(base::FlagSet& flags);
   // Checks the values together and fills in computed defaults; the error names the flag.
   Status Finish();
 

@@ -43,8 +43,8 @@ StatusOr<std::vector<std::string>> SelectControllers(const std::vector<std::stri
   return out;
 }
 
-kube::WorkQueueOptions QueueOptions(const ControllerContext& context, std::string name) {
-  kube::WorkQueueOptions options;
+base::WorkQueueOptions QueueOptions(const ControllerContext& context, std::string name) {
+  base::WorkQueueOptions options;
   options.name = std::move(name);
   options.clock = context.clock;
   options.registry = context.metrics;

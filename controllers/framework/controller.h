@@ -10,11 +10,11 @@
 #include <vector>
 
 #include "kube/client.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "kube/events.h"
 #include "kube/informer.h"
-#include "kube/status.h"
-#include "kube/workqueue.h"
+#include "base/status.h"
+#include "base/workqueue.h"
 
 namespace tephra::metrics {
 class Registry;
@@ -43,7 +43,7 @@ struct ControllerContext {
   std::shared_ptr<kube::Client> client;
   kube::InformerFactory* informers = nullptr;
   kube::EventRecorder* recorder = nullptr;
-  kube::ClockInterface* clock = nullptr;
+  base::ClockInterface* clock = nullptr;
   metrics::Registry* metrics = nullptr;
   ControllerOptions options;
 };
@@ -70,7 +70,7 @@ inline constexpr std::string_view kControllerNames[] = {"job-controller", "queue
 StatusOr<std::vector<std::string>> SelectControllers(const std::vector<std::string>& spec);
 
 // Options of a controller's work queue: metrics under `name`, the context's clock and registry.
-kube::WorkQueueOptions QueueOptions(const ControllerContext& context, std::string name);
+base::WorkQueueOptions QueueOptions(const ControllerContext& context, std::string name);
 
 // The InformerScope of namespaced objects, and of Queues, under the options.
 kube::InformerScope NamespacedScope(const ControllerOptions& options);

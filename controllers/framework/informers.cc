@@ -43,7 +43,7 @@ kube::ObjectDecoder PriorityClassDecoder() {
   });
 }
 
-void WorkerPool::Start(kube::WorkQueue* queue, int threads, std::string what,
+void WorkerPool::Start(base::WorkQueue* queue, int threads, std::string what,
                        std::function<Status(const std::string&)> sync) {
   queue_ = queue;
   for (int i = 0; i < std::max(1, threads); ++i) {

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "kube/informer.h"
-#include "kube/status.h"
-#include "kube/workqueue.h"
+#include "base/status.h"
+#include "base/workqueue.h"
 
 namespace tephra::controllers {
 
@@ -26,13 +26,13 @@ kube::ObjectDecoder PriorityClassDecoder();
 class WorkerPool {
  public:
   ~WorkerPool() { Stop(); }
-  void Start(kube::WorkQueue* queue, int threads, std::string what,
+  void Start(base::WorkQueue* queue, int threads, std::string what,
              std::function<Status(const std::string&)> sync);
   // Shuts the queue down and joins the workers. Idempotent.
   void Stop();
 
  private:
-  kube::WorkQueue* queue_ = nullptr;
+  base::WorkQueue* queue_ = nullptr;
   std::vector<std::thread> threads_;
 };
 

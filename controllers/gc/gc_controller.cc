@@ -15,10 +15,10 @@ bool Finished(std::string_view phase) {
 
 }  // namespace
 
-std::optional<std::chrono::nanoseconds> TimeUntilExpiry(const api::Job& job, kube::Time now) {
+std::optional<std::chrono::nanoseconds> TimeUntilExpiry(const api::Job& job, base::Time now) {
   if (!job.spec.ttl_seconds_after_finished || !Finished(job.status.state.phase)) return std::nullopt;
   if (!job.status.state.last_transition_time) return std::nullopt;
-  kube::Time expiry = *job.status.state.last_transition_time +
+  base::Time expiry = *job.status.state.last_transition_time +
                       std::chrono::seconds(*job.spec.ttl_seconds_after_finished);
   return std::chrono::duration_cast<std::chrono::nanoseconds>(expiry - now);
 }
@@ -31,8 +31,8 @@ Status GarbageCollector::Initialize(ControllerContext& context) {
   jobs_ = ctx_.informers->For(
       kJobs, JobDecoder(),
       NamespacedScope(ctx_.options), ctx_.options.resync_period);
-  kube::WorkQueueOptions qo = QueueOptions(ctx_, "gc-controller");
-  queue_ = std::make_unique<kube::WorkQueue>(qo);
+  base::WorkQueueOptions qo = QueueOptions(ctx_, "gc-controller");
+  queue_ = std::make_unique<base::WorkQueue>(qo);
   auto consider = [this](const kube::ObjectPtr& o) {
     const auto& job = static_cast<const api::Job&>(*o);
     if (TimeUntilExpiry(job, ctx_.clock->Now())) queue_->Add(o->metadata.Key());

@@ -14,13 +14,13 @@
 #include "api/batch.h"
 #include "controllers/framework/controller.h"
 #include "controllers/framework/informers.h"
-#include "kube/workqueue.h"
+#include "base/workqueue.h"
 
 namespace tephra::controllers::gc {
 
 // How long until the job may be deleted: nullopt when it never expires (no TTL, not finished,
 // no transition time); zero or negative when it is due.
-std::optional<std::chrono::nanoseconds> TimeUntilExpiry(const api::Job& job, kube::Time now);
+std::optional<std::chrono::nanoseconds> TimeUntilExpiry(const api::Job& job, base::Time now);
 
 class GarbageCollector : public Controller {
  public:
@@ -38,7 +38,7 @@ class GarbageCollector : public Controller {
 
   ControllerContext ctx_;
   std::shared_ptr<kube::Informer> jobs_;
-  std::unique_ptr<kube::WorkQueue> queue_;
+  std::unique_ptr<base::WorkQueue> queue_;
   WorkerPool workers_;
 };
 

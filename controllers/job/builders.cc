@@ -4,8 +4,8 @@
 #include <numeric>
 
 #include "api/labels.h"
-#include "kube/json.h"
-#include "kube/workqueue.h"
+#include "json/json.h"
+#include "base/workqueue.h"
 
 namespace tephra::controllers::job {
 namespace {
@@ -27,8 +27,8 @@ std::string Base36(uint64_t v, size_t width) {
 
 // 12 base-36 characters from two FNV hashes of `seed`.
 std::string StableSuffix(const std::string& seed) {
-  uint64_t hi = kube::Fnv32(seed);
-  uint64_t lo = kube::Fnv32(seed + "#");
+  uint64_t hi = base::Fnv32(seed);
+  uint64_t lo = base::Fnv32(seed + "#");
   return Base36((hi << 32) | lo, 12);
 }
 

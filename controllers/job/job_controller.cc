@@ -15,9 +15,9 @@
 #include "controllers/job/plugins/plugin.h"
 #include "controllers/job/status.h"
 #include "controllers/job/verdict.h"
-#include "kube/json.h"
-#include "kube/metrics.h"
-#include "webhooks/cluster_cache.h"
+#include "json/json.h"
+#include "metrics/metrics.h"
+#include "webhooks/admission/cluster_cache.h"
 
 namespace tephra::controllers::job {
 namespace {
@@ -141,8 +141,8 @@ Status JobController::Initialize(ControllerContext& context) {
                     return {job.spec.queue.empty() ? default_queue : job.spec.queue};
                   });
 
-  kube::WorkQueueOptions qo = QueueOptions(ctx_, "job-controller");
-  queue_ = std::make_unique<kube::ShardedWorkQueue>(
+  base::WorkQueueOptions qo = QueueOptions(ctx_, "job-controller");
+  queue_ = std::make_unique<base::ShardedWorkQueue>(
       static_cast<size_t>(std::max(1, ctx_.options.worker_threads)), qo);
   delayed_ = std::make_unique<DelayedActions>(*ctx_.clock);
 
@@ -288,7 +288,7 @@ void JobController::Stop() {
 }
 
 void JobController::Worker(size_t shard) {
-  kube::WorkQueue& q = queue_->Shard(shard);
+  base::WorkQueue& q = queue_->Shard(shard);
   while (auto key = q.Get()) {
     auto start = std::chrono::steady_clock::now();
     Status s;
@@ -305,7 +305,7 @@ void JobController::Worker(size_t shard) {
 }
 
 void JobController::HandleResult(const std::string& key, const Status& status) {
-  kube::WorkQueue& q = queue_->ForKey(key);
+  base::WorkQueue& q = queue_->ForKey(key);
   if (status.ok()) {
     q.Forget(key);
     if (auto due = delayed_->NextDue(key)) q.AddAfter(key, *due);

@@ -27,8 +27,8 @@
 #include "controllers/framework/controller.h"
 #include "controllers/job/policy.h"
 #include "controllers/job/state_machine.h"
-#include "kube/metrics.h"
-#include "kube/workqueue.h"
+#include "metrics/metrics.h"
+#include "base/workqueue.h"
 
 namespace tephra::controllers::job {
 
@@ -56,7 +56,7 @@ class JobController : public Controller {
   };
   // What this process did that the caches may not show yet.
   struct Expectations {
-    std::map<std::string, kube::Time> created;  // pod name → when
+    std::map<std::string, base::Time> created;  // pod name → when
     std::set<std::string> deleted_pod_uids;
     std::string deleted_podgroup_uid;
     int64_t plugins_updated_generation = -1;
@@ -106,7 +106,7 @@ class JobController : public Controller {
   std::shared_ptr<kube::Informer> jobs_, pods_, podgroups_, commands_, priority_classes_;
   std::shared_ptr<kube::Informer> queues_;  // every queue in the cluster: a job's may be anyone's
   std::unique_ptr<api::QueueLookup> queue_lookup_;
-  std::unique_ptr<kube::ShardedWorkQueue> queue_;
+  std::unique_ptr<base::ShardedWorkQueue> queue_;
   std::unique_ptr<DelayedActions> delayed_;
   std::vector<std::thread> workers_;
 

@@ -2,7 +2,7 @@
 
 #include <rapidjson/document.h>
 
-#include "kube/json.h"
+#include "json/json.h"
 
 namespace tephra::controllers::job {
 namespace {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "kube/object.h"
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace tephra::controllers::job {
 

@@ -14,7 +14,7 @@
 #include "api/batch.h"
 #include "api/core.h"
 #include "controllers/job/state_machine.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 
 namespace tephra::controllers::job {
 
@@ -81,7 +81,7 @@ class DelayedActions {
     std::string reason;
   };
 
-  explicit DelayedActions(kube::ClockInterface& clock) : clock_(clock) {}
+  explicit DelayedActions(base::ClockInterface& clock) : clock_(clock) {}
 
   // Schedules `action` after `delay` for the request's pod unless the same pod already waits
   // for the same action. Returns false for such a duplicate.
@@ -105,7 +105,7 @@ class DelayedActions {
   // Removes the job's entries matching `drop`.
   void EraseIf(const std::string& job_key, const std::function<bool(const Entry&)>& drop);
 
-  kube::ClockInterface& clock_;
+  base::ClockInterface& clock_;
   mutable std::mutex mu_;
   std::map<std::string, std::vector<Entry>> entries_;  // guarded by mu_
 };

@@ -82,8 +82,8 @@ void SetCounts(const PodCounts& counts, api::JobStatus* status) {
   status->task_status_count = counts.per_task;
 }
 
-bool SetPhase(Phase phase, std::string_view reason, std::string_view message, kube::Time now,
-              std::optional<kube::Time> creation, api::JobStatus* status) {
+bool SetPhase(Phase phase, std::string_view reason, std::string_view message, base::Time now,
+              std::optional<base::Time> creation, api::JobStatus* status) {
   if (status->state.phase == PhaseName(phase)) return false;
   status->state.phase = std::string(PhaseName(phase));
   status->state.reason = std::string(reason);

@@ -11,7 +11,7 @@
 #include "api/batch.h"
 #include "api/core.h"
 #include "controllers/job/state_machine.h"
-#include "kube/time.h"
+#include "base/time.h"
 
 namespace tephra::controllers::job {
 
@@ -49,7 +49,7 @@ void SetCounts(const PodCounts& counts, api::JobStatus* status);
 // Moves status to `phase` if it differs: state.phase, reason and message, lastTransitionTime,
 // a new conditions[] entry and runningDuration (lastTransitionTime − creation). Returns whether
 // the phase changed.
-bool SetPhase(Phase phase, std::string_view reason, std::string_view message, kube::Time now,
-              std::optional<kube::Time> creation, api::JobStatus* status);
+bool SetPhase(Phase phase, std::string_view reason, std::string_view message, base::Time now,
+              std::optional<base::Time> creation, api::JobStatus* status);
 
 }  // namespace tephra::controllers::job

@@ -10,7 +10,7 @@
 #include "api/labels.h"
 #include "controllers/framework/informers.h"
 #include "controllers/framework/resources.h"
-#include "kube/json.h"
+#include "json/json.h"
 
 namespace tephra::controllers::podgroup {
 namespace {
@@ -120,8 +120,8 @@ Status PodGroupController::Initialize(ControllerContext& context) {
   podgroups_ = ctx_.informers->For(
       kPodGroups, PodGroupDecoder(),
       NamespacedScope(ctx_.options));
-  kube::WorkQueueOptions qo = QueueOptions(ctx_, "pg-controller");
-  queue_ = std::make_unique<kube::WorkQueue>(qo);
+  base::WorkQueueOptions qo = QueueOptions(ctx_, "pg-controller");
+  queue_ = std::make_unique<base::WorkQueue>(qo);
   kube::EventHandlers h;
   h.on_add = [this](const kube::ObjectPtr& o) {
     if (Ours(static_cast<const api::Pod&>(*o))) queue_->Add(o->metadata.Key());

@@ -16,7 +16,7 @@
 #include "api/scheduling.h"
 #include "controllers/framework/controller.h"
 #include "controllers/framework/informers.h"
-#include "kube/workqueue.h"
+#include "base/workqueue.h"
 
 namespace tephra::controllers::podgroup {
 
@@ -48,7 +48,7 @@ class PodGroupController : public Controller {
 
   ControllerContext ctx_;
   std::shared_ptr<kube::Informer> pods_, podgroups_;
-  std::unique_ptr<kube::WorkQueue> queue_;
+  std::unique_ptr<base::WorkQueue> queue_;
   WorkerPool workers_;
 };
 

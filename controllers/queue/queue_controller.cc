@@ -5,8 +5,8 @@
 #include "controllers/framework/commands.h"
 #include "controllers/framework/informers.h"
 #include "controllers/framework/resources.h"
-#include "kube/json.h"
-#include "kube/metrics.h"
+#include "json/json.h"
+#include "metrics/metrics.h"
 
 namespace tephra::controllers::queue {
 namespace {
@@ -81,8 +81,8 @@ Status QueueController::Initialize(ControllerContext& context) {
       kCommands, CommandDecoder(),
       NamespacedScope(ctx_.options));
 
-  kube::WorkQueueOptions qo = QueueOptions(ctx_, "queue-controller");
-  queue_ = std::make_unique<kube::WorkQueue>(qo);
+  base::WorkQueueOptions qo = QueueOptions(ctx_, "queue-controller");
+  queue_ = std::make_unique<base::WorkQueue>(qo);
   metrics::FamilyOptions bounded;
   bounded.max_label_sets = 5000;
   podgroups_gauge_ = &ctx_.metrics->AddGaugeVec(

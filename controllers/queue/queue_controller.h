@@ -20,8 +20,8 @@
 #include "api/scheduling.h"
 #include "controllers/framework/controller.h"
 #include "controllers/framework/informers.h"
-#include "kube/metrics.h"
-#include "kube/workqueue.h"
+#include "metrics/metrics.h"
+#include "base/workqueue.h"
 
 namespace tephra::controllers::queue {
 
@@ -75,7 +75,7 @@ class QueueController : public Controller {
   // Every queue in the cluster: a Command's target missing from queues_ may be another
   // manager's (--queue-label-selector).
   std::shared_ptr<kube::Informer> all_queues_;
-  std::unique_ptr<kube::WorkQueue> queue_;
+  std::unique_ptr<base::WorkQueue> queue_;
   WorkerPool workers_;
   std::mutex mu_;
   std::unordered_map<std::string, std::deque<Pending>> inbox_;  // guarded by mu_

@@ -104,7 +104,7 @@ class AllocateAction : public Action {
   // Whether the job's controller created a pod of it in the last couple of seconds: its pods
   // are still arriving (creation times are whole seconds).
   static bool PodsArriving(const Session& ssn, const JobInfo& job) {
-    const kube::Time recent = ssn.Now() - std::chrono::seconds(2);
+    const base::Time recent = ssn.Now() - std::chrono::seconds(2);
     for (const auto& [uid, t] : job.tasks) {
       const auto& created = t.pod->metadata.creation_timestamp;
       if (created && *created >= recent) return true;

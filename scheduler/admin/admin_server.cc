@@ -49,7 +49,7 @@ void SetExplanation(const JobExplanation& e, pb::JobExplanation* out) {
   out->set_queue(e.queue);
   out->set_phase(e.phase);
   out->mutable_session()->set_id(e.session);
-  out->mutable_session()->set_time(kube::FormatTime(e.time));
+  out->mutable_session()->set_time(base::FormatTime(e.time));
   pb::Gang* g = out->mutable_gang();
   g->set_min_available(e.min_available);
   for (const auto& [role, n] : e.min_task_member) (*g->mutable_min_task_member())[role] = n;
@@ -155,7 +155,7 @@ class AdminService final : public pb::SchedulerAdmin::Service {
     ApplyShares(last.shares, &views);
     if (!last.id.empty()) {
       out->mutable_session()->set_id(last.id);
-      out->mutable_session()->set_time(kube::FormatTime(last.time));
+      out->mutable_session()->set_time(base::FormatTime(last.time));
     }
     if (!req->queue().empty() && views.count(req->queue()) == 0) {
       return {grpc::StatusCode::NOT_FOUND, "no queue " + req->queue() + " in the scheduler's cache"};
@@ -173,7 +173,7 @@ class AdminService final : public pb::SchedulerAdmin::Service {
     doc.sampling = s_.sampling;
     if (req->source() == pb::DumpSnapshotRequest::CURRENT) {
       doc.snapshot = s_.cache->TakeSnapshot();
-      doc.time = kube::Clock::now();
+      doc.time = base::Clock::now();
     } else {
       std::shared_ptr<const RecordedSession> last = s_.recorder->LastDecision();
       if (!last) {
@@ -204,7 +204,7 @@ class AdminService final : public pb::SchedulerAdmin::Service {
     for (const auto& t : last.tiers) out->add_plugins(t);
     if (!last.id.empty()) {
       out->mutable_last_session()->set_id(last.id);
-      out->mutable_last_session()->set_time(kube::FormatTime(last.time));
+      out->mutable_last_session()->set_time(base::FormatTime(last.time));
     }
     out->set_sessions(last.sessions);
     out->set_nodes(static_cast<int32_t>(s_.cache->NodeCount()));

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "kube/status.h"
+#include "base/status.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/explain/recorder.h"
 #include "scheduler/replay/snapshot_io.h"

@@ -8,8 +8,6 @@
 
 namespace tephra::scheduler {
 
-// ---- KubeBinder ----
-
 KubeBinder::KubeBinder(std::shared_ptr<kube::Client> client, SchedulerCache& cache,
                        kube::EventRecorder* events, metrics::Registry* registry,
                        BinderOptions options)
@@ -156,7 +154,7 @@ void KubeBinder::DoBind(const Work& w) {
   }
   if (bound_total_ != nullptr) bound_total_->Inc();
   if (create_to_bind_ != nullptr && w.created) {
-    create_to_bind_->Observe(std::chrono::duration<double>(kube::Clock::now() - *w.created).count());
+    create_to_bind_->Observe(std::chrono::duration<double>(base::Clock::now() - *w.created).count());
   }
   if (events_ != nullptr && options_.record_scheduled_events) {
     events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kNormal, "Scheduled",
@@ -179,7 +177,7 @@ void KubeBinder::DoEvict(const Work& w) {
       .Field("status", "True")
       .Field("reason", "PreemptionByScheduler")
       .Field("message", w.reason)
-      .Field("lastTransitionTime", kube::FormatTime(kube::Clock::now()))
+      .Field("lastTransitionTime", base::FormatTime(base::Clock::now()))
       .EndObject()
       .EndArray()
       .EndObject()
@@ -214,250 +212,6 @@ void KubeBinder::DoEvict(const Work& w) {
       }
       events_->Record(pg, kube::EventType::kWarning, "Evicted", "pod " + w.name + " " + w.reason);
     }
-  }
-}
-
-// ---- StatusWriter ----
-
-StatusWriter::StatusWriter(std::shared_ptr<kube::Client> client, SchedulerCache* cache,
-                           kube::EventRecorder* events, metrics::Registry* registry, int workers,
-                           std::chrono::milliseconds settle)
-    : client_(std::move(client)), cache_(cache), events_(events), settle_(settle) {
-  if (registry != nullptr) {
-    writes_ = &registry->AddCounter("tephra_status_writes_total",
-                                    "PodGroup, Queue and pod status writes.");
-    write_errors_ = &registry->AddCounter("tephra_status_write_errors_total",
-                                          "Status writes that failed.");
-  }
-  for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] { Loop(); });
-}
-
-StatusWriter::~StatusWriter() { Stop(); }
-
-namespace {
-
-void WriteConditions(json::Writer& w, const std::vector<api::PodGroupCondition>& conditions) {
-  w.Key("conditions").StartArray();
-  for (const auto& c : conditions) {
-    w.StartObject().Field("type", c.type).Field("status", c.status);
-    if (!c.transition_id.empty()) w.Field("transitionID", c.transition_id);
-    if (c.last_transition_time) w.Field("lastTransitionTime", kube::FormatTime(*c.last_transition_time));
-    if (!c.reason.empty()) w.Field("reason", c.reason);
-    if (!c.message.empty()) w.Field("message", c.message);
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
-}  // namespace
-
-void StatusWriter::Apply(const SessionOutcome& outcome) {
-  for (const auto& u : outcome.pod_groups) {
-    Item item;
-    item.kind = Item::Kind::kPodGroup;
-    item.key = "pg/" + u.namespace_ + "/" + u.name;
-    item.job = u.job;
-    item.namespace_ = u.namespace_;
-    item.name = u.name;
-    item.sched_plugins = u.sched_plugins;
-    json::Writer w;
-    w.StartObject().Key("status").StartObject();
-    if (u.sched_plugins) {
-      w.Field("phase", api::SchedPluginsPhaseFor(u.status.phase));
-      w.Field("running", int64_t{u.status.running});
-      w.Field("succeeded", int64_t{u.status.succeeded});
-      w.Field("failed", int64_t{u.status.failed});
-    } else {
-      w.Field("phase", u.status.phase);
-      w.Field("running", int64_t{u.status.running});
-      w.Field("succeeded", int64_t{u.status.succeeded});
-      w.Field("failed", int64_t{u.status.failed});
-      WriteConditions(w, u.status.conditions);
-    }
-    w.EndObject().EndObject();
-    item.body = w.Take();
-    if (!u.event_reason.empty()) {
-      item.event_object.api_version = u.sched_plugins ? "scheduling.x-k8s.io/v1alpha1" : "scheduling.volcano.sh/v1beta1";
-      item.event_object.kind = "PodGroup";
-      item.event_object.namespace_ = u.namespace_;
-      item.event_object.name = u.name;
-      item.event_type = u.event_type;
-      item.event_reason = u.event_reason;
-      item.event_message = u.event_message;
-    }
-    // A scheduling.x-k8s.io group comes back in its own shape, never equal to this status.
-    if (cache_ != nullptr && !u.sched_plugins) cache_->AssumePodGroupStatus(u.job, u.status);
-    Enqueue(std::move(item), u.urgent);
-  }
-  for (const auto& q : outcome.queues) {
-    Item item;
-    item.kind = Item::Kind::kQueue;
-    item.key = "queue/" + q.name;
-    item.name = q.name;
-    json::Writer w;
-    w.StartObject().Key("status").StartObject().Key("allocated").StartObject();
-    for (const auto& [name, quantity] : q.allocated) w.Field(name, quantity.String());
-    w.EndObject().EndObject().EndObject();
-    item.body = w.Take();
-    Enqueue(std::move(item), false);
-  }
-  for (const auto& p : outcome.pods) {
-    Item item;
-    item.kind = Item::Kind::kPod;
-    item.key = "pod/" + p.namespace_ + "/" + p.name;
-    item.namespace_ = p.namespace_;
-    item.name = p.name;
-    json::Writer w;
-    w.StartObject().Key("status").StartObject();
-    if (!p.nominated_node.empty()) w.Field("nominatedNodeName", p.nominated_node);
-    w.Key("conditions").StartArray().StartObject();
-    w.Field("type", "PodScheduled")
-        .Field("status", p.condition.status)
-        .Field("reason", p.condition.reason)
-        .Field("message", p.condition.message)
-        .Field("lastTransitionTime", kube::FormatTime(kube::Clock::now()));
-    w.EndObject().EndArray().EndObject().EndObject();
-    item.body = w.Take();
-    item.event_object.api_version = "v1";
-    item.event_object.kind = "Pod";
-    item.event_object.namespace_ = p.namespace_;
-    item.event_object.name = p.name;
-    item.event_object.uid = p.uid;
-    item.event_type = "Warning";
-    item.event_reason = "FailedScheduling";
-    item.event_message = p.condition.message;
-    Enqueue(std::move(item), true);
-  }
-}
-
-void StatusWriter::Enqueue(Item item, bool urgent) {
-  auto now = std::chrono::steady_clock::now();
-  item.not_before = urgent ? now : now + settle_;
-  std::lock_guard<std::mutex> l(mu_);
-  auto it = pending_.find(item.key);
-  if (it == pending_.end()) {
-    if (urgent) {
-      urgent_.push_back(item.key);
-    } else {
-      held_.emplace_back(item.not_before, item.key);
-    }
-    pending_.emplace(item.key, std::move(item));
-  } else {
-    // Newer content; the wait never grows, and an urgent update cuts it short.
-    bool was_urgent = it->second.not_before <= now;
-    item.not_before = std::min(item.not_before, it->second.not_before);
-    if (urgent && !was_urgent) urgent_.push_back(item.key);
-    it->second = std::move(item);
-  }
-  cv_.notify_one();
-}
-
-bool StatusWriter::Drain(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, timeout, [this] { return pending_.empty() && in_flight_ == 0; });
-}
-
-void StatusWriter::Stop() {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (stopped_ && threads_.empty()) return;
-    stopped_ = true;
-  }
-  cv_.notify_all();
-  for (auto& t : threads_) t.join();
-  threads_.clear();
-}
-
-void StatusWriter::Loop() {
-  while (true) {
-    Item item;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      std::string key;
-      while (key.empty()) {
-        auto now = std::chrono::steady_clock::now();
-        if (!urgent_.empty()) {
-          key = std::move(urgent_.front());
-          urgent_.pop_front();
-        } else if (!held_.empty() && (stopped_ || held_.front().first <= now)) {
-          key = std::move(held_.front().second);
-          held_.pop_front();
-        } else if (stopped_) {
-          return;  // everything written
-        } else if (held_.empty()) {
-          cv_.wait(lock);
-        } else {
-          cv_.wait_until(lock, held_.front().first);
-        }
-      }
-      auto it = pending_.find(key);
-      // Written through an earlier entry, or held anew (its own later entry writes it).
-      if (it == pending_.end() || (!stopped_ && it->second.not_before > std::chrono::steady_clock::now())) {
-        continue;
-      }
-      item = std::move(it->second);
-      pending_.erase(it);
-      ++in_flight_;
-    }
-    Write(item);
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      --in_flight_;
-    }
-    cv_.notify_all();
-  }
-}
-
-namespace {
-
-void FillIdentity(const std::string& written, kube::ObjectReference* object) {
-  json::Document doc;
-  if (!json::Parse(written, &doc).ok()) return;
-  json::Errors errors;
-  kube::RawObject header;
-  kube::DecodeObjectHeader(json::Reader(&doc, &errors), &header);
-  object->uid = header.metadata.uid;
-  object->resource_version = header.metadata.resource_version;
-}
-
-}  // namespace
-
-void StatusWriter::Write(const Item& item) {
-  StatusOr<std::string> r = InvalidArgument("unknown item");
-  switch (item.kind) {
-    case Item::Kind::kPodGroup:
-      if (item.sched_plugins) {
-        r = client_->Patch(api::kSchedPluginsPodGroups, item.namespace_, item.name, kube::PatchType::kMerge,
-                           item.body, {}, "status");
-      } else {
-        r = client_->Patch(api::kPodGroups, item.namespace_, item.name, kube::PatchType::kMerge, item.body);
-      }
-      break;
-    case Item::Kind::kQueue:
-      r = client_->Patch(api::kQueues, "", item.name, kube::PatchType::kMerge, item.body, {}, "status");
-      break;
-    case Item::Kind::kPod:
-      r = client_->Patch(kube::resources::kPods, item.namespace_, item.name,
-                         kube::PatchType::kStrategicMerge, item.body, {}, "status");
-      break;
-  }
-  if (writes_ != nullptr) writes_->Inc();
-  if (!r.ok()) {
-    if (write_errors_ != nullptr) write_errors_->Inc();
-    if (cache_ != nullptr && item.kind == Item::Kind::kPodGroup) cache_->ForgetPodGroupStatus(item.job);
-    if (r.status().code() != StatusCode::kNotFound) {
-      LOG(WARNING) << "status writer: " << item.key << ": " << r.status().ToString();
-    }
-    return;
-  }
-  if (events_ != nullptr && !item.event_reason.empty()) {
-    kube::ObjectReference object = item.event_object;
-    // kubectl describe lists only events whose involvedObject.uid matches: take the uid (and
-    // the version the event speaks of) from the object the write returned.
-    if (object.uid.empty()) FillIdentity(*r, &object);
-    events_->Record(object,
-                    item.event_type == "Warning" ? kube::EventType::kWarning : kube::EventType::kNormal,
-                    item.event_reason, item.event_message);
   }
 }
 

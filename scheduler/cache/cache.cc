@@ -31,7 +31,7 @@ api::Resources ReservedMinResources(const api::ResourceList& min_resources) {
   return api::Resources::FromList(kept);
 }
 
-SchedulerCache::SchedulerCache(CacheOptions options, kube::ClockInterface& clock)
+SchedulerCache::SchedulerCache(CacheOptions options, base::ClockInterface& clock)
     : options_(std::move(options)), clock_(clock) {}
 
 bool SchedulerCache::Ours(const PodInfo& pod) const {

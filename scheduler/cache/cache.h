@@ -20,7 +20,7 @@
 
 #include "api/core.h"
 #include "api/scheduling.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "scheduler/model/model.h"
 
 namespace tephra::scheduler {
@@ -35,7 +35,7 @@ struct CacheOptions {
 
 class SchedulerCache {
  public:
-  explicit SchedulerCache(CacheOptions options, kube::ClockInterface& clock = kube::RealClock());
+  explicit SchedulerCache(CacheOptions options, base::ClockInterface& clock = base::RealClock());
 
   // ---- informer input ----
   void UpsertNode(std::shared_ptr<const api::Node> node);
@@ -117,7 +117,7 @@ class SchedulerCache {
   void ChangedLocked(bool may_unblock_pending);
 
   CacheOptions options_;
-  kube::ClockInterface& clock_;
+  base::ClockInterface& clock_;
 
   mutable std::mutex mu_;
   std::condition_variable work_cv_;

@@ -279,7 +279,7 @@ std::map<std::string, QueueView> QueueViewsOf(const Snapshot& snapshot) {
 }
 
 JobExplanation ExplainSessionJob(const Session& ssn, size_t j, const QueueView* queue,
-                                 const std::map<std::string, int64_t>* largest_free, kube::Time now) {
+                                 const std::map<std::string, int64_t>* largest_free, base::Time now) {
   const JobInfo& job = ssn.job(j);
   JobExplanation e;
   e.id = job.id;

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "api/resources.h"
-#include "kube/time.h"
+#include "base/time.h"
 #include "scheduler/framework/session.h"
 #include "scheduler/model/model.h"
 
@@ -83,7 +83,7 @@ struct JobExplanation {
   bool admitted = true;  // phase is not Pending
   bool scheduled = false;  // the gang is ready (nothing holds it back)
   std::string session;
-  kube::Time time;
+  base::Time time;
 
   int32_t min_available = 0;
   std::map<std::string, int32_t> min_task_member;
@@ -116,7 +116,7 @@ std::vector<UnplacedGroup> GroupUnplaced(const JobInfo& job,
 // it (QueueViews), or null when the queue is unknown; `largest_free` (LargestFree), when given,
 // lets hints say how much the best node has left.
 JobExplanation ExplainSessionJob(const Session& ssn, size_t j, const QueueView* queue,
-                                 const std::map<std::string, int64_t>* largest_free, kube::Time now);
+                                 const std::map<std::string, int64_t>* largest_free, base::Time now);
 
 // Per resource dimension, the most any node of the session has free after it closed.
 std::map<std::string, int64_t> LargestFree(const Session& ssn);

@@ -37,7 +37,7 @@ size_t ExplanationStore::size() const {
   return lru_.size();
 }
 
-void SessionRecorder::Record(const Session& ssn, Decisions decisions, kube::Time now) {
+void SessionRecorder::Record(const Session& ssn, Decisions decisions, base::Time now) {
   std::vector<std::shared_ptr<const JobExplanation>> batch;
   std::optional<std::map<std::string, QueueView>> views;
   std::optional<std::map<std::string, int64_t>> free;

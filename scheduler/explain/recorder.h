@@ -21,9 +21,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kube/time.h"
+#include "base/time.h"
 #include "scheduler/explain/explain.h"
-#include "scheduler/replay/decisions.h"
+#include "scheduler/framework/decisions.h"
 
 namespace tephra::scheduler {
 
@@ -47,14 +47,14 @@ class ExplanationStore {
 // The input and decisions of one session.
 struct RecordedSession {
   std::string id;
-  kube::Time time;
+  base::Time time;
   std::shared_ptr<const Snapshot> snapshot;
   Decisions decisions;
 };
 
 struct SessionSummary {
   std::string id;  // empty before the first session
-  kube::Time time;
+  base::Time time;
   uint64_t sessions = 0;
   std::map<std::string, QueueShareReport> shares;
   std::vector<std::string> actions;
@@ -72,7 +72,7 @@ class SessionRecorder {
   explicit SessionRecorder(Options options) : options_(options), store_(options.capacity) {}
 
   // Called by the loop with each closed session and what it decided.
-  void Record(const Session& ssn, Decisions decisions, kube::Time now);
+  void Record(const Session& ssn, Decisions decisions, base::Time now);
 
   std::shared_ptr<const JobExplanation> Explanation(const JobId& id) const { return store_.Get(id); }
   const ExplanationStore& store() const { return store_; }

@@ -20,7 +20,7 @@
 #include <string>
 #include <vector>
 
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace tephra::scheduler {
 

@@ -19,7 +19,7 @@ bool SetCondition(std::vector<api::PodGroupCondition>* conditions, const api::Po
 
 }  // namespace
 
-api::PodGroupStatus PodGroupStatusAfter(const Session& ssn, size_t j, kube::Time now) {
+api::PodGroupStatus PodGroupStatusAfter(const Session& ssn, size_t j, base::Time now) {
   const JobInfo& job = ssn.job(j);
   api::PodGroupStatus status = job.pod_group ? job.pod_group->status : api::PodGroupStatus{};
   const auto& cond = ssn.JobCondition(j);
@@ -72,7 +72,7 @@ api::PodGroupStatus PodGroupStatusAfter(const Session& ssn, size_t j, kube::Time
 SessionOutcome ComputeOutcome(const Session& ssn) {
   SessionOutcome out;
   // Whole seconds, as the API server keeps them: the written status then equals its echo.
-  const kube::Time now = std::chrono::floor<std::chrono::seconds>(ssn.Now());
+  const base::Time now = std::chrono::floor<std::chrono::seconds>(ssn.Now());
   std::map<std::string, api::Resources> queue_allocated;
   for (size_t j = 0; j < ssn.job_count(); ++j) {
     const JobInfo& job = ssn.job(j);

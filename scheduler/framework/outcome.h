@@ -61,6 +61,6 @@ struct SessionOutcome {
 SessionOutcome ComputeOutcome(const Session& session);
 
 // The PodGroup status a job should have after the session.
-api::PodGroupStatus PodGroupStatusAfter(const Session& session, size_t job, kube::Time now);
+api::PodGroupStatus PodGroupStatusAfter(const Session& session, size_t job, base::Time now);
 
 }  // namespace tephra::scheduler

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "kube/status.h"
+#include "base/status.h"
 #include "scheduler/framework/conf.h"
 #include "scheduler/framework/interfaces.h"
 

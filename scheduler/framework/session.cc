@@ -59,8 +59,8 @@ Session::Session(std::shared_ptr<const Snapshot> snapshot, const SchedulerConf& 
 
 Session::~Session() = default;
 
-kube::Time Session::Now() const {
-  return options_.clock != nullptr ? options_.clock->Now() : kube::Clock::now();
+base::Time Session::Now() const {
+  return options_.clock != nullptr ? options_.clock->Now() : base::Clock::now();
 }
 
 void Session::Open() {
@@ -230,7 +230,7 @@ int FirstNonZero(const std::vector<std::vector<Fn>>& tiers, const T& l, const T&
   return 0;
 }
 
-int CompareTime(const std::optional<kube::Time>& l, const std::optional<kube::Time>& r) {
+int CompareTime(const std::optional<base::Time>& l, const std::optional<base::Time>& r) {
   if (l == r) return 0;
   if (!l) return 1;
   if (!r) return -1;
@@ -250,7 +250,7 @@ bool Session::JobOrder(const JobInfo& l, const JobInfo& r) const {
 bool Session::QueueOrder(const QueueInfo& l, const QueueInfo& r) const {
   int c = FirstNonZero(c_queue_order_, l, r);
   if (c != 0) return c < 0;
-  std::optional<kube::Time> lt, rt;
+  std::optional<base::Time> lt, rt;
   if (l.queue) lt = l.queue->metadata.creation_timestamp;
   if (r.queue) rt = r.queue->metadata.creation_timestamp;
   c = CompareTime(lt, rt);

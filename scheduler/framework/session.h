@@ -15,7 +15,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "scheduler/framework/conf.h"
 #include "scheduler/framework/interfaces.h"
 #include "scheduler/model/model.h"
@@ -66,7 +66,7 @@ struct SessionOptions {
   std::string uid;  // session id (condition transitionID)
   Binder* binder = nullptr;
   Evictor* evictor = nullptr;
-  kube::ClockInterface* clock = nullptr;
+  base::ClockInterface* clock = nullptr;
   // Volcano's node sampling: find at least this many feasible nodes (or this percentage of
   // nodes; 0 = adaptive 50 - N/125, floored at minimum_percentage).
   int minimum_feasible_nodes = 100;
@@ -90,7 +90,7 @@ class Session {
   const SchedulerConf& conf() const { return conf_; }
   const SessionOptions& options() const { return options_; }
   const std::string& uid() const { return options_.uid; }
-  kube::Time Now() const;
+  base::Time Now() const;
 
   // ---- the cluster as this session sees it ----
   size_t node_count() const { return nodes_.size(); }

@@ -131,7 +131,7 @@ struct JobInfo {
   std::optional<api::Resources> min_resources;
   std::string phase;  // PodGroup status.phase (a session may move it to Inqueue)
   bool preemptable = false;
-  std::optional<kube::Time> creation;
+  std::optional<base::Time> creation;
 
   std::unordered_map<std::string, TaskInfo> tasks;  // by pod uid
   std::array<int32_t, kTaskStatusCount> counts{};

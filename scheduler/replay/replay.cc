@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <set>
 
-#include "kube/clock.h"
+#include "base/clock.h"
 
 namespace tephra::scheduler {
 
 ReplayResult Replay(const SnapshotDocument& doc, const SchedulerConf& conf, const Registry& registry) {
   ReplayResult out;
-  kube::FakeClock clock(doc.time.value_or(kube::Clock::now()));
+  base::FakeClock clock(doc.time.value_or(base::Clock::now()));
   DecisionLog log(nullptr, nullptr);
   SessionOptions options;
   out.session = (doc.session.empty() ? std::string("snapshot") : doc.session) + "-replay";

@@ -12,7 +12,7 @@
 #include "scheduler/framework/conf.h"
 #include "scheduler/framework/cycle.h"
 #include "scheduler/framework/registry.h"
-#include "scheduler/replay/decisions.h"
+#include "scheduler/framework/decisions.h"
 #include "scheduler/replay/snapshot_io.h"
 
 namespace tephra::scheduler {

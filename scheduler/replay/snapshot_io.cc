@@ -11,7 +11,7 @@
 #include "api/core.h"
 #include "api/labels.h"
 #include "api/scheduling.h"
-#include "kube/json.h"
+#include "json/json.h"
 
 namespace tephra::scheduler {
 namespace {
@@ -121,7 +121,7 @@ std::string EncodeSnapshot(const SnapshotDocument& doc) {
   w.StartObject();
   w.Field("apiVersion", kSnapshotApiVersion).Field("kind", kSnapshotKind);
   if (!doc.session.empty()) w.Field("session", doc.session);
-  if (doc.time) w.Field("time", kube::FormatTime(*doc.time));
+  if (doc.time) w.Field("time", base::FormatTime(*doc.time));
   w.Field("generation", static_cast<int64_t>(snap.generation));
   w.Key("sampling").StartObject();
   w.Field("minimumFeasibleNodes", doc.sampling.minimum_feasible_nodes);
@@ -185,7 +185,7 @@ std::string EncodeSnapshot(const SnapshotDocument& doc) {
     w.EndObject();
     if (j->min_resources) WriteResources(w, "minResources", *j->min_resources);
     w.Field("phase", j->phase).Field("preemptable", j->preemptable);
-    if (j->creation) w.Field("creation", kube::FormatTime(*j->creation));
+    if (j->creation) w.Field("creation", base::FormatTime(*j->creation));
     std::vector<const TaskInfo*> tasks;
     for (const auto& [uid, t] : j->tasks) tasks.push_back(&t);
     std::sort(tasks.begin(), tasks.end(), [](const TaskInfo* a, const TaskInfo* b) { return a->uid() < b->uid(); });

@@ -25,11 +25,11 @@
 #include <string>
 #include <string_view>
 
-#include "kube/status.h"
-#include "kube/time.h"
+#include "base/status.h"
+#include "base/time.h"
 #include "scheduler/model/model.h"
 #include "scheduler/model/pod_info.h"
-#include "scheduler/replay/decisions.h"
+#include "scheduler/framework/decisions.h"
 
 namespace tephra::scheduler {
 
@@ -47,7 +47,7 @@ struct SnapshotDocument {
   std::shared_ptr<const Snapshot> snapshot;
   SamplingOptions sampling;
   std::string session;  // the session that ran on it, if any
-  std::optional<kube::Time> time;
+  std::optional<base::Time> time;
   std::optional<Decisions> decisions;  // what that session decided
 };
 

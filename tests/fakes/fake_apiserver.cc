@@ -5,8 +5,8 @@
 
 #include <rapidjson/document.h>
 
-#include "kube/json.h"
-#include "kube/time.h"
+#include "json/json.h"
+#include "base/time.h"
 
 namespace tephra::testing {
 namespace {
@@ -279,7 +279,7 @@ std::string FakeApiServer::Put(const std::string& collection, const std::string&
   std::string with = json;
   if (!exists) {
     meta["uid"] = "uid-" + std::to_string(++uid_);
-    meta["creationTimestamp"] = kube::FormatTime(kube::Clock::now());
+    meta["creationTimestamp"] = base::FormatTime(base::Clock::now());
   } else {
     std::string old = objects_[t.collection][Key(t.ns, name)];
     meta["uid"] = Field(old, "metadata", "uid");
@@ -401,7 +401,7 @@ StatusOr<kube::ApiResponse> FakeApiServer::Handle(const kube::ApiRequest& reques
       return ErrorResponse(409, "AlreadyExists", name + " already exists");
     }
     std::map<std::string, std::string> meta{{"uid", "uid-" + std::to_string(++uid_)},
-                                            {"creationTimestamp", kube::FormatTime(kube::Clock::now())}};
+                                            {"creationTimestamp", base::FormatTime(base::Clock::now())}};
     if (!t.ns.empty()) meta["namespace"] = t.ns;
     return Ok(201, Store(t.collection, t.ns, WithMeta(request.body, meta), "ADDED"));
   }

@@ -37,12 +37,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   constexpr size_t kPaths = std::size(webhooks::kAllPaths);
   std::string_view path = webhooks::kAllPaths[data[0] % kPaths];
-  kube::HttpRequest request;
+  base::HttpRequest request;
   request.method = "POST";
   request.path = std::string(path);
   request.body.assign(reinterpret_cast<const char*>(data + 1), size - 1);
 
-  kube::HttpResponse http = world->router.Serve(path, request);
+  base::HttpResponse http = world->router.Serve(path, request);
   Check(http.status == 200 || http.status == 400);
   if (http.status == 400) return 0;
   auto asked = webhooks::DecodeAdmissionRequest(request.body);

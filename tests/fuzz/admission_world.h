@@ -8,10 +8,10 @@
 
 #include "api/scheduling.h"
 #include "api/validation.h"
-#include "kube/metrics.h"
+#include "metrics/metrics.h"
 #include "tests/fuzz/fuzz_support.h"
-#include "webhooks/handlers.h"
-#include "webhooks/router.h"
+#include "webhooks/admission/handlers.h"
+#include "webhooks/server/router.h"
 
 namespace tephra::fuzz {
 

@@ -8,7 +8,7 @@
 
 #include <rapidjson/document.h>
 
-#include "kube/json.h"
+#include "json/json.h"
 
 namespace tephra::fuzz {
 

@@ -6,7 +6,7 @@
 
 #include <rapidjson/document.h>
 
-#include "kube/json.h"
+#include "json/json.h"
 #include "kube/object.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -14,7 +14,7 @@
 
 #include "api/json_patch.h"
 #include "tests/fuzz/admission_world.h"
-#include "webhooks/admission_review.h"
+#include "webhooks/admission/admission_review.h"
 
 namespace {
 
@@ -50,11 +50,11 @@ std::string_view PathFor(bool mutate) {
 std::optional<webhooks::AdmissionResponse> Call(bool mutate, webhooks::Operation op,
                                                 std::string_view object,
                                                 std::string_view old_object = {}) {
-  kube::HttpRequest request;
+  base::HttpRequest request;
   request.method = "POST";
   request.path = std::string(PathFor(mutate));
   request.body = webhooks::EncodeAdmissionRequest(Request(op), object, old_object);
-  kube::HttpResponse http = fuzz::TheWorld().router.Serve(request.path, request);
+  base::HttpResponse http = fuzz::TheWorld().router.Serve(request.path, request);
   Check(http.status == 200 || http.status == 400);
   if (http.status == 400) return std::nullopt;
   auto answer = webhooks::DecodeAdmissionResponse(http.body);

@@ -20,7 +20,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "kube/base64.h"
+#include "base/base64.h"
 #include "tests/support/cluster.h"
 
 namespace tephra::testing {
@@ -430,14 +430,14 @@ TEST_CASE("A second replica reuses the Secret, and its certificate chains to the
                               "-o", "jsonpath={" + field + "}"});
   };
   std::string version = secret_field(".metadata.resourceVersion");
-  std::optional<std::string> ca = Base64Decode(secret_field(".data.ca\\.crt"));
+  std::optional<std::string> ca = base::Base64Decode(secret_field(".data.ca\\.crt"));
   REQUIRE(ca.has_value());
   CHECK(Contains(*ca, "BEGIN CERTIFICATE"));
   std::string bundle = suite.k().MustRun(
       {"get", "validatingwebhookconfiguration",
        "tephra-it-" + suite.id() + "-admission-jobs-validate", "-o",
        "jsonpath={.webhooks[0].clientConfig.caBundle}"});
-  CHECK(Base64Decode(bundle) == ca);
+  CHECK(base::Base64Decode(bundle) == ca);
 
   Replica& second = suite.Start(kDefaultPaths);
   CHECK(secret_field(".metadata.resourceVersion") == version);
@@ -454,7 +454,7 @@ TEST_CASE("A second replica reuses the Secret, and its certificate chains to the
                      "--type=json", "-p", R"([{"op":"remove","path":"/data/tls.crt"}])"});
   CHECK(Eventually([&] { return !secret_field(".data.tls\\.crt").empty(); },
                    std::chrono::seconds(10)));
-  CHECK(Base64Decode(secret_field(".data.ca\\.crt")) == ca);
+  CHECK(base::Base64Decode(secret_field(".data.ca\\.crt")) == ca);
 
   // Point the hooks at the second replica and stop the first: requests keep being answered.
   suite.RegisterWebhooks(second.port, kDefaultPaths);

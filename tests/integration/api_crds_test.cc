@@ -15,7 +15,7 @@
 #include "api/labels.h"
 #include "api/scheduling.h"
 #include "api/validation.h"
-#include "kube/json.h"
+#include "json/json.h"
 #include "tests/support/cluster.h"
 
 namespace tephra::testing {

@@ -7,7 +7,7 @@
 #include <rapidjson/document.h>
 
 #include "api/core.h"
-#include "kube/json.h"
+#include "json/json.h"
 #include "tests/support/cluster.h"
 
 namespace tephra::testing {

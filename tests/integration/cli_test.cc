@@ -15,7 +15,7 @@
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
-#include "kube/json.h"
+#include "json/json.h"
 #include "tests/integration/controllers/harness.h"
 #include "tests/integration/scheduler_fixture.h"
 #include "tests/support/cluster.h"

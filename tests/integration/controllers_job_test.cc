@@ -10,7 +10,7 @@
 
 #include "api/labels.h"
 #include "controllers/framework/resources.h"
-#include "kube/base64.h"
+#include "base/base64.h"
 #include "tests/integration/controllers/harness.h"
 
 namespace tephra::testing {
@@ -257,7 +257,7 @@ TEST_CASE("svc and ssh plugins create their objects with the right contents") {
   auto secret = [&](const std::string& key) {
     std::string b64 = env.kubectl.MustRun({"get", "secret", "net-ssh", "-n", ns, "-o",
                                            "jsonpath={.data." + key + "}"});
-    return Base64Decode(b64).value_or("<bad base64>");
+    return base::Base64Decode(b64).value_or("<bad base64>");
   };
   CHECK(secret("id_rsa").rfind("-----BEGIN RSA PRIVATE KEY-----", 0) == 0);
   CHECK(secret("id_rsa\\.pub").rfind("ssh-rsa ", 0) == 0);

@@ -12,7 +12,7 @@
 #include <rapidjson/document.h>
 
 #include "api/resources.h"
-#include "kube/json.h"
+#include "json/json.h"
 #include "tests/integration/scheduler_fixture.h"
 #include "tests/support/cluster.h"
 

@@ -2,8 +2,8 @@
 // writes at once.
 #include <catch2/catch.hpp>
 
-#include "kube/metrics.h"
-#include "scheduler/binder/binder.h"
+#include "metrics/metrics.h"
+#include "scheduler/status/status_writer.h"
 #include "tests/integration/controllers/harness.h"
 #include "tests/integration/scheduler_fixture.h"
 #include "tests/support/cluster.h"

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "kube/status.h"
+#include "base/status.h"
 #include "tests/support/process.h"
 
 namespace tephra::testing {

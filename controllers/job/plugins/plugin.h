@@ -14,7 +14,7 @@
 #include "api/batch.h"
 #include "controllers/job/pod_draft.h"
 #include "kube/client.h"
-#include "kube/status.h"
+#include "base/status.h"
 
 namespace tephra::controllers::job {
 

@@ -8,7 +8,7 @@
 #include "api/labels.h"
 #include "controllers/job/builders.h"
 #include "controllers/job/plugins/plugin.h"
-#include "kube/json.h"
+#include "json/json.h"
 
 namespace tephra::controllers::job {
 namespace {

@@ -13,8 +13,8 @@
 
 #include "controllers/job/builders.h"
 #include "controllers/job/plugins/plugin.h"
-#include "kube/base64.h"
-#include "kube/json.h"
+#include "base/base64.h"
+#include "json/json.h"
 
 namespace tephra::controllers::job {
 namespace {
@@ -78,7 +78,7 @@ StatusOr<std::string> PublicKeyOf(EVP_PKEY* key) {
   PutString(&blob, "ssh-rsa");
   PutMpint(&blob, e.get());
   PutMpint(&blob, n.get());
-  return "ssh-rsa " + Base64Encode(blob);
+  return "ssh-rsa " + base::Base64Encode(blob);
 }
 
 class SshPlugin : public JobPlugin {
@@ -124,10 +124,10 @@ class SshPlugin : public JobPlugin {
       TEPHRA_ASSIGN_OR_RETURN(public_key, OpenSshPublicKey(private_pem));
     }
     std::map<std::string, std::string> data = {
-        {"id_rsa", Base64Encode(private_pem)},
-        {"id_rsa.pub", Base64Encode(public_key)},
-        {"authorized_keys", Base64Encode(public_key)},
-        {"config", Base64Encode(SshConfig(job, port_))},
+        {"id_rsa", base::Base64Encode(private_pem)},
+        {"id_rsa.pub", base::Base64Encode(public_key)},
+        {"authorized_keys", base::Base64Encode(public_key)},
+        {"config", base::Base64Encode(SshConfig(job, port_))},
     };
     kube::OwnerReference owner = JobOwnerReference(job);
     json::Writer w;

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "kube/client.h"
-#include "kube/status.h"
+#include "base/status.h"
 #include "tests/e2e/chaos/invariants.h"
 
 namespace tephra::chaos {

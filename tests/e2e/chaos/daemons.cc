@@ -6,7 +6,7 @@
 
 #include <rapidjson/document.h>
 
-#include "kube/json.h"
+#include "json/json.h"
 
 namespace tephra::chaos {
 

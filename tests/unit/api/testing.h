@@ -11,7 +11,7 @@
 
 #include "api/json_patch.h"
 #include "api/validation.h"
-#include "kube/json.h"
+#include "json/json.h"
 
 namespace tephra::api::testing {
 

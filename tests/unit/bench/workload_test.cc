@@ -10,7 +10,7 @@
 #include "api/core.h"
 #include "api/scheduling.h"
 #include "bench/workload.h"
-#include "kube/json.h"
+#include "json/json.h"
 #include "scheduler/model/pod_info.h"
 
 namespace tephra::bench {

@@ -65,8 +65,8 @@ TEST_CASE("output formats and resource lists are checked") {
   CHECK(ParseResourceList("requests", "cpu").status().message().find("--requests: \"cpu\" is not NAME=QUANTITY") == 0);
   CHECK(ParseResourceList("limits", "cpu=lots").status().message().find("--limits: cpu: ") == 0);
   CHECK(ParseResourceList("requests", "cpu=-1").status().message() == "--requests: cpu must not be negative");
-  CHECK(Age(kube::Time(std::chrono::seconds(1000)), kube::Time(std::chrono::seconds(1090))) == "90s");
-  CHECK(Age(kube::Time(std::chrono::seconds(0)), kube::Time(std::chrono::seconds(3 * 86400))) == "3d");
+  CHECK(Age(base::Time(std::chrono::seconds(1000)), base::Time(std::chrono::seconds(1090))) == "90s");
+  CHECK(Age(base::Time(std::chrono::seconds(0)), base::Time(std::chrono::seconds(3 * 86400))) == "3d");
 }
 
 TEST_CASE("bad command lines are refused naming the argument") {

@@ -4,8 +4,8 @@
 
 #include "controllers/job/builders.h"
 #include "controllers/job/plugins/plugin.h"
-#include "kube/base64.h"
-#include "kube/json.h"
+#include "base/base64.h"
+#include "json/json.h"
 #include "tests/unit/controllers/testing.h"
 
 namespace tephra::controllers::job {
@@ -318,7 +318,7 @@ TEST_CASE("ssh: config lists every pod, the Secret holds a usable RSA pair") {
   RecordingWriter w;
   REQUIRE((*plugin)->OnJobAdd(job, w).ok());
   Json secret(w.objects.at("secrets/j-ssh"));
-  auto decode = [&](const char* key) { return Base64Decode(secret.Str({"data", key})).value_or("?"); };
+  auto decode = [&](const char* key) { return base::Base64Decode(secret.Str({"data", key})).value_or("?"); };
   std::string private_pem = decode("id_rsa");
   CHECK(private_pem.rfind("-----BEGIN RSA PRIVATE KEY-----", 0) == 0);
   std::string pub = decode("id_rsa.pub");

@@ -12,7 +12,7 @@
 #include "controllers/framework/commands.h"
 #include "controllers/framework/resources.h"
 #include "controllers/job/job_controller.h"
-#include "kube/metrics.h"
+#include "metrics/metrics.h"
 #include "tests/fakes/fake_apiserver.h"
 
 namespace tephra::controllers::job {
@@ -188,7 +188,7 @@ struct Harness {
   std::shared_ptr<LossyTransport> transport;
   std::shared_ptr<kube::Client> client;
   std::unique_ptr<kube::InformerFactory> informers;
-  kube::FakeClock clock;
+  base::FakeClock clock;
   metrics::Registry registry;
   ControllerContext ctx;
   JobController controller;

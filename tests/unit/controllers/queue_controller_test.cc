@@ -8,8 +8,8 @@
 #include "controllers/framework/commands.h"
 #include "controllers/framework/resources.h"
 #include "controllers/queue/queue_controller.h"
-#include "kube/json.h"
-#include "kube/metrics.h"
+#include "json/json.h"
+#include "metrics/metrics.h"
 #include "tests/fakes/fake_apiserver.h"
 
 namespace tephra::controllers::queue {
@@ -105,7 +105,7 @@ struct Harness {
   std::shared_ptr<FakeApiServer> fake;
   std::shared_ptr<kube::Client> client;
   std::unique_ptr<kube::InformerFactory> informers;
-  kube::FakeClock clock;
+  base::FakeClock clock;
   metrics::Registry registry;
   ControllerContext ctx;
   QueueController controller;

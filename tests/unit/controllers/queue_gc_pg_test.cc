@@ -42,12 +42,12 @@ api::Job FinishedJob(const std::string& phase, std::optional<int32_t> ttl) {
   api::Job job;
   job.spec.ttl_seconds_after_finished = ttl;
   job.status.state.phase = phase;
-  job.status.state.last_transition_time = kube::ParseTime("2026-01-01T00:00:00Z");
+  job.status.state.last_transition_time = base::ParseTime("2026-01-01T00:00:00Z");
   return job;
 }
 
 TEST_CASE("finished jobs with a TTL expire that long after their last transition") {
-  kube::Time t0 = kube::ParseTime("2026-01-01T00:00:00Z").value();
+  base::Time t0 = base::ParseTime("2026-01-01T00:00:00Z").value();
   for (const char* phase : {"Completed", "Failed", "Terminated", "Aborted"}) {
     INFO(phase);
     auto left = gc::TimeUntilExpiry(FinishedJob(phase, 60), t0 + std::chrono::seconds(20));

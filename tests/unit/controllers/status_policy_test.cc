@@ -3,7 +3,7 @@
 
 #include "controllers/job/policy.h"
 #include "controllers/job/status.h"
-#include "kube/clock.h"
+#include "base/clock.h"
 #include "tests/unit/controllers/testing.h"
 
 namespace tephra::controllers::job {
@@ -17,7 +17,7 @@ using Pods = std::vector<std::shared_ptr<const api::Pod>>;
 
 TEST_CASE("pods are counted per phase and per task, deleted ones as terminating") {
   auto deleting = std::make_shared<api::Pod>(*MakePod("w", 3, "Running"));
-  deleting->metadata.deletion_timestamp = kube::Time();
+  deleting->metadata.deletion_timestamp = base::Time();
   Pods pods = {MakePod("m", 0, "Running"), MakePod("w", 0, "Succeeded"), MakePod("w", 1, "Failed"),
                MakePod("w", 2, ""), deleting, MakePod("w", 4, "Unknown"), MakePod("w", 5, "Running")};
   PodCounts c = CountPods(pods, {"j-w-5"}, {{"j-w-6", "w"}});
@@ -96,8 +96,8 @@ TEST_CASE("completion rules: scaled to zero keeps the phase, too many pending go
 TEST_CASE("a phase change records a condition, the transition time and the running duration") {
   api::JobStatus s;
   s.state.phase = "Pending";
-  kube::Time created = kube::ParseTime("2026-01-01T00:00:00Z").value();
-  kube::Time now = created + std::chrono::seconds(90) + std::chrono::milliseconds(400);
+  base::Time created = base::ParseTime("2026-01-01T00:00:00Z").value();
+  base::Time now = created + std::chrono::seconds(90) + std::chrono::milliseconds(400);
   CHECK(SetPhase(Phase::kRunning, "", "", now, created, &s));
   CHECK(s.state.phase == "Running");
   REQUIRE(s.conditions.size() == 1);
@@ -246,7 +246,7 @@ TEST_CASE("TaskCompleted needs the whole task, TaskFailed the task's restart bud
 }
 
 TEST_CASE("delayed actions fire on the clock and are cancelled by the rules") {
-  kube::FakeClock clock;
+  base::FakeClock clock;
   DelayedActions delayed(clock);
   Request pending = PodRequest("worker", "PodPending");
   REQUIRE(delayed.Add("ns/j", pending, Action::kRestartPod, std::chrono::seconds(30), "why"));

@@ -6,8 +6,8 @@
 
 #include <catch2/catch.hpp>
 
-#include "kube/base64.h"
-#include "kube/token_bucket.h"
+#include "base/base64.h"
+#include "base/token_bucket.h"
 
 namespace tephra::kube {
 namespace {
@@ -59,7 +59,7 @@ clusters:
 - name: local
   cluster:
     server: https://127.0.0.1:6443
-    certificate-authority-data: )" + Base64Encode(kCa) + R"(
+    certificate-authority-data: )" + base::Base64Encode(kCa) + R"(
 - name: insecure
   cluster:
     server: https://10.0.0.1
@@ -90,15 +90,15 @@ contexts:
 
 TEST_CASE("base64 round-trips and rejects garbage") {
   for (std::string s : {"", "a", "ab", "abc", "abcd", "\x00\xff\x10 binary"}) {
-    auto d = Base64Decode(Base64Encode(s));
+    auto d = base::Base64Decode(base::Base64Encode(s));
     REQUIRE(d);
     CHECK(*d == s);
   }
-  CHECK(Base64Encode("abc") == "YWJj");
-  CHECK(Base64Encode("ab") == "YWI=");
-  CHECK(*Base64Decode("YW\nJj") == "abc");
-  CHECK_FALSE(Base64Decode("YW*j"));
-  CHECK_FALSE(Base64Decode("YQ==YQ=="));
+  CHECK(base::Base64Encode("abc") == "YWJj");
+  CHECK(base::Base64Encode("ab") == "YWI=");
+  CHECK(*base::Base64Decode("YW\nJj") == "abc");
+  CHECK_FALSE(base::Base64Decode("YW*j"));
+  CHECK_FALSE(base::Base64Decode("YQ==YQ=="));
 }
 
 TEST_CASE("kubeconfig: current context with file credentials resolved relative to the file") {
@@ -230,8 +230,8 @@ TEST_CASE("BuildConfig applies --master, --kube-api-qps and --kube-api-burst") {
 }
 
 TEST_CASE("TokenBucket allows a burst, then paces at qps") {
-  FakeClock clock;
-  TokenBucket bucket(10, 3, clock);
+  base::FakeClock clock;
+  base::TokenBucket bucket(10, 3, clock);
   CHECK(bucket.TryAccept());
   CHECK(bucket.TryAccept());
   CHECK(bucket.TryAccept());
@@ -244,7 +244,7 @@ TEST_CASE("TokenBucket allows a burst, then paces at qps") {
   auto d2 = bucket.Reserve();
   CHECK(d1 == std::chrono::milliseconds(100));
   CHECK(d2 == std::chrono::milliseconds(200));
-  TokenBucket unlimited(0, 1, clock);
+  base::TokenBucket unlimited(0, 1, clock);
   for (int i = 0; i < 100; ++i) CHECK(unlimited.TryAccept());
 }
 

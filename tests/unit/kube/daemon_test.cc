@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "kube/metrics.h"
+#include "metrics/metrics.h"
 
 // GCC 12 at -O3 (release preset) reports assigning a short literal to a std::string member as a
 // read of uninitialised bytes (GCC bug 105562, a false positive).
@@ -48,7 +48,7 @@ TEST_CASE("leader-election flags refuse timings that would let two leaders overl
 }
 
 TEST_CASE("ServeHealth serves on an ephemeral port, or not at all when told") {
-  HealthChecks checks;
+  base::HealthChecks checks;
   metrics::Registry registry;
   auto none = ServeHealth({"listen-address", "0", true}, checks, registry);
   REQUIRE(none.ok());

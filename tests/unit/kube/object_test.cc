@@ -3,29 +3,29 @@
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
-#include "kube/time.h"
+#include "base/time.h"
 
 namespace tephra::kube {
 namespace {
 
 TEST_CASE("ParseTime and FormatTime handle Kubernetes timestamps") {
-  auto t = ParseTime("2026-11-30T09:28:37Z");
+  auto t = base::ParseTime("2026-11-30T09:28:37Z");
   REQUIRE(t);
-  CHECK(FormatTime(*t) == "2026-11-30T09:28:37Z");
-  auto micro = ParseTime("2026-11-30T09:28:37.123456Z");
+  CHECK(base::FormatTime(*t) == "2026-11-30T09:28:37Z");
+  auto micro = base::ParseTime("2026-11-30T09:28:37.123456Z");
   REQUIRE(micro);
-  CHECK(FormatMicroTime(*micro) == "2026-11-30T09:28:37.123456Z");
-  CHECK(FormatTime(*micro) == "2026-11-30T09:28:37Z");
-  auto offset = ParseTime("2026-11-30T10:28:37+01:00");
+  CHECK(base::FormatMicroTime(*micro) == "2026-11-30T09:28:37.123456Z");
+  CHECK(base::FormatTime(*micro) == "2026-11-30T09:28:37Z");
+  auto offset = base::ParseTime("2026-11-30T10:28:37+01:00");
   REQUIRE(offset);
   CHECK(*offset == *t);
-  CHECK(FormatMicroTime(*ParseTime("2026-11-30T09:28:37.5Z")) == "2026-11-30T09:28:37.500000Z");
-  CHECK_FALSE(ParseTime("2026-11-30 09:28:37Z"));
-  CHECK_FALSE(ParseTime("2026-13-30T09:28:37Z"));
-  CHECK_FALSE(ParseTime("2026-11-30T09:28:37"));
-  CHECK_FALSE(ParseTime("2026-11-30T09:28:37Zjunk"));
-  CHECK_FALSE(ParseTime(""));
-  CHECK_FALSE(ParseTime("4052-11-30T09:28:37Z"));  // found by fuzz_json_reader: overflowed
+  CHECK(base::FormatMicroTime(*base::ParseTime("2026-11-30T09:28:37.5Z")) == "2026-11-30T09:28:37.500000Z");
+  CHECK_FALSE(base::ParseTime("2026-11-30 09:28:37Z"));
+  CHECK_FALSE(base::ParseTime("2026-13-30T09:28:37Z"));
+  CHECK_FALSE(base::ParseTime("2026-11-30T09:28:37"));
+  CHECK_FALSE(base::ParseTime("2026-11-30T09:28:37Zjunk"));
+  CHECK_FALSE(base::ParseTime(""));
+  CHECK_FALSE(base::ParseTime("4052-11-30T09:28:37Z"));  // found by fuzz_json_reader: overflowed
 }
 
 TEST_CASE("ObjectMeta decodes and re-encodes") {

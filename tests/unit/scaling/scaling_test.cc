@@ -162,7 +162,7 @@ World& TheWorld() {
 // Serves a review body on `path`; the answer must be a review (HTTP 200).
 std::function<void(const std::string&)> Admits(std::string_view path) {
   return [path](const std::string& body) {
-    kube::HttpResponse http = TheWorld().router.Http(path, body);
+    base::HttpResponse http = TheWorld().router.Http(path, body);
     REQUIRE(http.status == 200);
   };
 }

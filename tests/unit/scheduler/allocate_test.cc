@@ -40,7 +40,7 @@ TEST_CASE("a group of one gets its Scheduled condition but no event of its own")
 }
 
 TEST_CASE("a young gang still missing pods waits quietly, an old one says why") {
-  auto missing_pods = [](kube::Time created) {
+  auto missing_pods = [](base::Time created) {
     Harness h;
     h.Node("n1", "cpu=8,memory=8Gi").Queue("default").Group("ns/g", "default", 4);
     auto pg = std::make_shared<api::PodGroup>(*h.cache().Job("ns/g")->pod_group);
@@ -51,12 +51,12 @@ TEST_CASE("a young gang still missing pods waits quietly, an old one says why") 
   };
   // Its controller is still creating pods: no pod condition, no group condition to rewrite
   // as each one arrives.
-  auto young = missing_pods(kube::Clock::now() - std::chrono::seconds(2));
+  auto young = missing_pods(base::Clock::now() - std::chrono::seconds(2));
   CHECK(young.binds.empty());
   CHECK(young.outcome.pods.empty());
   CHECK(WrittenCondition(young, "ns/g", "Unschedulable") == nullptr);
   // Still short of pods well after it was made: every pending pod and the group say why.
-  auto old = missing_pods(kube::Clock::now() - std::chrono::seconds(60));
+  auto old = missing_pods(base::Clock::now() - std::chrono::seconds(60));
   CHECK(old.binds.empty());
   REQUIRE(old.outcome.pods.size() == 2);
   CHECK(old.outcome.pods[0].condition.message.find("Not enough valid tasks for gang-scheduling") == 0);
@@ -404,7 +404,7 @@ TEST_CASE("jobs at their minimum do not grow while an admitted job is still gett
   // c was just admitted; its controller has not created its pods yet.
   h.Group("ns/c", "default", 2, "Inqueue", "cpu=2", "", {{"w", 16}});
   auto pg = std::make_shared<api::PodGroup>(*h.cache().Job("ns/c")->pod_group);
-  pg->metadata.creation_timestamp = kube::Clock::now();
+  pg->metadata.creation_timestamp = base::Clock::now();
   h.cache().UpsertPodGroup(pg);
   auto first = h.Run();
   CHECK(BoundPerJob(first.binds) == std::map<char, int>{{'a', 2}, {'b', 2}});
@@ -421,10 +421,10 @@ TEST_CASE("jobs at their minimum do not grow while another admitted job's pods a
   // b was just admitted and its controller has created two of its pods so far.
   h.Group("ns/b", "default", 2, "Inqueue", "cpu=2", "", {{"w", 16}});
   auto pg = std::make_shared<api::PodGroup>(*h.cache().Job("ns/b")->pod_group);
-  pg->metadata.creation_timestamp = kube::Clock::now();
+  pg->metadata.creation_timestamp = base::Clock::now();
   h.cache().UpsertPodGroup(pg);
   for (int i = 0; i < 2; ++i) {
-    h.Pod("ns/b-w-" + std::to_string(i), "b").Role("w").Request("cpu=1").Created(kube::Clock::now()).Add();
+    h.Pod("ns/b-w-" + std::to_string(i), "b").Role("w").Request("cpu=1").Created(base::Clock::now()).Add();
   }
   auto r = h.Run();
   CHECK(BoundPerJob(r.binds) == std::map<char, int>{{'a', 2}, {'b', 2}});

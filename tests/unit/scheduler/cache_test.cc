@@ -3,8 +3,8 @@
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
-#include "kube/clock.h"
-#include "kube/json.h"
+#include "base/clock.h"
+#include "json/json.h"
 #include "scheduler/cache/cache.h"
 #include "tests/unit/scheduler/harness.h"
 
@@ -30,7 +30,7 @@ api::PodGroupStatus Status(const std::string& phase, int32_t running = 0) {
 }
 
 TEST_CASE("a written PodGroup status stands until the informer echoes it") {
-  kube::FakeClock clock;
+  base::FakeClock clock;
   SchedulerCache cache(CacheOptions{}, clock);
   auto queue = std::make_shared<api::Queue>();
   queue->metadata.name = "default";
@@ -88,7 +88,7 @@ TEST_CASE("negative minResources of a PodGroup that bypassed admission reserve n
 }
 
 TEST_CASE("assuming the status a group already has changes nothing") {
-  kube::FakeClock clock;
+  base::FakeClock clock;
   SchedulerCache cache(CacheOptions{}, clock);
   cache.UpsertPodGroup(Group("Running"));
   uint64_t generation = cache.generation();

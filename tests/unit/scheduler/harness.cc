@@ -86,7 +86,7 @@ Harness& Harness::Group(const std::string& key, const std::string& queue, int mi
   pg->metadata.namespace_ = ns;
   pg->metadata.name = name;
   pg->metadata.uid = "pg-" + key;
-  pg->metadata.creation_timestamp = kube::Time(std::chrono::seconds(1'700'000'000 + groups_.size()));
+  pg->metadata.creation_timestamp = base::Time(std::chrono::seconds(1'700'000'000 + groups_.size()));
   pg->spec.queue = queue;
   pg->spec.min_member = min_member;
   pg->spec.min_task_member = std::move(min_task_member);
@@ -158,7 +158,7 @@ PodBuilder::PodBuilder(Harness& h, const std::string& key, const std::string& gr
   pod_->metadata.name = name;
   pod_->metadata.uid = "uid-" + key;
   pod_->metadata.resource_version = "1";
-  pod_->metadata.creation_timestamp = kube::Time(std::chrono::seconds(1'700'000'000));
+  pod_->metadata.creation_timestamp = base::Time(std::chrono::seconds(1'700'000'000));
   pod_->group_name = group;
   if (!group.empty()) pod_->metadata.annotations["scheduling.k8s.io/group-name"] = group;
   pod_->phase = "Pending";
@@ -259,7 +259,7 @@ PodBuilder& PodBuilder::On(const std::string& node, const std::string& phase) {
 }
 
 PodBuilder& PodBuilder::Terminating() {
-  pod_->metadata.deletion_timestamp = kube::Time(std::chrono::seconds(1'700'000'100));
+  pod_->metadata.deletion_timestamp = base::Time(std::chrono::seconds(1'700'000'100));
   return *this;
 }
 
@@ -283,7 +283,7 @@ PodBuilder& PodBuilder::Gated(const std::string& gate) {
   return *this;
 }
 
-PodBuilder& PodBuilder::Created(kube::Time when) {
+PodBuilder& PodBuilder::Created(base::Time when) {
   pod_->metadata.creation_timestamp = when;
   return *this;
 }

@@ -13,7 +13,7 @@
 #include "scheduler/builtins.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/framework/cycle.h"
-#include "scheduler/replay/decisions.h"
+#include "scheduler/framework/decisions.h"
 
 namespace tephra::scheduler::testing {
 
@@ -104,7 +104,7 @@ class PodBuilder {
   PodBuilder& Preemptable(bool preemptable);
   PodBuilder& PreemptionNever();
   PodBuilder& Gated(const std::string& gate);  // spec.schedulingGates
-  PodBuilder& Created(kube::Time when);
+  PodBuilder& Created(base::Time when);
   PodBuilder& Namespace(const std::string& ns);  // namespace used by PriorityClass lookups
   PodBuilder& PriorityClassName(const std::string& name);
   PodInfoPtr Add();

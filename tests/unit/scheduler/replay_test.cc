@@ -41,7 +41,7 @@ TEST_CASE("a snapshot reads back to the same snapshot") {
   SnapshotDocument doc;
   doc.snapshot = h.cache().TakeSnapshot();
   doc.session = "tephra-7";
-  doc.time = kube::Time(std::chrono::seconds(1'800'000'000));
+  doc.time = base::Time(std::chrono::seconds(1'800'000'000));
   doc.sampling.minimum_feasible_nodes = 42;
   std::string text = EncodeSnapshot(doc);
   SpecInterner interner;

@@ -4,7 +4,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "kube/base64.h"
+#include "base/base64.h"
 #include "tests/unit/webhooks/testing.h"
 
 namespace tephra::webhooks {
@@ -94,7 +94,7 @@ TEST_CASE("Responses encode verdict, status, base64 patch and warnings, and deco
   std::string text = EncodeAdmissionResponse(patched);
   CHECK(JsonEqual(text, R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview",
       "response":{"uid":"abc","allowed":true,"patchType":"JSONPatch","patch":")" +
-                            Base64Encode(patched.patch) +
+                            base::Base64Encode(patched.patch) +
                             R"(","warnings":["minAvailable was computed"]}})"));
 
   for (const AdmissionResponse& r : {allow, deny, patched}) {
@@ -161,7 +161,7 @@ TEST_CASE("The router answers 400 to malformed reviews, 404 to unknown paths, an
   api::StaticQueueLookup queues = testing::TestQueues();
   testing::StaticNamespaces namespaces;
   testing::TestRouter router(queues, namespaces);
-  kube::HttpResponse bad = router.Http(kJobsValidate, "{");
+  base::HttpResponse bad = router.Http(kJobsValidate, "{");
   CHECK(bad.status == 400);
   CHECK(bad.body.rfind("malformed AdmissionReview: invalid JSON", 0) == 0);
   CHECK(router.Http("/nowhere", "{}").status == 404);
@@ -202,7 +202,7 @@ TEST_CASE("Until its caches sync a handler is not called and the answer says why
       "Job", Operation::kCreate,
       R"({"kind":"Job","metadata":{"name":"j","namespace":"t"},"spec":{"queue":"default","tasks":[
           {"name":"a","replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}]}})");
-  kube::HttpRequest http;
+  base::HttpRequest http;
   http.body = body;
   auto not_ready = DecodeAdmissionResponse(router.Serve(kJobsValidate, http).body);
   REQUIRE(not_ready.ok());

@@ -11,11 +11,11 @@
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
-#include "kube/base64.h"
+#include "base/base64.h"
 #include "tests/fakes/fake_apiserver.h"
-#include "webhooks/ca_bundle_patcher.h"
-#include "webhooks/cert_manager.h"
-#include "webhooks/cluster_cache.h"
+#include "webhooks/certs/ca_bundle_patcher.h"
+#include "webhooks/certs/cert_manager.h"
+#include "webhooks/admission/cluster_cache.h"
 
 namespace tephra::webhooks {
 namespace {

@@ -9,8 +9,8 @@
 #include <openssl/x509.h>
 #include <openssl/x509v3.h>
 
-#include "webhooks/cert_manager.h"
-#include "webhooks/certificates.h"
+#include "webhooks/certs/cert_manager.h"
+#include "webhooks/certs/certificates.h"
 
 namespace tephra::webhooks {
 namespace {

@@ -12,7 +12,7 @@
 #include "api/json_patch.h"
 #include "tests/support/hostile_inputs.h"
 #include "tests/unit/webhooks/testing.h"
-#include "webhooks/resource_groups.h"
+#include "webhooks/admission/resource_groups.h"
 
 namespace tephra::webhooks {
 namespace {

@@ -11,11 +11,11 @@
 #include <catch2/catch.hpp>
 
 #include "api/scheduling.h"
-#include "kube/metrics.h"
+#include "metrics/metrics.h"
 #include "tests/support/process.h"
-#include "webhooks/certificates.h"
-#include "webhooks/handlers.h"
-#include "webhooks/server.h"
+#include "webhooks/certs/certificates.h"
+#include "webhooks/admission/handlers.h"
+#include "webhooks/server/server.h"
 
 namespace tephra::webhooks {
 namespace {

@@ -13,11 +13,11 @@
 #include "api/json_patch.h"
 #include "api/scheduling.h"
 #include "api/validation.h"
-#include "kube/json.h"
-#include "kube/metrics.h"
-#include "webhooks/admission_review.h"
-#include "webhooks/handlers.h"
-#include "webhooks/router.h"
+#include "json/json.h"
+#include "metrics/metrics.h"
+#include "webhooks/admission/admission_review.h"
+#include "webhooks/admission/handlers.h"
+#include "webhooks/server/router.h"
 
 namespace tephra::webhooks::testing {
 
@@ -123,8 +123,8 @@ class TestRouter {
     }
   }
 
-  kube::HttpResponse Http(std::string_view path, std::string body) const {
-    kube::HttpRequest request;
+  base::HttpResponse Http(std::string_view path, std::string body) const {
+    base::HttpRequest request;
     request.method = "POST";
     request.path = std::string(path);
     request.body = std::move(body);
@@ -133,7 +133,7 @@ class TestRouter {
 
   // The decoded answer; the HTTP status must be 200.
   AdmissionResponse Call(std::string_view path, std::string body) const {
-    kube::HttpResponse http = Http(path, std::move(body));
+    base::HttpResponse http = Http(path, std::move(body));
     INFO(http.body);
     REQUIRE(http.status == 200);
     auto response = DecodeAdmissionResponse(http.body);

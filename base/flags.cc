@@ -1,0 +1,572 @@
+#include "base/flags.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+#include <glog/logging.h>
+
+namespace tephra::base {
+
+using std::chrono::nanoseconds;
+
+// ---- Durations ------------------------------------------------------------------------------
+
+namespace {
+
+struct DurationUnit {
+  std::string_view name;
+  int64_t nanos;
+};
+
+constexpr DurationUnit kDurationUnits[] = {
+    {"ns", 1},
+    {"us", 1'000},
+    {"\xC2\xB5s", 1'000},  // U+00B5 micro sign
+    {"\xCE\xBCs", 1'000},  // U+03BC Greek mu
+    {"ms", 1'000'000},
+    {"s", 1'000'000'000},
+    {"m", 60'000'000'000},
+    {"h", 3'600'000'000'000},
+};
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+
+}  // namespace
+
+StatusOr<nanoseconds> ParseDuration(std::string_view text) {
+  const std::string quoted = "\"" + std::string(text) + "\"";
+  std::string_view s = text;
+  bool negative = false;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s == "0") return nanoseconds(0);
+  if (s.empty()) return InvalidArgument("invalid duration " + quoted);
+  constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  uint64_t total = 0;
+  while (!s.empty()) {
+    // [digits][.digits] then a unit.
+    uint64_t whole = 0;
+    size_t i = 0;
+    bool overflow = false;
+    for (; i < s.size() && IsDigit(s[i]); ++i) {
+      const auto digit = static_cast<uint64_t>(s[i] - '0');
+      if (whole > (kMax - digit) / 10) overflow = true;
+      whole = whole * 10 + digit;
+    }
+    const bool has_whole = i > 0;
+    double fraction = 0;
+    bool has_fraction = false;
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      double scale = 0.1;
+      for (; i < s.size() && IsDigit(s[i]); ++i) {
+        fraction += (s[i] - '0') * scale;
+        scale /= 10;
+        has_fraction = true;
+      }
+    }
+    if (!has_whole && !has_fraction) return InvalidArgument("invalid duration " + quoted);
+    if (overflow) return InvalidArgument("duration " + quoted + " is out of range");
+    s.remove_prefix(i);
+    size_t unit_len = 0;
+    while (unit_len < s.size() && s[unit_len] != '.' && !IsDigit(s[unit_len])) ++unit_len;
+    const std::string_view unit_name = s.substr(0, unit_len);
+    if (unit_name.empty()) {
+      return InvalidArgument("missing unit in duration " + quoted + " (use ns, us, ms, s, m or h)");
+    }
+    const DurationUnit* unit = nullptr;
+    for (const auto& u : kDurationUnits) {
+      if (u.name == unit_name) unit = &u;
+    }
+    if (unit == nullptr) {
+      return InvalidArgument("unknown unit \"" + std::string(unit_name) + "\" in duration " +
+                             quoted + " (use ns, us, ms, s, m or h)");
+    }
+    s.remove_prefix(unit_len);
+    const auto unit_nanos = static_cast<uint64_t>(unit->nanos);
+    if (whole > kMax / unit_nanos) {
+      return InvalidArgument("duration " + quoted + " is out of range");
+    }
+    uint64_t value = whole * unit_nanos;
+    value += static_cast<uint64_t>(std::llround(fraction * static_cast<double>(unit_nanos)));
+    if (value > kMax - total) return InvalidArgument("duration " + quoted + " is out of range");
+    total += value;
+  }
+  const auto signed_total = static_cast<int64_t>(total);
+  return nanoseconds(negative ? -signed_total : signed_total);
+}
+
+namespace {
+
+// "<whole>[.<fraction without trailing zeros>]" for value / 10^digits.
+std::string FixedPoint(uint64_t value, int digits) {
+  uint64_t divisor = 1;
+  for (int i = 0; i < digits; ++i) divisor *= 10;
+  std::string out = std::to_string(value / divisor);
+  uint64_t rest = value % divisor;
+  if (rest == 0) return out;
+  std::string frac = std::to_string(rest);
+  frac.insert(0, static_cast<size_t>(digits) - frac.size(), '0');
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  return out + "." + frac;
+}
+
+}  // namespace
+
+std::string FormatDuration(nanoseconds d) {
+  if (d.count() == 0) return "0s";
+  const bool negative = d.count() < 0;
+  // Negating through unsigned keeps INT64_MIN representable.
+  const uint64_t u = negative ? 0 - static_cast<uint64_t>(d.count())
+                              : static_cast<uint64_t>(d.count());
+  std::string out;
+  if (u < 1'000) {
+    out = std::to_string(u) + "ns";
+  } else if (u < 1'000'000) {
+    out = FixedPoint(u, 3) + "\xC2\xB5s";
+  } else if (u < 1'000'000'000) {
+    out = FixedPoint(u, 6) + "ms";
+  } else {
+    const uint64_t seconds_total = u / 1'000'000'000;
+    const uint64_t hours = seconds_total / 3600;
+    const uint64_t minutes = seconds_total / 60 % 60;
+    out = FixedPoint(u % 60'000'000'000, 9) + "s";
+    if (seconds_total >= 60) out = std::to_string(minutes) + "m" + out;
+    if (hours > 0) out = std::to_string(hours) + "h" + out;
+  }
+  return negative ? "-" + out : out;
+}
+
+// ---- Value parsing --------------------------------------------------------------------------
+
+namespace {
+
+template <typename T>
+Status ParseInteger(std::string_view text, T* out, const char* range) {
+  std::string_view digits = text;
+  if (!digits.empty() && digits[0] == '+') digits.remove_prefix(1);  // from_chars rejects '+'
+  T value{};
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (ec == std::errc::result_out_of_range) {
+    return InvalidArgument(std::string("out of range for ") + range);
+  }
+  if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size()) {
+    return InvalidArgument("expected an integer");
+  }
+  *out = value;
+  return Status::Ok();
+}
+
+Status ParseDouble(std::string_view text, double* out) {
+  std::string_view digits = text;
+  if (!digits.empty() && digits[0] == '+') digits.remove_prefix(1);
+  double value = 0;
+  auto [ptr, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), value);
+  if (digits.empty() || ec != std::errc() || ptr != digits.data() + digits.size() ||
+      !std::isfinite(value)) {
+    return InvalidArgument("expected a finite number");
+  }
+  *out = value;
+  return Status::Ok();
+}
+
+// Go's strconv.ParseBool spellings.
+Status ParseBool(std::string_view text, bool* out) {
+  for (std::string_view t : {"1", "t", "T", "true", "TRUE", "True"}) {
+    if (text == t) {
+      *out = true;
+      return Status::Ok();
+    }
+  }
+  for (std::string_view f : {"0", "f", "F", "false", "FALSE", "False"}) {
+    if (text == f) {
+      *out = false;
+      return Status::Ok();
+    }
+  }
+  return InvalidArgument("expected true or false");
+}
+
+std::vector<std::string> SplitCommaList(std::string_view text) {
+  std::vector<std::string> out;
+  while (true) {
+    const size_t comma = text.find(',');
+    std::string_view item = text.substr(0, comma);
+    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
+    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
+    if (!item.empty()) out.emplace_back(item);
+    if (comma == std::string_view::npos) break;
+    text.remove_prefix(comma + 1);
+  }
+  return out;
+}
+
+std::string FormatNumber(double value) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof(buf), value);
+  return std::string(buf, static_cast<size_t>(r.ptr - buf));
+}
+
+std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+
+std::string FormatList(const std::vector<std::string>& values) {
+  std::string out = "[";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) out += ",";
+    out += values[i];
+  }
+  return out + "]";
+}
+
+std::string Normalize(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+bool IsValidFlagName(std::string_view name) {
+  if (name.empty() || !std::isalnum(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_';
+  });
+}
+
+// Defaults equal to a type's zero value are not shown in --help (as pflag does).
+bool IsZeroDefault(std::string_view text) {
+  return text.empty() || text == "0" || text == "false" || text == "\"\"" || text == "[]" ||
+         text == "0s";
+}
+
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+}  // namespace
+
+// ---- FlagSet --------------------------------------------------------------------------------
+
+FlagSet::FlagSet(std::string program, std::string description)
+    : program_(std::move(program)), description_(std::move(description)) {
+  group_order_.push_back("");
+}
+
+FlagSet::~FlagSet() = default;
+
+void FlagSet::SetGroup(std::string group) {
+  group_ = std::move(group);
+  if (std::find(group_order_.begin(), group_order_.end(), group_) == group_order_.end()) {
+    group_order_.push_back(group_);
+  }
+}
+
+void FlagSet::SetVersion(std::string version) { version_ = std::move(version); }
+
+void FlagSet::Register(std::string_view name, std::string type, std::string default_text,
+                       std::string_view help, bool is_bool,
+                       std::function<Status(std::string_view)> set) {
+  const std::string key = Normalize(name);
+  if (!IsValidFlagName(name)) {
+    registration_errors_.push_back("invalid flag name " + Quote(name) +
+                                   " (letters, digits, '-' and '_', starting with a letter or "
+                                   "digit)");
+    return;
+  }
+  if (key == "help" || key == "h" || key == "version") {
+    registration_errors_.push_back("flag name --" + key + " is reserved");
+    return;
+  }
+  if (flags_.count(key) > 0) {
+    registration_errors_.push_back("flag --" + key + " is registered twice");
+    return;
+  }
+  Flag flag;
+  flag.name = key;
+  flag.type = std::move(type);
+  flag.help = std::string(help);
+  flag.group = group_;
+  flag.default_text = std::move(default_text);
+  flag.is_bool = is_bool;
+  flag.set = std::move(set);
+  flags_.emplace(key, std::move(flag));
+}
+
+void FlagSet::AddString(std::string_view name, std::string* target, std::string_view help) {
+  Register(name, "string", Quote(*target), help, false, [target](std::string_view v) {
+    *target = std::string(v);
+    return Status::Ok();
+  });
+}
+
+void FlagSet::AddInt(std::string_view name, int* target, std::string_view help) {
+  Register(name, "int", std::to_string(*target), help, false, [target](std::string_view v) {
+    return ParseInteger(v, target, "a 32-bit integer");
+  });
+}
+
+void FlagSet::AddInt64(std::string_view name, int64_t* target, std::string_view help) {
+  Register(name, "int64", std::to_string(*target), help, false, [target](std::string_view v) {
+    return ParseInteger(v, target, "a 64-bit integer");
+  });
+}
+
+void FlagSet::AddDouble(std::string_view name, double* target, std::string_view help) {
+  Register(name, "float", FormatNumber(*target), help, false,
+           [target](std::string_view v) { return ParseDouble(v, target); });
+}
+
+void FlagSet::AddBool(std::string_view name, bool* target, std::string_view help) {
+  Register(name, "", *target ? "true" : "false", help, true,
+           [target](std::string_view v) { return ParseBool(v, target); });
+}
+
+void FlagSet::AddDurationNanos(std::string_view name, nanoseconds current, nanoseconds unit,
+                               std::string_view help,
+                               std::function<void(nanoseconds)> assign) {
+  Register(name, "duration", FormatDuration(current), help, false,
+           [unit, assign = std::move(assign)](std::string_view v) -> Status {
+             TEPHRA_ASSIGN_OR_RETURN(nanoseconds value, ParseDuration(v));
+             if (value % unit != nanoseconds(0)) {
+               return InvalidArgument("must be a whole number of " + FormatDuration(unit));
+             }
+             assign(value);
+             return Status::Ok();
+           });
+}
+
+void FlagSet::AddStringList(std::string_view name, std::vector<std::string>* target,
+                            std::string_view help) {
+  auto replaced = std::make_shared<bool>(false);  // the first occurrence drops the default
+  Register(name, "stringArray", FormatList(*target), help, false,
+           [target, replaced](std::string_view v) {
+             if (!*replaced) target->clear();
+             *replaced = true;
+             target->emplace_back(v);
+             return Status::Ok();
+           });
+}
+
+void FlagSet::AddCommaList(std::string_view name, std::vector<std::string>* target,
+                           std::string_view help) {
+  auto replaced = std::make_shared<bool>(false);
+  Register(name, "strings", FormatList(*target), help, false,
+           [target, replaced](std::string_view v) {
+             if (!*replaced) target->clear();
+             *replaced = true;
+             for (auto& item : SplitCommaList(v)) target->push_back(std::move(item));
+             return Status::Ok();
+           });
+}
+
+void FlagSet::AddCustom(std::string_view name, std::string_view type, std::string default_text,
+                        std::string_view help, std::function<Status(std::string_view)> set) {
+  Register(name, std::string(type), std::move(default_text), help, false, std::move(set));
+}
+
+void FlagSet::AddGlogFlags() {
+  const std::string saved_group = group_;
+  SetGroup("Logging");
+  // glog's flag variables are plain globals (int32 is int, strings are std::string), so most
+  // bind directly.
+  AddInt("v", &FLAGS_v, "Log level for V logs; higher is more verbose.");
+  Register("vmodule", "string", Quote(FLAGS_vmodule),
+           "Per-file V levels: comma list of pattern=N (file names without extension, * and ? "
+           "wildcards), e.g. workqueue=4,http_*=2.",
+           false, [](std::string_view text) -> Status {
+             std::vector<std::pair<std::string, int>> levels;
+             for (const std::string& item : SplitCommaList(text)) {
+               const size_t eq = item.find('=');
+               int level = 0;
+               if (eq == std::string::npos || eq == 0 ||
+                   !ParseInteger(std::string_view(item).substr(eq + 1), &level, "an integer")
+                        .ok()) {
+                 return InvalidArgument("expected pattern=N, got " + Quote(item));
+               }
+               levels.emplace_back(item.substr(0, eq), level);
+             }
+             FLAGS_vmodule = std::string(text);
+             // FLAGS_vmodule is read only once by glog; set the levels directly as well.
+             for (const auto& [pattern, level] : levels) {
+               google::SetVLOGLevel(pattern.c_str(), level);
+             }
+             return Status::Ok();
+           });
+  AddBool("logtostderr", &FLAGS_logtostderr, "Log to standard error instead of files.");
+  AddBool("alsologtostderr", &FLAGS_alsologtostderr, "Log to standard error as well as files.");
+  Register("stderrthreshold", "int", std::to_string(FLAGS_stderrthreshold),
+           "Also copy logs at or above this severity to standard error (0 INFO, 1 WARNING, "
+           "2 ERROR, 3 FATAL).",
+           false, [](std::string_view text) -> Status {
+             int level = 0;
+             TEPHRA_RETURN_IF_ERROR(ParseInteger(text, &level, "a 32-bit integer"));
+             if (level < 0 || level > 3) return InvalidArgument("must be between 0 and 3");
+             FLAGS_stderrthreshold = level;
+             return Status::Ok();
+           });
+  AddString("log-dir", &FLAGS_log_dir,
+            "Directory for log files when not logging to standard error.");
+  group_ = saved_group;
+}
+
+FlagSet::Flag* FlagSet::Find(std::string_view name) {
+  auto it = flags_.find(name);
+  return it == flags_.end() ? nullptr : &it->second;
+}
+
+bool FlagSet::Has(std::string_view name) const { return flags_.count(Normalize(name)) > 0; }
+
+bool FlagSet::IsSet(std::string_view name) const {
+  auto it = flags_.find(Normalize(name));
+  return it != flags_.end() && it->second.set_on_command_line;
+}
+
+std::string FlagSet::Suggest(std::string_view name) const {
+  std::string best;
+  size_t best_distance = 3;  // suggest only close matches
+  for (const auto& [key, flag] : flags_) {
+    const size_t d = EditDistance(name, key);
+    if (d < best_distance && d < key.size()) {
+      best = key;
+      best_distance = d;
+    }
+  }
+  return best.empty() ? "" : " (did you mean --" + best + "?)";
+}
+
+Status FlagSet::Parse(int argc, const char* const* argv) {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  return Parse(args);
+}
+
+Status FlagSet::Parse(const std::vector<std::string>& args) {
+  if (!registration_errors_.empty()) {
+    std::string message = "flag registration: " + registration_errors_[0];
+    for (size_t i = 1; i < registration_errors_.size(); ++i) {
+      message += "; " + registration_errors_[i];
+    }
+    return InvalidArgument(std::move(message));
+  }
+  for (size_t i = 0; i < args.size(); ++i) {
+    const std::string& arg = args[i];
+    if (arg == "--") {
+      positional_.insert(positional_.end(), args.begin() + static_cast<ptrdiff_t>(i) + 1,
+                         args.end());
+      break;
+    }
+    if (arg.size() < 2 || arg[0] != '-') {
+      positional_.push_back(arg);
+      continue;
+    }
+    std::string_view body(arg);
+    body.remove_prefix(arg[1] == '-' ? 2 : 1);
+    if (body.empty() || body[0] == '-' || body[0] == '=') {
+      return InvalidArgument("bad flag syntax: " + arg);
+    }
+    const size_t eq = body.find('=');
+    const std::string name = Normalize(body.substr(0, eq));
+    std::optional<std::string> value;
+    if (eq != std::string_view::npos) value = std::string(body.substr(eq + 1));
+
+    if (name == "help" || name == "h") {
+      help_requested_ = true;
+      return Status::Ok();
+    }
+    if (name == "version") {
+      version_requested_ = true;
+      return Status::Ok();
+    }
+    Flag* flag = Find(name);
+    bool negated = false;
+    if (flag == nullptr && name.rfind("no-", 0) == 0) {
+      Flag* base = Find(std::string_view(name).substr(3));
+      if (base != nullptr && base->is_bool) {
+        flag = base;
+        negated = true;
+      }
+    }
+    if (flag == nullptr) return InvalidArgument("unknown flag --" + name + Suggest(name));
+    if (negated) {
+      if (value) return InvalidArgument("flag --" + name + " takes no value");
+      value = "false";
+    } else if (!value) {
+      if (flag->is_bool) {
+        value = "true";  // a bool never takes the next argument: "--leader-elect false" is not
+      } else if (i + 1 < args.size()) {
+        value = args[++i];
+      } else {
+        return InvalidArgument("flag --" + flag->name + " needs a value");
+      }
+    }
+    Status status = flag->set(*value);
+    if (!status.ok()) {
+      return InvalidArgument("invalid value " + Quote(*value) + " for flag --" + flag->name +
+                             ": " + status.message());
+    }
+    flag->set_on_command_line = true;
+  }
+  return Status::Ok();
+}
+
+std::string FlagSet::Usage() const {
+  struct Line {
+    std::string left;
+    std::string help;
+  };
+  std::map<std::string, std::vector<std::pair<std::string, Line>>> by_group;
+  for (const auto& [key, flag] : flags_) {
+    std::string left = key.size() == 1 ? "  -" + key + ", --" + key : "      --" + key;
+    if (!flag.type.empty()) left += " " + flag.type;
+    std::string help = flag.help;
+    if (!IsZeroDefault(flag.default_text)) help += " (default " + flag.default_text + ")";
+    by_group[flag.group].push_back({key, {std::move(left), std::move(help)}});
+  }
+  by_group[""].push_back({"help", {"  -h, --help", "Show this help and exit."}});
+  by_group[""].push_back({"version", {"      --version", "Show the version and exit."}});
+
+  size_t width = 0;
+  for (const auto& [group, lines] : by_group) {
+    for (const auto& [key, line] : lines) width = std::max(width, line.left.size());
+  }
+  std::string out = "Usage: " + program_ + " [flags]\n";
+  if (!description_.empty()) out += "\n" + description_ + "\n";
+  for (const auto& group : group_order_) {
+    auto it = by_group.find(group);
+    if (it == by_group.end()) continue;
+    auto lines = it->second;
+    std::sort(lines.begin(), lines.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    out += "\n" + (group.empty() ? std::string("Flags") : group + " flags") + ":\n";
+    for (const auto& [key, line] : lines) {
+      out += line.left + std::string(width - line.left.size() + 3, ' ');
+      // Continuation lines of a multi-line help text line up with its first line.
+      for (char c : line.help) {
+        out += c;
+        if (c == '\n') out += std::string(width + 3, ' ');
+      }
+      out += "\n";
+    }
+  }
+  return out;
+}
+
+std::string FlagSet::VersionText() const {
+  return program_ + " " + (version_.empty() ? std::string("unknown") : version_) + "\n";
+}
+
+}  // namespace tephra::base

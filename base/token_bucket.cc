@@ -1,0 +1,47 @@
+#include "base/token_bucket.h"
+
+#include <algorithm>
+
+namespace tephra::base {
+
+TokenBucket::TokenBucket(double qps, int burst, ClockInterface& clock)
+    : qps_(qps),
+      burst_(std::max(1, burst)),
+      clock_(clock),
+      tokens_(std::max(1, burst)),
+      last_(clock.Monotonic()) {}
+
+void TokenBucket::Refill() {
+  auto now = clock_.Monotonic();
+  double elapsed = std::chrono::duration<double>(now - last_).count();
+  last_ = now;
+  tokens_ = std::min(burst_, tokens_ + elapsed * qps_);
+}
+
+bool TokenBucket::TryAccept() {
+  if (qps_ <= 0) return true;
+  std::lock_guard<std::mutex> l(mu_);
+  Refill();
+  if (tokens_ < 1) return false;
+  tokens_ -= 1;
+  return true;
+}
+
+std::chrono::steady_clock::duration TokenBucket::Reserve() {
+  if (qps_ <= 0) return {};
+  std::lock_guard<std::mutex> l(mu_);
+  Refill();
+  tokens_ -= 1;
+  if (tokens_ >= 0) return {};
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(-tokens_ / qps_));
+}
+
+void TokenBucket::Wait() {
+  auto delay = Reserve();
+  if (delay <= std::chrono::steady_clock::duration::zero()) return;
+  std::unique_lock<std::mutex> lock(sleep_mu_);
+  clock_.WaitUntil(lock, sleep_cv_, clock_.Monotonic() + delay, [] { return false; });
+}
+
+}  // namespace tephra::base

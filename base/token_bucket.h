@@ -1,0 +1,38 @@
+// A token bucket: `qps` tokens per second, at most `burst` banked. Used for client-side API
+// throttling (--kube-api-qps/--kube-api-burst) and event rate limits.
+#pragma once
+
+#include <chrono>
+#include <mutex>
+
+#include "base/clock.h"
+
+namespace tephra::base {
+
+class TokenBucket {
+ public:
+  // qps <= 0 means unlimited.
+  TokenBucket(double qps, int burst, ClockInterface& clock = RealClock());
+
+  // Takes a token if one is available now.
+  bool TryAccept();
+  // How long the caller must wait for a token it reserves now (zero if available). The token
+  // is taken: callers sleep for the returned duration and then proceed.
+  std::chrono::steady_clock::duration Reserve();
+  // Reserve() and sleep (on the clock) until the token is due.
+  void Wait();
+
+ private:
+  void Refill();  // requires mu_
+
+  double qps_;
+  double burst_;
+  ClockInterface& clock_;
+  std::mutex mu_;
+  double tokens_;                                // guarded by mu_; may go negative (reserved)
+  std::chrono::steady_clock::time_point last_;   // guarded by mu_
+  std::mutex sleep_mu_;
+  std::condition_variable sleep_cv_;
+};
+
+}  // namespace tephra::base

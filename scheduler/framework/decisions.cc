@@ -1,0 +1,45 @@
+#include "scheduler/framework/decisions.h"
+
+#include <algorithm>
+
+namespace tephra::scheduler {
+
+void Decisions::Normalize() {
+  auto by_pod = [](const auto& a, const auto& b) { return a.pod < b.pod; };
+  std::sort(binds.begin(), binds.end(), by_pod);
+  std::sort(evictions.begin(), evictions.end(), by_pod);
+  std::sort(phases.begin(), phases.end(), [](const Phase& a, const Phase& b) { return a.job < b.job; });
+}
+
+std::string Decisions::ToText() const {
+  std::string out;
+  for (const auto& b : binds) out += "bind " + b.pod + " " + b.node + "\n";
+  for (const auto& e : evictions) out += "evict " + e.pod + " (" + e.reason + ")\n";
+  for (const auto& p : phases) out += "phase " + p.job + " " + p.phase + "\n";
+  return out;
+}
+
+void DecisionLog::Bind(const TaskInfo& task, const std::string& node) {
+  decisions_.binds.push_back({task.namespace_() + "/" + task.name(), node});
+  if (next_binder_ != nullptr) next_binder_->Bind(task, node);
+}
+
+void DecisionLog::Evict(const TaskInfo& task, const std::string& reason) {
+  decisions_.evictions.push_back({task.namespace_() + "/" + task.name(), reason});
+  if (next_evictor_ != nullptr) next_evictor_->Evict(task, reason);
+}
+
+Decisions DecisionLog::Take(const Session& ssn) {
+  const auto& touched = ssn.touched_jobs();
+  const auto& before = ssn.snapshot().jobs;
+  for (size_t j = 0; j < ssn.job_count() && j < before.size(); ++j) {
+    if (!touched[j]) continue;
+    const std::string& phase = ssn.job(j).phase;
+    if (phase != before[j]->phase) decisions_.phases.push_back({ssn.job(j).id, phase});
+  }
+  Decisions out = std::move(decisions_);
+  decisions_ = Decisions{};
+  return out;
+}
+
+}  // namespace tephra::scheduler

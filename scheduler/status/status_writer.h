@@ -1,0 +1,79 @@
+// Status write-back (StatusWriter): what a session decided, written to the API server
+// asynchronously by worker threads, so a session hands its outcome over and moves on.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "kube/client.h"
+#include "kube/events.h"
+#include "metrics/metrics.h"
+#include "scheduler/cache/cache.h"
+#include "scheduler/framework/interfaces.h"
+#include "scheduler/framework/outcome.h"
+
+namespace tephra::scheduler {
+
+// Writes a session's outcome: PodGroup status (merge patch; Volcano's PodGroup has no status
+// subresource), Queue status.allocated (status subresource), pod PodScheduled conditions with
+// FailedScheduling events, and PodGroup events. Per object only the latest pending update is
+// kept, so a slow API server gets fewer, newer writes rather than a growing backlog. Updates
+// nobody waits on (Queue status.allocated, PodGroup counts) are held for `settle` first, so
+// that a burst of sessions makes one write per object rather than one per session.
+class StatusWriter {
+ public:
+  // PodGroup status writes are assumed in `cache` (when not null) as they are queued.
+  StatusWriter(std::shared_ptr<kube::Client> client, SchedulerCache* cache, kube::EventRecorder* events,
+               metrics::Registry* registry, int workers = 4,
+               std::chrono::milliseconds settle = std::chrono::seconds(1));
+  ~StatusWriter();
+
+  void Apply(const SessionOutcome& outcome);
+  bool Drain(std::chrono::milliseconds timeout);
+  void Stop();
+
+ private:
+  struct Item {
+    enum class Kind { kPodGroup, kQueue, kPod } kind;
+    std::string key;
+    JobId job;  // kPodGroup
+    std::string namespace_;
+    std::string name;
+    std::string body;  // the patch
+    std::chrono::steady_clock::time_point not_before;  // held until then (settle)
+    bool sched_plugins = false;
+    kube::ObjectReference event_object;
+    std::string event_type, event_reason, event_message;
+  };
+  void Enqueue(Item item, bool urgent);
+  void Loop();
+  void Write(const Item& item);
+
+  std::shared_ptr<kube::Client> client_;
+  SchedulerCache* cache_;
+  kube::EventRecorder* events_;
+  metrics::Counter* writes_ = nullptr;
+  metrics::Counter* write_errors_ = nullptr;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::chrono::milliseconds settle_;
+  // Keys to write, oldest first: urgent ones, and held ones with their due time (in order, as
+  // every held item waits the same settle). A key may be queued more than once; the first
+  // entry due writes its latest content and later entries find nothing.
+  std::deque<std::string> urgent_;  // guarded by mu_
+  std::deque<std::pair<std::chrono::steady_clock::time_point, std::string>> held_;  // mu_
+  std::map<std::string, Item> pending_;  // guarded by mu_; latest per key
+  int in_flight_ = 0;                    // guarded by mu_
+  bool stopped_ = false;                 // guarded by mu_
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace tephra::scheduler
