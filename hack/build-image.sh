@@ -23,6 +23,7 @@
 set -euo pipefail
 shopt -s inherit_errexit  # errors inside $(...) stop the script too
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+hack_prefix=build-image; source "$root/hack/lib.sh"
 cd "$root"
 
 host_build=0 refresh_base=0 output="" print_env=0
@@ -35,9 +36,6 @@ while [[ $# -gt 0 ]]; do
     *) echo "build-image: unknown argument $1 (see the top of $0)" >&2; exit 2 ;;
   esac
 done
-t0=$(date +%s)
-step() { echo "==> build-image: $* (+$(( $(date +%s) - t0 ))s)" >&2; }
-die() { echo "build-image: error: $*" >&2; exit 1; }
 sha() { sha256sum | cut -c1-64; }
 [[ $(id -u) -eq 0 ]] || die "needs root (mmdebstrap --mode=root, buildah with root storage)"
 

@@ -16,6 +16,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+hack_prefix=build-operators; source "$root/hack/lib.sh"
 modules="$root/hack/operators"
 cache="${TEPHRA_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tephra}/operators"
 
@@ -39,8 +40,6 @@ names=(training-operator kuberay mpi-operator)
 # Part of every cache key: a change to how operators are built rebuilds them.
 readonly RECIPE="go build -trimpath -ldflags=-s-w CGO_ENABLED=0; crds: *.yaml but kustomization"
 
-log() { echo "build-operators: $*" >&2; }
-die() { log "error: $*"; exit 1; }
 
 dir_of() {  # dir_of NAME: the cache directory for NAME's current go.mod/go.sum
   local key

@@ -20,6 +20,7 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+hack_prefix=control-plane; source "$root/hack/lib.sh"
 cp_root=${TEPHRA_CP_ROOT:-${TMPDIR:-/tmp}/tephra-cp}
 namespace=${TEPHRA_NAMESPACE:-tephra-system}
 
@@ -46,8 +47,7 @@ done
 [[ "$name" =~ ^[a-zA-Z0-9._-]+$ ]] || { echo "control-plane: bad --name '$name'" >&2; exit 2; }
 W="$cp_root/$name"
 
-log() { echo "control-plane[$name]: $*" >&2; }
-die() { log "error: $*"; exit 1; }
+hack_prefix="control-plane[$name]"
 
 free_ports() {  # free_ports N: N distinct free TCP ports on 127.0.0.1
   python3 - "$1" <<'PY'

@@ -14,6 +14,7 @@
 # <control plane dir>/tephra-pids; stop ends exactly those (checked against their command lines).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+hack_prefix=local-daemons; source "$root/hack/lib.sh"
 
 cmd=${1:-}; [[ -n "$cmd" ]] && shift
 name=default bin="$root/build/dev/bin" release=tephra only=""
@@ -26,8 +27,7 @@ while [[ $# -gt 0 ]]; do
     *) echo "local-daemons: unknown argument $1" >&2; exit 2 ;;
   esac
 done
-log() { echo "local-daemons[$name]: $*" >&2; }
-die() { log "error: $*"; exit 1; }
+hack_prefix="local-daemons[$name]"
 
 cp_env=$("$root/hack/control-plane.sh" env --name "$name") || exit 1
 eval "$cp_env"

@@ -10,6 +10,7 @@
 #   TEPHRA_LOCAL_NAME=local   the control plane's name (hack/control-plane.sh --name)
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+hack_prefix=local-up; source "$root/hack/lib.sh"
 cd "$root"
 name=${TEPHRA_LOCAL_NAME:-local}
 nodes=8 node_cpu=32 node_memory=256Gi build=1
@@ -22,9 +23,6 @@ while [[ $# -gt 0 ]]; do
     *) echo "local-up: unknown argument $1 (see the top of $0)" >&2; exit 2 ;;
   esac
 done
-t0=$(date +%s)
-step() { echo "==> $* (+$(( $(date +%s) - t0 ))s)" >&2; }
-die() { echo "local-up: error: $*" >&2; exit 1; }
 # The chart's CRDs are symlinks to crds/; helm reports each one on every command.
 helm_() { helm "$@" 2> >(grep -v 'found symbolic link in path' >&2); }
 

@@ -14,10 +14,10 @@
 # (-L unit) none. TEPHRA_OPERATORS="kuberay ..." (or "all", or "none") overrides the choice.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+hack_prefix=test; source "$root/hack/lib.sh"
 cd "$root"
 preset=${TEPHRA_PRESET:-dev}
 
-step() { echo "==> $* ($(date +%T))" >&2; }
 
 step "installing Debian packages"
 bash hack/install-deps.sh

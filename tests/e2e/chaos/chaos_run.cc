@@ -165,9 +165,6 @@ std::shared_ptr<kube::Client> ChaosRun::Connect(const std::string& kubeconfig, d
   return *c;
 }
 
-// The admission paths the run registers: the tephra-admission started below serves its default
-// set (the chart's too), so exactly those: no pod hooks and no /podgroups/mutate.
-const char kAdmissionPaths[] = "{/jobs/mutate,/jobs/validate,/podgroups/validate,/queues/mutate,/queues/validate}";
 
 // Leases in the run's namespace for the controller-manager and scheduler identities.
 std::string ChaosRun::LeaseRbac() const {
@@ -198,8 +195,7 @@ void ChaosRun::Setup() {
   // The admission identity's RBAC and certificate Secret, as a chart release named after the run.
   admission_rbac_ = testing::RenderChart(
       Release(), kSuiteNamespace, "templates/rbac-admission.yaml",
-      {"--set", "admission.serviceAccount.name=tephra-admission", "--set",
-       std::string("admission.enabledAdmissions=") + kAdmissionPaths});
+      {"--set", "admission.serviceAccount.name=tephra-admission"});
   kubectl_.Run({"create", "namespace", kSuiteNamespace});  // AlreadyExists is fine
   kubectl_.MustRun({"create", "namespace", ns_});
   kubectl_.MustRun({"label", "namespace", ns_, "tephra.dev/chaos=" + id_});
@@ -293,8 +289,7 @@ void ChaosRun::RegisterWebhooks() {
       {"apply", "-f", "-"},
       testing::RenderChart(
           Release(), kSuiteNamespace, "templates/webhooks.yaml",
-          {"--set", "local.enabled=true", "--set", "admission.port=" + std::to_string(adm_port_), "--set",
-           std::string("admission.enabledAdmissions=") + kAdmissionPaths, "--set-json",
+          {"--set", "local.enabled=true", "--set", "admission.port=" + std::to_string(adm_port_), "--set-json",
            R"(admission.webhook.namespaceSelector={"matchLabels":{"tephra.dev/chaos":")" + id_ + R"("}})",
            "--set-json",
            R"(admission.webhook.queueObjectSelector={"matchExpressions":[{"key":"tephra.dev/chaos","operator":"Exists"}]})"}));

@@ -20,8 +20,7 @@ fit_raycluster() {
 # worker, so five nodes are needed and four exist: nothing may be bound.
 unfit_raycluster() {
   raycluster big 4 4 7
-  eventually 60 total_is "$(ray_pods big)" 5 || fail "$(pods_total "$(ray_pods big)")/5 pods created" || return 1
-  expect_gang_held "$(ray_pg big)" "$(ray_pods big)"
+  expect_created_and_held "$(ray_pg big)" "$(ray_pods big)" 5 60
 }
 
 # Scaling the worker group from 2 to 4: KubeRay raises the PodGroup's minMember and minResources,

@@ -226,6 +226,16 @@ pods_have_event() {
   return 1
 }
 
+# expect_created_and_held GROUP SELECTOR COUNT SECONDS: the unfit case every operator test has:
+# the operator creates COUNT pods within SECONDS, and the
+# gang is held (expect_gang_held) because they do not fit together.
+expect_created_and_held() {
+  local group=$1 selector=$2 count=$3 seconds=$4
+  eventually "$seconds" total_is "$selector" "$count" ||
+    fail "$(pods_total "$selector")/$count pods created" || return 1
+  expect_gang_held "$group" "$selector"
+}
+
 # expect_gang_held NAME SELECTOR: the gang waits whole, and Tephra says why: no pod bound (for
 # 10 s after the condition appears), the Unschedulable condition, an event on the PodGroup, a
 # FailedScheduling event on its pods once it is admitted, and `tephractl job explain --pod-group`

@@ -47,8 +47,7 @@ fit_mpijob() {
 # but a node holds only one worker and there are four: nothing may be bound.
 unfit_mpijob() {
   mpijob big 5 6 '{}'
-  eventually 90 total_is "$(mpi_pods big)" 6 || fail "$(pods_total "$(mpi_pods big)")/6 pods created" || return 1
-  expect_gang_held big "$(mpi_pods big)"
+  expect_created_and_held big "$(mpi_pods big)" 6 90
 }
 
 # schedulingPolicy.queue picks the queue; a queue capped below the gang holds it.

@@ -37,8 +37,7 @@ fit_mpijob_v1() { fit_kind MPIJob Launcher:1:1 Worker:2:1; }
 # but a node holds only one of them and there are four: none may be bound.
 unfit_count() {
   kubeflow_job PyTorchJob big '{}' Master:1:6 Worker:4:6
-  eventually 60 total_is "$(job_pods big)" 5 || fail "$(pods_total "$(job_pods big)")/5 pods created" || return 1
-  expect_gang_held big "$(job_pods big)"
+  expect_created_and_held big "$(job_pods big)" 5 60
 }
 
 # Five 8-CPU pods: 40 CPU is more than the cluster has; the PodGroup is not admitted (it stays

@@ -2,6 +2,7 @@
 #include <cstdlib>
 
 #include <catch2/catch.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include "webhooks/options.h"
 
@@ -9,7 +10,7 @@ namespace tephra::webhooks {
 namespace {
 
 Status Parse(AdmissionOptions* options, const std::vector<std::string>& args) {
-  kube::FlagSet flags("tephra-admission");
+  base::FlagSet flags("tephra-admission");
   options->Register(flags);
   TEPHRA_RETURN_IF_ERROR(flags.Parse(args));
   return options->Finish();
@@ -33,6 +34,18 @@ TEST_CASE("Defaults follow Volcano's webhook manager and its Helm chart") {
   CHECK(o.namespace_ == "suite-ns");
   CHECK(o.generates_certificates());
   ::unsetenv("TEPHRA_NAMESPACE");
+}
+
+// The chart's default list and the daemon's are one behaviour: a cluster installed with the chart
+// registers exactly the paths a tephra-admission started without --enabled-admission serves (the
+// chaos run relies on it).
+TEST_CASE("The chart's default admission paths are the daemon's") {
+  YAML::Node values = YAML::LoadFile(std::string(TEPHRA_SOURCE_DIR) + "/charts/tephra/values.yaml");
+  std::vector<std::string> chart;
+  for (const YAML::Node& path : values["admission"]["enabledAdmissions"]) chart.push_back(path.as<std::string>());
+  AdmissionOptions o;
+  REQUIRE(Parse(&o, {}).ok());
+  CHECK(chart == o.enabled_admission);
 }
 
 TEST_CASE("Flags as a Deployment passes them") {
