@@ -8,7 +8,6 @@
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-hack_prefix=build-tools; source "$root/hack/lib.sh"
 tools="$root/hack/tools"
 key=$(cat "$tools"/*/go.mod "$tools"/*/go.sum "${BASH_SOURCE[0]}" | sha256sum | cut -c1-16)
 bin="${TEPHRA_TOOLS_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/tephra}/bin/$key"
@@ -24,6 +23,7 @@ if [[ ${#missing[@]} -eq 0 ]]; then echo "$bin"; exit 0; fi
 
 export CGO_ENABLED=0 GOFLAGS=-modcacherw GOWORK=off
 mkdir -p "$bin.partial"
+log() { echo "build-tools: $*" >&2; }
 # Each build writes into $bin.partial and the directory is renamed only when all succeed, so an
 # interrupted build never leaves a half-filled cache entry that looks complete.
 build() {  # build <module dir> <output> <ldflags> <package...>
