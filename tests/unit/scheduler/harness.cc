@@ -298,6 +298,11 @@ PodBuilder& PodBuilder::PriorityClassName(const std::string& name) {
   return *this;
 }
 
+PodBuilder& PodBuilder::Uid(const std::string& uid) {
+  pod_->metadata.uid = uid;
+  return *this;
+}
+
 PodInfoPtr PodBuilder::Add() {
   pod_->node_name = spec_.node_name;
   pod_->terminating = pod_->metadata.deletion_timestamp.has_value();

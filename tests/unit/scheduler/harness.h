@@ -107,6 +107,7 @@ class PodBuilder {
   PodBuilder& Created(base::Time when);
   PodBuilder& Namespace(const std::string& ns);  // namespace used by PriorityClass lookups
   PodBuilder& PriorityClassName(const std::string& name);
+  PodBuilder& Uid(const std::string& uid);  // as an API server assigned it (default "uid-<key>")
   PodInfoPtr Add();
 
  private:
