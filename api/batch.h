@@ -1,5 +1,5 @@
 // batch.volcano.sh/v1alpha1 Job and bus.volcano.sh/v1alpha1 Command
-// (reference/volcano-behaviour.md §1.1, §1.4).
+// (docs/compatibility.md §1.1, §1.4).
 #pragma once
 
 #include <map>

@@ -1,5 +1,5 @@
-// Defaults shared by the admission webhook and the controllers (reference/volcano-behaviour.md
-// §3.2, §3.4, §3.5). Each Apply* function changes the typed object in memory (what a
+// Defaults shared by the admission webhook and the controllers (docs/compatibility.md §3.2, §3.4,
+// §3.5). Each Apply* function changes the typed object in memory (what a
 // controller does when no webhook runs); each Default* function does the same and returns the
 // equivalent RFC 6902 patch for a mutating webhook's answer. The patch is the difference
 // between the request and the encoding after defaulting, so it always matches the in-memory

@@ -1,4 +1,4 @@
-// Job admission rules (reference/volcano-behaviour.md §3.3).
+// Job admission rules (docs/compatibility.md §3.3).
 #include <algorithm>
 #include <map>
 #include <set>

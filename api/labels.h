@@ -1,5 +1,5 @@
 // Well-known label, annotation and scheduling-gate keys that Volcano and its integrations put on
-// pods, PodGroups, Jobs, queues and namespaces (reference/volcano-behaviour.md §1.8).
+// pods, PodGroups, Jobs, queues and namespaces (docs/compatibility.md §1.6).
 #pragma once
 
 #include <string_view>

@@ -1,4 +1,4 @@
-// Queue and PodGroup admission rules (reference/volcano-behaviour.md §3.4, §3.5).
+// Queue and PodGroup admission rules (docs/compatibility.md §3.4, §3.5).
 #include <cstdlib>
 #include <set>
 

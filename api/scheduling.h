@@ -1,4 +1,4 @@
-// scheduling.volcano.sh/v1beta1 Queue and PodGroup (reference/volcano-behaviour.md §1.2, §1.3),
+// scheduling.volcano.sh/v1beta1 Queue and PodGroup (docs/compatibility.md §1.2, §1.3),
 // and the scheduler-plugins scheduling.x-k8s.io/v1alpha1 PodGroup read into the same model.
 #pragma once
 

@@ -1,4 +1,4 @@
-// Validation shared by the admission webhook and the controllers (reference/volcano-behaviour.md
+// Validation shared by the admission webhook and the controllers (docs/compatibility.md
 // §3.3-§3.5). Pure functions over typed objects; the cluster state they need (queues,
 // namespaces) comes in through small lookup interfaces that the webhook backs with its
 // informer cache and tests back with StaticQueueLookup.

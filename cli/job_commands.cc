@@ -214,7 +214,7 @@ int JobRun(Context& ctx, const std::vector<std::string>& args, RunFlags f, bool 
   return kExitOk;
 }
 
-// vcctl job suspend/resume: a Command the job controller consumes (§1.4).
+// vcctl job suspend/resume: a Command the job controller consumes (docs/compatibility.md §1.4).
 int JobCommand(Context& ctx, const std::vector<std::string>& args, const std::string& verb, std::string_view action) {
   if (int rc = ExpectArgs(ctx, "job " + verb, args, {"NAME (the job to " + verb + ")"}); rc != kExitOk) return rc;
   TEPHRA_CLI_ASSIGN(auto client, ctx.Client());

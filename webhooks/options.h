@@ -1,5 +1,5 @@
 // tephra-admission's command line. Flag names follow vc-webhook-manager's where it has them
-// (reference/volcano-behaviour.md §3), so an existing Deployment's arguments keep working.
+// (docs/compatibility.md §3), so an existing Deployment's arguments keep working.
 #pragma once
 
 #include <chrono>

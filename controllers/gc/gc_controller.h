@@ -1,4 +1,4 @@
-// Garbage collection of finished Jobs (reference/volcano-behaviour.md §2.9): a Job with
+// Garbage collection of finished Jobs (docs/compatibility.md §2.9): a Job with
 // ttlSecondsAfterFinished that is Completed, Failed, Terminated — or Aborted, which Volcano
 // forgets (its issue #4736) — is deleted that long after its last transition, with Foreground
 // propagation and a UID precondition so a recreated Job of the same name is never hit.

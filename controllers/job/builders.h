@@ -1,4 +1,5 @@
-// What the job controller writes for a Job: names, its pods (§2.4) and its PodGroup (§2.5).
+// What the job controller writes for a Job: names, its pods and its PodGroup
+// (docs/compatibility.md §2.4, §2.5).
 // Pure functions of the Job (and of PriorityClass values for minResources).
 #pragma once
 
@@ -28,7 +29,7 @@ kube::OwnerReference JobOwnerReference(const api::Job& job);
 // The pod for replica `index` of `task` before plugins run: the task template (every field
 // kept), name and namespace, controller reference, schedulerName and priorityClassName from
 // the job when the template has none, the job's volumes, and the labels and annotations of
-// §1.8: group name, job name and namespace, task spec, task index, queue, job version, retry
+// §1.6: group name, job name and namespace, task spec, task index, queue, job version, retry
 // count, template uid, partition id, NUMA policy and the job's preemption / cooldown /
 // revocable-zone / disruption-budget annotations.
 StatusOr<PodDraft> BuildPod(const api::Job& job, const api::TaskSpec& task, int32_t index);

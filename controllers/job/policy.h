@@ -1,4 +1,4 @@
-// Lifecycle policies (reference/volcano-behaviour.md §2.1): what happened to a job (a Request),
+// Lifecycle policies (docs/compatibility.md §2.1): what happened to a job (a Request),
 // which action it triggers, and actions delayed by a policy's timeout with their cancellation
 // rules. Pure functions plus one clock-driven, thread-safe container.
 #pragma once

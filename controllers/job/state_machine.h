@@ -1,4 +1,4 @@
-// The job phase state machine (reference/volcano-behaviour.md §2.2) as an explicit table:
+// The job phase state machine (docs/compatibility.md §2.2) as an explicit table:
 // (phase × action) → what to kill, whether the retry count grows, and which rule picks the
 // next phase. Pure data and pure functions, so a unit test can walk every cell.
 #pragma once

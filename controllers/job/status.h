@@ -30,7 +30,7 @@ PodCounts CountPods(const std::vector<std::shared_ptr<const api::Pod>>& pods,
                     const std::set<std::string>& deleted_now,
                     const std::vector<std::pair<std::string, std::string>>& created_now = {});
 
-// The Running-phase completion rules (§2.2), in order:
+// The Running-phase completion rules (docs/compatibility.md §2.2), in order:
 //   1. no replicas at all (scaled to zero): no verdict, the phase stays;
 //   2. minSuccess set and reached: Completed;
 //   3. every pod finished: Failed when the job's minAvailable covers the tasks' and a task has

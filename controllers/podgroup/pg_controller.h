@@ -1,4 +1,4 @@
-// The PodGroup controller for plain pods (reference/volcano-behaviour.md §2.8): a pod created
+// The PodGroup controller for plain pods (docs/compatibility.md §2.8): a pod created
 // for one of our schedulers without a scheduling.k8s.io/group-name annotation (a Deployment's,
 // a StatefulSet's, a bare pod) gets a PodGroup "podgroup-<controller owner UID or pod UID>"
 // and the annotation naming it, so the gang scheduler sees every pod as a member of a group.

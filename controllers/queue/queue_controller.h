@@ -1,4 +1,4 @@
-// The queue controller (reference/volcano-behaviour.md §2.7): keeps each Queue's
+// The queue controller (docs/compatibility.md §2.7): keeps each Queue's
 // status.state (Open, Closing, Closed, Unknown) in step with OpenQueue/CloseQueue Commands and
 // with whether PodGroups remain in it, defaults spec.parent to root, cascades closing to child
 // queues and exports PodGroup counts per queue and phase. status.state is written with

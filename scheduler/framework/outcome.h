@@ -57,7 +57,8 @@ struct SessionOutcome {
   std::vector<QueueWarning> queue_warnings;  // every such queue, each session
 };
 
-// Computes the updates of a closed session (Volcano's PodGroup phase rules, §4.3).
+// Computes the updates of a closed session (Volcano's PodGroup phase rules,
+// docs/compatibility.md §4.3).
 SessionOutcome ComputeOutcome(const Session& session);
 
 // The PodGroup status a job should have after the session.

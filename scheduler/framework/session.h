@@ -3,7 +3,7 @@
 // Opening a session copies the snapshot's pointers; nodes and jobs are copied only when an
 // action first changes them (copy-on-write), so an unchanged cluster costs almost nothing.
 // Plugins register callbacks per extension point; the Session combines them by tier with
-// Volcano's rules (reference §4.5) and exposes the combined answers to actions.
+// Volcano's rules (docs/compatibility.md §4.5) and exposes the combined answers to actions.
 #pragma once
 
 #include <array>

@@ -1,5 +1,5 @@
 // The scheduler's cluster model: tasks (pods), jobs (PodGroups), nodes and queues, with the
-// task statuses and node accounting of Volcano's scheduler (reference §4.2).
+// task statuses and node accounting of Volcano's scheduler (docs/compatibility.md §4.2).
 //
 // NodeInfo and JobInfo are copied on write: the cache and every open session share one
 // instance until one of them changes it, so opening a session copies pointers, not clusters.

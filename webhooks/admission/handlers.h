@@ -1,4 +1,4 @@
-// The admission endpoints tephra-admission serves (reference/volcano-behaviour.md §3.1-§3.6),
+// The admission endpoints tephra-admission serves (docs/compatibility.md §3.1-§3.6),
 // and the handler behind each path.
 #pragma once
 

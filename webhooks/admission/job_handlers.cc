@@ -1,4 +1,4 @@
-// /jobs/mutate and /jobs/validate (reference/volcano-behaviour.md §3.2, §3.3).
+// /jobs/mutate and /jobs/validate (docs/compatibility.md §3.2, §3.3).
 #include "api/batch.h"
 #include "webhooks/admission/handlers.h"
 

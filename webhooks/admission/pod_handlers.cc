@@ -1,4 +1,4 @@
-// /pods/mutate and /pods/validate (reference/volcano-behaviour.md §3.6). Both are opt-in: a
+// /pods/mutate and /pods/validate (docs/compatibility.md §3.6). Both are opt-in: a
 // webhook on every pod in the cluster is what made Volcano's admission a single point of failure.
 // They read the few fields they need straight from the review instead of decoding whole pods.
 #include <algorithm>

@@ -1,4 +1,4 @@
-// /podgroups/mutate and /podgroups/validate (reference/volcano-behaviour.md §3.5).
+// /podgroups/mutate and /podgroups/validate (docs/compatibility.md §3.5).
 #include "api/scheduling.h"
 #include "webhooks/admission/handlers.h"
 

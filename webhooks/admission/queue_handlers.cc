@@ -1,4 +1,4 @@
-// /queues/mutate and /queues/validate (reference/volcano-behaviour.md §3.4).
+// /queues/mutate and /queues/validate (docs/compatibility.md §3.4).
 #include "api/scheduling.h"
 #include "webhooks/admission/handlers.h"
 

@@ -1,4 +1,4 @@
-// Resource groups for /pods/mutate (reference/volcano-behaviour.md §3.6): the admission
+// Resource groups for /pods/mutate (docs/compatibility.md §3.6): the admission
 // configuration file (--admission-conf, Volcano's volcano-admission.conf format) lists groups;
 // the first group matching a new pod (by namespace, or by annotation) gives it nodeSelector
 // labels, an affinity (only when it has none), tolerations and a scheduler name.

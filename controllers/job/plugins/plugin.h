@@ -1,4 +1,4 @@
-// Job plugins (reference/volcano-behaviour.md §2.6): env, svc, ssh, mpi, pytorch, tensorflow.
+// Job plugins (docs/compatibility.md §2.6): env, svc, ssh, mpi, pytorch, tensorflow.
 // A plugin mutates each pod before it is created and may own objects of its own (a Service, a
 // ConfigMap, a Secret) that it creates when the job starts and refreshes when it changes. Every
 // hook is idempotent: the job controller calls them on every pass that needs them.

@@ -11,7 +11,8 @@ namespace {
 
 using std::chrono::seconds;
 
-// Every Job field of reference §1.1 plus fields Tephra does not model at several depths.
+// Every Job field of docs/compatibility.md §1.1 plus fields Tephra does not model, at several
+// depths.
 constexpr const char* kJob = R"({
   "apiVersion": "batch.volcano.sh/v1alpha1", "kind": "Job",
   "metadata": {"name": "mpi", "namespace": "team", "uid": "j-1", "generation": 2,

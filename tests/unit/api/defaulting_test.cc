@@ -1,4 +1,4 @@
-// Defaulting of reference §3.2, §3.4, §3.5 and the JSON patches that express it.
+// Defaulting of docs/compatibility.md §3.2, §3.4, §3.5 and the JSON patches that express it.
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 

@@ -1,4 +1,5 @@
-// Job admission rules of reference §3.3: one case per rule, each with the exact errors expected.
+// Job admission rules of docs/compatibility.md §3.3: one case per rule, each with the exact errors
+// expected.
 #include <pthread.h>
 
 #include <functional>

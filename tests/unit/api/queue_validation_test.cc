@@ -1,4 +1,5 @@
-// Queue (§3.4) and PodGroup (§3.5) admission rules, each with the exact errors expected.
+// Queue and PodGroup admission rules (docs/compatibility.md §3.4, §3.5), each with the exact
+// errors expected.
 #include <functional>
 #include <string>
 

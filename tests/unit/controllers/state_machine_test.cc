@@ -1,4 +1,4 @@
-// Walks every cell of the job state machine (reference/volcano-behaviour.md §2.2) and the
+// Walks every cell of the job state machine (docs/compatibility.md §2.2) and the
 // rules that pick the next phase.
 #include "controllers/job/state_machine.h"
 
