@@ -55,7 +55,7 @@ class CapacityPlugin : public Plugin {
       const JobInfo& job = ssn.job(j);
       for (Attr* a : Chain(job.queue)) {
         a->allocated.Add(WithoutPods(job.allocated));
-        if (job.phase == "Inqueue" && job.min_resources) a->inqueue.Add(WithoutPods(job.UngatedMinResources()));
+        if (job.phase == api::PodGroupPhase::kInqueue && job.min_resources) a->inqueue.Add(WithoutPods(job.UngatedMinResources()));
       }
     }
 

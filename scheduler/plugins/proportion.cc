@@ -97,8 +97,8 @@ class ProportionPlugin : public Plugin {
       // adding both would double the queue's request and starve lighter queues.
       if (job.IsPending() && job.min_resources) request.MaxWith(WithoutPods(*job.min_resources));
       attr.request.Add(request);
-      if (job.phase == "Inqueue" && job.min_resources) attr.inqueue.Add(job.UngatedMinResources());
-      if (job.phase == "Running" && job.min_resources) {
+      if (job.phase == api::PodGroupPhase::kInqueue && job.min_resources) attr.inqueue.Add(job.UngatedMinResources());
+      if (job.phase == api::PodGroupPhase::kRunning && job.min_resources) {
         Resources elastic = WithoutPods(job.allocated);
         elastic.Sub(*job.min_resources);
         attr.elastic.Add(elastic);
