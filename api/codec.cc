@@ -4,6 +4,8 @@
 
 #include <rapidjson/document.h>
 
+#include "base/flags.h"
+
 namespace tephra::api {
 
 struct JsonObject::Context {
@@ -104,9 +106,12 @@ ResourceList DecodeResourceList(const json::Reader& r) {
 std::optional<Duration> DecodeDuration(const json::Reader& r) {
   std::optional<std::string> text = r.OptString();
   if (!text) return std::nullopt;
-  std::optional<Duration> d = ParseDuration(*text);
-  if (!d) r.Fail("invalid duration \"" + *text + "\" (expected e.g. \"90s\", \"1h30m\")");
-  return d;
+  StatusOr<Duration> d = base::ParseDuration(*text);
+  if (!d.ok()) {
+    r.Fail("invalid duration \"" + *text + "\" (expected e.g. \"90s\", \"1h30m\")");
+    return std::nullopt;
+  }
+  return *d;
 }
 
 Status WithParsedJson(std::string_view text,
@@ -422,10 +427,11 @@ void JsonObject::SetDuration(std::string_view key, const std::optional<Duration>
     ClearMember(value_, key, Never);
     return;
   }
-  if (cur != nullptr && json::IsString(*cur) && ParseDuration(json::StringOf(*cur)) == *value) {
-    return;
+  if (cur != nullptr && json::IsString(*cur)) {
+    StatusOr<Duration> written = base::ParseDuration(json::StringOf(*cur));
+    if (written.ok() && *written == *value) return;
   }
-  std::string text = FormatDuration(*value);
+  std::string text = base::FormatDuration(*value);
   PutString(value_, key, text, context_->alloc());
 }
 

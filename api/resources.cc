@@ -394,6 +394,14 @@ bool Resources::LessEqual(const Resources& limit, Missing missing_in_limit) cons
   return true;
 }
 
+bool Resources::LessEqualInDims(const Resources& limit, const Resources& dims) const {
+  for (const auto& n : dims.Names()) {
+    if (dims.Get(n) <= 0 || n == kResourcePods) continue;
+    if (Get(n) > limit.Get(n)) return false;
+  }
+  return true;
+}
+
 std::vector<std::string> Resources::Exceeding(const Resources& limit,
                                               Missing missing_in_limit) const {
   std::vector<std::string> out;

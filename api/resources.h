@@ -114,6 +114,10 @@ class Resources {
   bool LessEqual(const Resources& limit, Missing missing_in_limit) const;
   // A request fits into what a node has left: missing on the node means none.
   bool FitsIn(const Resources& available) const { return LessEqual(available, Missing::kZero); }
+  // *this <= `limit` in every dimension `dims` asks for (> 0), pods aside: whether what a
+  // queue would hold stays within a bound in the dimensions a request actually uses. A
+  // dimension missing from either side counts as 0.
+  bool LessEqualInDims(const Resources& limit, const Resources& dims) const;
   // The dimensions (by name) where *this exceeds `limit`, for explanations.
   std::vector<std::string> Exceeding(const Resources& limit, Missing missing_in_limit) const;
 

@@ -162,6 +162,26 @@ std::string ImplicitPodGroupName(const kube::ObjectMeta& pod) {
   return "podgroup-" + pod.uid;
 }
 
+std::string_view ToString(PodGroupPhase phase) {
+  switch (phase) {
+    case PodGroupPhase::kNone: return "";
+    case PodGroupPhase::kPending: return podgroup_phase::kPending;
+    case PodGroupPhase::kInqueue: return podgroup_phase::kInqueue;
+    case PodGroupPhase::kRunning: return podgroup_phase::kRunning;
+    case PodGroupPhase::kUnknown: return podgroup_phase::kUnknown;
+    case PodGroupPhase::kCompleted: return podgroup_phase::kCompleted;
+  }
+  return podgroup_phase::kUnknown;
+}
+
+PodGroupPhase PodGroupPhaseFromString(std::string_view text) {
+  for (PodGroupPhase phase : {PodGroupPhase::kNone, PodGroupPhase::kPending, PodGroupPhase::kInqueue,
+                              PodGroupPhase::kRunning, PodGroupPhase::kCompleted}) {
+    if (text == ToString(phase)) return phase;
+  }
+  return PodGroupPhase::kUnknown;
+}
+
 std::string SchedPluginsPhaseFor(std::string_view phase) {
   if (phase == podgroup_phase::kInqueue) return std::string(sched_plugins_phase::kScheduling);
   if (phase == podgroup_phase::kCompleted) return std::string(sched_plugins_phase::kFinished);

@@ -44,6 +44,14 @@ inline constexpr std::string_view kInqueue = "Inqueue";
 inline constexpr std::string_view kCompleted = "Completed";
 }  // namespace podgroup_phase
 
+// The PodGroup phases as a type, for code that branches on them (the scheduler). kNone: no
+// phase written yet, as on a new PodGroup.
+enum class PodGroupPhase { kNone, kPending, kInqueue, kRunning, kUnknown, kCompleted };
+// "" for kNone, otherwise the podgroup_phase name ("Inqueue").
+std::string_view ToString(PodGroupPhase phase);
+// The phase `text` names: "" is kNone, and a name that is none of podgroup_phase is kUnknown.
+PodGroupPhase PodGroupPhaseFromString(std::string_view text);
+
 namespace podgroup_condition {
 inline constexpr std::string_view kUnschedulable = "Unschedulable";
 inline constexpr std::string_view kScheduled = "Scheduled";

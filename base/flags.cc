@@ -16,9 +16,11 @@ using std::chrono::nanoseconds;
 
 namespace {
 
+__extension__ typedef unsigned __int128 Uint128;
+
 struct DurationUnit {
   std::string_view name;
-  int64_t nanos;
+  uint64_t nanos;
 };
 
 constexpr DurationUnit kDurationUnits[] = {
@@ -46,28 +48,32 @@ StatusOr<nanoseconds> ParseDuration(std::string_view text) {
   }
   if (s == "0") return nanoseconds(0);
   if (s.empty()) return InvalidArgument("invalid duration " + quoted);
-  constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-  uint64_t total = 0;
+  // Exact integer arithmetic: the magnitude may reach 2^63 when negative (INT64_MIN).
+  const Uint128 limit = negative ? (uint64_t{1} << 63)
+                                 : static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  Uint128 total = 0;
   while (!s.empty()) {
     // [digits][.digits] then a unit.
     uint64_t whole = 0;
-    size_t i = 0;
     bool overflow = false;
+    size_t i = 0;
     for (; i < s.size() && IsDigit(s[i]); ++i) {
-      const auto digit = static_cast<uint64_t>(s[i] - '0');
-      if (whole > (kMax - digit) / 10) overflow = true;
-      whole = whole * 10 + digit;
+      if (whole > (std::numeric_limits<uint64_t>::max() - 9) / 10) overflow = true;
+      whole = whole * 10 + static_cast<uint64_t>(s[i] - '0');
     }
     const bool has_whole = i > 0;
-    double fraction = 0;
+    uint64_t fraction = 0;
+    uint64_t scale = 1;
     bool has_fraction = false;
     if (i < s.size() && s[i] == '.') {
       ++i;
-      double scale = 0.1;
       for (; i < s.size() && IsDigit(s[i]); ++i) {
-        fraction += (s[i] - '0') * scale;
-        scale /= 10;
         has_fraction = true;
+        // Digits beyond what fits add nothing measurable in nanoseconds; Go drops them too.
+        if (scale <= std::numeric_limits<uint64_t>::max() / 10 / 10) {
+          fraction = fraction * 10 + static_cast<uint64_t>(s[i] - '0');
+          scale *= 10;
+        }
       }
     }
     if (!has_whole && !has_fraction) return InvalidArgument("invalid duration " + quoted);
@@ -88,17 +94,17 @@ StatusOr<nanoseconds> ParseDuration(std::string_view text) {
                              quoted + " (use ns, us, ms, s, m or h)");
     }
     s.remove_prefix(unit_len);
-    const auto unit_nanos = static_cast<uint64_t>(unit->nanos);
-    if (whole > kMax / unit_nanos) {
+    const Uint128 part = static_cast<Uint128>(whole) * unit->nanos +
+                         static_cast<Uint128>(fraction) * unit->nanos / scale;
+    total += part;
+    if (part > limit || total > limit) {
       return InvalidArgument("duration " + quoted + " is out of range");
     }
-    uint64_t value = whole * unit_nanos;
-    value += static_cast<uint64_t>(std::llround(fraction * static_cast<double>(unit_nanos)));
-    if (value > kMax - total) return InvalidArgument("duration " + quoted + " is out of range");
-    total += value;
   }
-  const auto signed_total = static_cast<int64_t>(total);
-  return nanoseconds(negative ? -signed_total : signed_total);
+  const auto magnitude = static_cast<uint64_t>(total);
+  if (!negative) return nanoseconds(static_cast<int64_t>(magnitude));
+  return nanoseconds(magnitude == (uint64_t{1} << 63) ? std::numeric_limits<int64_t>::min()
+                                                      : -static_cast<int64_t>(magnitude));
 }
 
 namespace {

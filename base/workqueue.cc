@@ -4,6 +4,8 @@
 #include <climits>
 #include <cmath>
 
+#include <glog/logging.h>
+
 #include "metrics/metrics.h"
 
 namespace tephra::base {
@@ -292,6 +294,33 @@ void ShardedWorkQueue::ShutDown() {
 void ShardedWorkQueue::ShutDownWithDrain() {
   for (auto& shard : shards_) shard->ShutDown();  // stop every shard before waiting on any
   for (auto& shard : shards_) shard->ShutDownWithDrain();
+}
+
+void QueueWorkers::Start(WorkQueue* queue, int threads, std::string what,
+                         std::function<Status(const std::string&)> sync) {
+  queue_ = queue;
+  for (int i = 0; i < std::max(1, threads); ++i) {
+    threads_.emplace_back([queue, what, sync] {
+      while (auto key = queue->Get()) {
+        Status s = sync(*key);
+        if (s.ok()) {
+          queue->Forget(*key);
+        } else {
+          LOG(WARNING) << what << " " << *key << ": " << s.ToString();
+          queue->AddRateLimited(*key);
+        }
+        queue->Done(*key);
+      }
+    });
+  }
+}
+
+void QueueWorkers::Stop() {
+  if (queue_ != nullptr) queue_->ShutDown();
+  for (auto& t : threads_) {
+    if (t.joinable()) t.join();
+  }
+  threads_.clear();
 }
 
 }  // namespace tephra::base

@@ -24,16 +24,19 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <queue>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <unordered_map>
 #include <vector>
 
 #include "base/clock.h"
+#include "base/status.h"
 #include "base/token_bucket.h"
 
 namespace tephra::metrics {
@@ -188,6 +191,26 @@ class WorkQueue {
   uint64_t next_seq_ = 0;       // guarded by mu_
   uint64_t heap_version_ = 0;   // guarded by mu_; bumped when an earlier delayed key arrives
   bool shutting_down_ = false;  // guarded by mu_
+};
+
+// `threads` workers running the worker loop above over one queue: `sync` OK forgets the key's
+// failures, an error logs it (naming `what`) and retries the key through the queue's rate
+// limiter. A caller that must not retry handles its failures itself and returns OK.
+class QueueWorkers {
+ public:
+  QueueWorkers() = default;
+  QueueWorkers(const QueueWorkers&) = delete;
+  QueueWorkers& operator=(const QueueWorkers&) = delete;
+  ~QueueWorkers() { Stop(); }
+  void Start(WorkQueue* queue, int threads, std::string what,
+             std::function<Status(const std::string&)> sync);
+  // Shuts the queue down; the workers finish the keys still queued, then are joined.
+  // Idempotent.
+  void Stop();
+
+ private:
+  WorkQueue* queue_ = nullptr;
+  std::vector<std::thread> threads_;
 };
 
 // FNV-1 32-bit hash (Go's hash/fnv New32, as Volcano's job controller uses to pick a worker).

@@ -19,6 +19,7 @@
 
 #include <rapidjson/document.h>
 
+#include "api/kinds.h"
 #include "api/scheduling.h"
 #include "bench/common.h"
 #include "kube/client.h"
@@ -31,9 +32,6 @@ namespace tephra::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-const kube::Resource kJobs{"batch.volcano.sh", "v1alpha1", "jobs", true, "Job"};
-const kube::Resource kPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups", true, "PodGroup"};
 
 using bench::Die;
 
@@ -96,7 +94,7 @@ std::vector<std::string> WaitForPodGroups(kube::Client& client, const std::strin
   auto deadline = Clock::now() + std::chrono::seconds(120);
   while (Clock::now() < deadline) {
     std::vector<std::string> names;
-    auto rv = client.ListAll(kPodGroups, ns, {}, [&](const json::Value& v) {
+    auto rv = client.ListAll(api::kPodGroups, ns, {}, [&](const json::Value& v) {
       json::Errors e;
       names.push_back(json::Reader(&v, &e)["metadata"]["name"].String());
       return Status::Ok();
@@ -113,7 +111,7 @@ void Admit(kube::Client& client, const std::string& ns, const std::vector<std::s
   for (int t = 0; t < 8; ++t) {
     threads.emplace_back([&] {
       for (size_t i = next++; i < pgs.size(); i = next++) {
-        auto r = client.Patch(kPodGroups, ns, pgs[i], kube::PatchType::kMerge,
+        auto r = client.Patch(api::kPodGroups, ns, pgs[i], kube::PatchType::kMerge,
                               R"({"status":{"phase":"Inqueue"}})");
         if (!r.ok()) Die(r.status().ToString());
       }
@@ -131,7 +129,7 @@ void CreateNamespace(kube::Client& client, const std::string& ns) {
 void CreateJobs(kube::Client& client, const std::string& ns, int jobs, int replicas,
                 const std::string& prefix) {
   for (int i = 0; i < jobs; ++i) {
-    auto r = client.Create(kJobs, ns, JobJson(prefix + std::to_string(i), replicas));
+    auto r = client.Create(api::kJobs, ns, JobJson(prefix + std::to_string(i), replicas));
     if (!r.ok()) Die(r.status().ToString());
   }
 }

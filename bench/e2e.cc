@@ -50,8 +50,6 @@ using bench::Arg;
 using bench::Die;
 using Clock = std::chrono::steady_clock;
 
-const kube::Resource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", false, "PriorityClass"};
-
 double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
 
 // Runs `fn(i)` for i in [0, n) on `threads` threads.
@@ -83,7 +81,7 @@ int Setup(int argc, char** argv) {
   work.queues = std::stoi(Arg(argc, argv, "--queues", "4"));
   auto t0 = Clock::now();
   for (const auto& pc : bench::PriorityClassJsons(work)) {
-    if (!CreateIgnoringExists(*client, kPriorityClasses, "", pc)) Die("creating priority classes");
+    if (!CreateIgnoringExists(*client, kube::resources::kPriorityClasses, "", pc)) Die("creating priority classes");
   }
   for (const auto& q : bench::QueueJsons(work)) {
     auto res = client->Create(api::kQueues, "", q);

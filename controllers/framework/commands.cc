@@ -2,7 +2,7 @@
 
 #include <glog/logging.h>
 
-#include "controllers/framework/resources.h"
+#include "api/kinds.h"
 
 namespace tephra::controllers {
 namespace {
@@ -26,7 +26,7 @@ StatusOr<std::optional<std::chrono::milliseconds>> SettleOrphanCommand(
   }
   kube::DeleteOptions once;
   once.precondition_uid = command.uid;
-  Status deleted = ctx.client->Delete(kCommands, command.namespace_, command.name, once);
+  Status deleted = ctx.client->Delete(api::kCommands, command.namespace_, command.name, once);
   if (deleted.code() == StatusCode::kNotFound || deleted.code() == StatusCode::kConflict) {
     return std::optional<std::chrono::milliseconds>();  // consumed or replaced meanwhile
   }
@@ -38,8 +38,8 @@ StatusOr<std::optional<std::chrono::milliseconds>> SettleOrphanCommand(
   LOG(WARNING) << "command " << command.namespace_ << "/" << command.name << ": " << message;
   if (ctx.recorder != nullptr) {
     kube::ObjectReference ref;
-    ref.api_version = kCommands.GroupVersion();
-    ref.kind = kCommands.kind;
+    ref.api_version = api::kCommands.GroupVersion();
+    ref.kind = api::kCommands.kind;
     ref.namespace_ = command.namespace_;
     ref.name = command.name;
     ref.uid = command.uid;

@@ -2,8 +2,8 @@
 
 #include <glog/logging.h>
 
-#include "controllers/framework/informers.h"
-#include "controllers/framework/resources.h"
+#include "api/informers.h"
+#include "api/kinds.h"
 
 namespace tephra::controllers::gc {
 namespace {
@@ -29,7 +29,7 @@ GarbageCollector::~GarbageCollector() { Stop(); }
 Status GarbageCollector::Initialize(ControllerContext& context) {
   ctx_ = context;
   jobs_ = ctx_.informers->For(
-      kJobs, JobDecoder(),
+      api::kJobs, api::JobDecoder(),
       NamespacedScope(ctx_.options), ctx_.options.resync_period);
   base::WorkQueueOptions qo = QueueOptions(ctx_, "gc-controller");
   queue_ = std::make_unique<base::WorkQueue>(qo);
@@ -62,7 +62,7 @@ Status GarbageCollector::Sync(const std::string& key) {
   }
   // The cache may be behind (the job restarted, or its TTL changed): decide on the live object.
   auto [ns, name] = kube::SplitObjectKey(key);
-  StatusOr<std::string> fresh = ctx_.client->Get(kJobs, ns, name);
+  StatusOr<std::string> fresh = ctx_.client->Get(api::kJobs, ns, name);
   if (fresh.status().code() == StatusCode::kNotFound) return Status::Ok();
   if (!fresh.ok()) return fresh.status();
   TEPHRA_ASSIGN_OR_RETURN(auto job, api::DecodeJob(*fresh));
@@ -75,7 +75,7 @@ Status GarbageCollector::Sync(const std::string& key) {
   kube::DeleteOptions options;
   options.precondition_uid = job->metadata.uid;
   options.propagation_policy = "Foreground";
-  Status s = ctx_.client->Delete(kJobs, ns, name, options);
+  Status s = ctx_.client->Delete(api::kJobs, ns, name, options);
   if (s.ok()) {
     LOG(INFO) << "deleted job " << key << ": " << job->status.state.phase << " for "
               << *job->spec.ttl_seconds_after_finished << "s";

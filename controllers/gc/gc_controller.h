@@ -13,7 +13,6 @@
 
 #include "api/batch.h"
 #include "controllers/framework/controller.h"
-#include "controllers/framework/informers.h"
 #include "base/workqueue.h"
 
 namespace tephra::controllers::gc {
@@ -39,7 +38,7 @@ class GarbageCollector : public Controller {
   ControllerContext ctx_;
   std::shared_ptr<kube::Informer> jobs_;
   std::unique_ptr<base::WorkQueue> queue_;
-  WorkerPool workers_;
+  base::QueueWorkers workers_;
 };
 
 }  // namespace tephra::controllers::gc

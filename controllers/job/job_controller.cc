@@ -7,14 +7,15 @@
 #include <glog/logging.h>
 
 #include "api/defaulting.h"
+#include "api/informers.h"
+#include "api/kinds.h"
 #include "api/labels.h"
 #include "controllers/framework/commands.h"
-#include "controllers/framework/informers.h"
-#include "controllers/framework/resources.h"
 #include "controllers/job/builders.h"
 #include "controllers/job/plugins/plugin.h"
 #include "controllers/job/status.h"
 #include "controllers/job/verdict.h"
+#include "base/flags.h"
 #include "json/json.h"
 #include "metrics/metrics.h"
 #include "webhooks/admission/cluster_cache.h"
@@ -111,26 +112,26 @@ Status JobController::Initialize(ControllerContext& context) {
   const kube::InformerScope scope = NamespacedScope(ctx_.options);
   const auto resync = ctx_.options.resync_period;
   jobs_ = ctx_.informers->For(
-      kJobs, JobDecoder(),
+      api::kJobs, api::JobDecoder(),
       scope, resync);
   pods_ = ctx_.informers->For(
-      kube::resources::kPods, PodDecoder(),
+      kube::resources::kPods, api::PodDecoder(),
       scope);
   pods_->AddIndex("job", [](const kube::Object& o) {
     std::string key = JobKeyOfPod(static_cast<const api::Pod&>(o));
     return key.empty() ? std::vector<std::string>{} : std::vector<std::string>{key};
   });
   podgroups_ = ctx_.informers->For(
-      kPodGroups, PodGroupDecoder(),
+      api::kPodGroups, api::PodGroupDecoder(),
       scope);
   commands_ = ctx_.informers->For(
-      kCommands, CommandDecoder(),
+      api::kCommands, api::CommandDecoder(),
       scope);
   priority_classes_ = ctx_.informers->For(
-      kube::resources::kPriorityClasses, PriorityClassDecoder());
+      kube::resources::kPriorityClasses, api::PriorityClassDecoder());
   // The webhook's queue rules need every queue (parents, children), whatever slice of the
   // queues this manager's queue controller looks after.
-  queues_ = ctx_.informers->For(kQueues, QueueDecoder());
+  queues_ = ctx_.informers->For(api::kQueues, api::QueueDecoder());
   webhooks::InformerQueueLookup::AddParentIndex(*queues_);
   queue_lookup_ = std::make_unique<webhooks::InformerQueueLookup>(queues_);
   jobs_->AddIndex(kWaitingForQueueIndex,
@@ -427,7 +428,7 @@ Status JobController::Sync(const std::string& key) {
     if (!item.command_name.empty() && !item.command_consumed) {
       kube::DeleteOptions once;
       once.precondition_uid = item.command_uid;
-      Status s = ctx_.client->Delete(kCommands, job.metadata.namespace_, item.command_name, once);
+      Status s = ctx_.client->Delete(api::kCommands, job.metadata.namespace_, item.command_name, once);
       if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kConflict) {
         continue;  // someone consumed it already
       }
@@ -449,7 +450,7 @@ Status JobController::Sync(const std::string& key) {
     if (res.delay && res.action != Action::kSyncJob) {
       if (delayed_->Add(key, req, res.action, *res.delay, res.reason)) {
         RecordEvent(job, false, "ActionDelayed",
-                    res.reason + " in " + api::FormatDuration(*res.delay) + " (pod " +
+                    res.reason + " in " + base::FormatDuration(*res.delay) + " (pod " +
                         req.pod_name + ")");
       }
       continue;
@@ -501,7 +502,7 @@ Status JobController::SettleCommandsWithoutJob(const std::string& key) {
     return PendingCommand{ns, item.command_name, item.command_uid, item.request.action,
                           item.command_seen};
   };
-  return SettleOrphanCommands(ctx_, mu_, inbox_, key, command_of, kJobs, ns, name,
+  return SettleOrphanCommands(ctx_, mu_, inbox_, key, command_of, api::kJobs, ns, name,
                               [&](std::chrono::milliseconds delay) { queue_->AddAfter(key, delay); });
 }
 
@@ -721,7 +722,7 @@ Status JobController::DeletePodGroup(const api::Job& job, Expectations& exp) {
   if (!pg || pg->metadata.uid == exp.deleted_podgroup_uid) return Status::Ok();
   kube::DeleteOptions options;
   options.precondition_uid = pg->metadata.uid;
-  Status s = ctx_.client->Delete(kPodGroups, job.metadata.namespace_, name, options);
+  Status s = ctx_.client->Delete(api::kPodGroups, job.metadata.namespace_, name, options);
   if (!s.ok() && s.code() != StatusCode::kNotFound && s.code() != StatusCode::kConflict) {
     return s.WithContext("deleting PodGroup " + name);
   }
@@ -743,7 +744,7 @@ StatusOr<std::string> JobController::EnsurePodGroup(const api::Job& job, Expecta
     return Conflict("PodGroup " + want.metadata.name + " is still being deleted");
   }
   if (!cached) {
-    StatusOr<std::string> created = ctx_.client->Create(kPodGroups, job.metadata.namespace_,
+    StatusOr<std::string> created = ctx_.client->Create(api::kPodGroups, job.metadata.namespace_,
                                                         api::EncodePodGroup(want));
     if (created.ok()) {
       RecordEvent(job, false, "PodGroupCreated", "created PodGroup " + want.metadata.name);
@@ -760,7 +761,7 @@ StatusOr<std::string> JobController::EnsurePodGroup(const api::Job& job, Expecta
     updated.spec.min_resources = want.spec.min_resources;
     updated.spec.priority_class_name = want.spec.priority_class_name;
     updated.spec.sub_group_policy = want.spec.sub_group_policy;
-    StatusOr<std::string> r = ctx_.client->Update(kPodGroups, job.metadata.namespace_,
+    StatusOr<std::string> r = ctx_.client->Update(api::kPodGroups, job.metadata.namespace_,
                                                   have.metadata.name, api::EncodePodGroup(updated));
     if (!r.ok()) return r.status().WithContext("updating PodGroup " + have.metadata.name);
   }
@@ -931,7 +932,7 @@ Status JobController::WriteStatus(const api::Job& job, const api::JobStatus& sta
   copy.status = status;
   // The status subresource with the cached resourceVersion: a pass that worked from a stale
   // cache gets 409 and re-derives instead of overwriting (it might count a retry twice).
-  StatusOr<std::string> r = ctx_.client->Update(kJobs, job.metadata.namespace_, job.metadata.name,
+  StatusOr<std::string> r = ctx_.client->Update(api::kJobs, job.metadata.namespace_, job.metadata.name,
                                                 api::EncodeJob(copy), {}, "status");
   if (!r.ok()) return r.status().WithContext("updating status of job " + job.metadata.Key());
   return Status::Ok();

@@ -7,9 +7,9 @@
 #include <glog/logging.h>
 #include <rapidjson/document.h>
 
+#include "api/informers.h"
+#include "api/kinds.h"
 #include "api/labels.h"
-#include "controllers/framework/informers.h"
-#include "controllers/framework/resources.h"
 #include "json/json.h"
 
 namespace tephra::controllers::podgroup {
@@ -115,10 +115,10 @@ bool PodGroupController::Ours(const api::Pod& pod) const {
 Status PodGroupController::Initialize(ControllerContext& context) {
   ctx_ = context;
   pods_ = ctx_.informers->For(
-      kube::resources::kPods, PodDecoder(),
+      kube::resources::kPods, api::PodDecoder(),
       NamespacedScope(ctx_.options));
   podgroups_ = ctx_.informers->For(
-      kPodGroups, PodGroupDecoder(),
+      api::kPodGroups, api::PodGroupDecoder(),
       NamespacedScope(ctx_.options));
   base::WorkQueueOptions qo = QueueOptions(ctx_, "pg-controller");
   queue_ = std::make_unique<base::WorkQueue>(qo);
@@ -161,7 +161,7 @@ Status PodGroupController::Sync(const std::string& pod_key) {
   const std::string name = api::ImplicitPodGroupName(pod.metadata);
   if (!podgroups_->store().Get(kube::ObjectKey(pod.metadata.namespace_, name))) {
     api::PodGroup pg = BuildPodGroupForPod(pod, OwnerAnnotations(pod), ctx_.options.default_queue);
-    auto created = ctx_.client->Create(kPodGroups, pod.metadata.namespace_, api::EncodePodGroup(pg));
+    auto created = ctx_.client->Create(api::kPodGroups, pod.metadata.namespace_, api::EncodePodGroup(pg));
     if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
       return created.status().WithContext("creating PodGroup " + name);
     }

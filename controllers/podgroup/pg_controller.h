@@ -15,7 +15,6 @@
 #include "api/core.h"
 #include "api/scheduling.h"
 #include "controllers/framework/controller.h"
-#include "controllers/framework/informers.h"
 #include "base/workqueue.h"
 
 namespace tephra::controllers::podgroup {
@@ -49,7 +48,7 @@ class PodGroupController : public Controller {
   ControllerContext ctx_;
   std::shared_ptr<kube::Informer> pods_, podgroups_;
   std::unique_ptr<base::WorkQueue> queue_;
-  WorkerPool workers_;
+  base::QueueWorkers workers_;
 };
 
 }  // namespace tephra::controllers::podgroup

@@ -2,9 +2,9 @@
 
 #include <glog/logging.h>
 
+#include "api/informers.h"
+#include "api/kinds.h"
 #include "controllers/framework/commands.h"
-#include "controllers/framework/informers.h"
-#include "controllers/framework/resources.h"
 #include "json/json.h"
 #include "metrics/metrics.h"
 
@@ -68,17 +68,17 @@ Status QueueController::Initialize(ControllerContext& context) {
         "that namespace uses (or disable it: --controllers=*,-queue-controller)");
   }
   queues_ = ctx_.informers->For(
-      kQueues, QueueDecoder(),
+      api::kQueues, api::QueueDecoder(),
       QueueScope(ctx_.options), ctx_.options.resync_period);
-  all_queues_ = ctx_.informers->For(kQueues, QueueDecoder());
+  all_queues_ = ctx_.informers->For(api::kQueues, api::QueueDecoder());
   podgroups_ = ctx_.informers->For(
-      kPodGroups, PodGroupDecoder(),
+      api::kPodGroups, api::PodGroupDecoder(),
       NamespacedScope(ctx_.options));
   podgroups_->AddIndex("queue", [](const kube::Object& o) {
     return std::vector<std::string>{QueueOfPodGroup(o)};
   });
   commands_ = ctx_.informers->For(
-      kCommands, CommandDecoder(),
+      api::kCommands, api::CommandDecoder(),
       NamespacedScope(ctx_.options));
 
   base::WorkQueueOptions qo = QueueOptions(ctx_, "queue-controller");
@@ -174,7 +174,7 @@ Status QueueController::ApplyState(const std::string& name, const std::string& s
   kube::PatchOptions options;
   options.field_manager = std::string(kFieldManager);
   options.force = true;
-  auto r = ctx_.client->Patch(kQueues, "", name, kube::PatchType::kApply, w.str(), options,
+  auto r = ctx_.client->Patch(api::kQueues, "", name, kube::PatchType::kApply, w.str(), options,
                               "status");
   if (!r.ok()) return r.status().WithContext("applying state of queue " + name);
   return Status::Ok();
@@ -183,7 +183,7 @@ Status QueueController::ApplyState(const std::string& name, const std::string& s
 Status QueueController::SetClosedByParent(const api::Queue& child, bool closed) {
   std::string patch = R"({"metadata":{"annotations":{")" + std::string(kClosedByParentAnnotation) +
                       "\":" + (closed ? std::string("\"true\"") : std::string("null")) + "}}}";
-  auto r = ctx_.client->Patch(kQueues, "", child.metadata.name, kube::PatchType::kMerge, patch);
+  auto r = ctx_.client->Patch(api::kQueues, "", child.metadata.name, kube::PatchType::kMerge, patch);
   if (!r.ok() && r.status().code() != StatusCode::kNotFound) return r.status();
   return Status::Ok();
 }
@@ -199,7 +199,7 @@ Status QueueController::SettleCommandsWithoutQueue(const std::string& name) {
     return PendingCommand{item.command_namespace, item.command_name, item.command_uid,
                           std::string(QueueActionName(item.action)), item.seen};
   };
-  return SettleOrphanCommands(ctx_, mu_, inbox_, name, command_of, kQueues, "", name,
+  return SettleOrphanCommands(ctx_, mu_, inbox_, name, command_of, api::kQueues, "", name,
                               [&](std::chrono::milliseconds delay) { queue_->AddAfter(name, delay); });
 }
 
@@ -209,7 +209,7 @@ Status QueueController::Sync(const std::string& name) {
   const auto& queue = static_cast<const api::Queue&>(*obj);
 
   if (queue.spec.parent.empty() && name != api::kRootQueue) {
-    auto r = ctx_.client->Patch(kQueues, "", name, kube::PatchType::kMerge,
+    auto r = ctx_.client->Patch(api::kQueues, "", name, kube::PatchType::kMerge,
                                 R"({"spec":{"parent":"root"}})");
     if (!r.ok() && r.status().code() != StatusCode::kNotFound) {
       return r.status().WithContext("defaulting spec.parent of queue " + name);
@@ -242,7 +242,7 @@ Status QueueController::Sync(const std::string& name) {
   if (!item.command_name.empty() && !item.consumed) {
     kube::DeleteOptions once;
     once.precondition_uid = item.command_uid;
-    Status s = ctx_.client->Delete(kCommands, item.command_namespace, item.command_name, once);
+    Status s = ctx_.client->Delete(api::kCommands, item.command_namespace, item.command_name, once);
     if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kConflict) {
       item.action = QueueAction::kSync;  // consumed by someone else
     } else if (!s.ok()) {

@@ -19,7 +19,6 @@
 
 #include "api/scheduling.h"
 #include "controllers/framework/controller.h"
-#include "controllers/framework/informers.h"
 #include "metrics/metrics.h"
 #include "base/workqueue.h"
 
@@ -76,7 +75,7 @@ class QueueController : public Controller {
   // manager's (--queue-label-selector).
   std::shared_ptr<kube::Informer> all_queues_;
   std::unique_ptr<base::WorkQueue> queue_;
-  WorkerPool workers_;
+  base::QueueWorkers workers_;
   std::mutex mu_;
   std::unordered_map<std::string, std::deque<Pending>> inbox_;  // guarded by mu_
   metrics::GaugeVec* podgroups_gauge_ = nullptr;

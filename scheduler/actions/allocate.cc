@@ -37,7 +37,7 @@ class AllocateAction : public Action {
       const JobInfo& job = ssn.job(j);
       if (job.IsPending()) {
         if (enqueue_configured) continue;
-        ssn.SetJobPhase(j, "Inqueue");  // without enqueue, every job is admitted
+        ssn.SetJobPhase(j, api::PodGroupPhase::kInqueue);  // without enqueue, every job is admitted
       }
       if (ssn.queue(job.queue) == nullptr) continue;
       assembling = assembling || (StillAssembling(ssn, job) &&

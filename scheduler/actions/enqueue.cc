@@ -52,7 +52,7 @@ class EnqueueAction : public Action {
           (preempts && AdmitByPreemption(ssn, j, promised))) {
         ssn.ClearJobNotes(j);  // a first refusal the preemption credit overturned
         ssn.JobEnqueued(job);
-        ssn.SetJobPhase(j, "Inqueue");
+        ssn.SetJobPhase(j, api::PodGroupPhase::kInqueue);
       } else {
         ssn.SetJobCondition(j, {"Unschedulable", "True", "NotEnoughResources",
                                 "not admitted: minResources (" +

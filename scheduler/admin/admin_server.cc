@@ -18,6 +18,11 @@ namespace pb = tephra::admin::v1;
 
 constexpr size_t kChunkBytes = 1 << 20;
 
+// A job without a phase yet is shown as Pending, as Volcano's status would say.
+std::string_view ShownPhase(const JobInfo& job) {
+  return api::ToString(job.IsPending() ? api::PodGroupPhase::kPending : job.phase);
+}
+
 void SetResources(const api::Resources& r, pb::Resources* out) {
   for (const auto& [name, q] : DropPods(r).ToList()) (*out->mutable_quantities())[name] = q.String();
 }
@@ -143,7 +148,7 @@ class AdminService final : public pb::SchedulerAdmin::Service {
     } else {
       Unconsidered(*job, out);
     }
-    out->set_current_phase(job->phase.empty() ? "Pending" : job->phase);
+    out->set_current_phase(std::string(ShownPhase(*job)));
     return grpc::Status::OK;
   }
 
@@ -227,7 +232,7 @@ class AdminService final : public pb::SchedulerAdmin::Service {
     out->set_namespace_(job.namespace_);
     out->set_pod_group(job.name);
     out->set_queue(job.queue);
-    out->set_phase(job.phase.empty() ? "Pending" : job.phase);
+    out->set_phase(std::string(ShownPhase(job)));
     if (job.pod_group) {
       if (const kube::OwnerReference* o = job.pod_group->metadata.ControllerRef(); o != nullptr && o->kind == api::kJobKind) {
         out->set_job(o->name);

@@ -10,6 +10,7 @@
 #include <glog/logging.h>
 
 #include "api/core.h"
+#include "api/informers.h"
 #include "api/kinds.h"
 #include "api/labels.h"
 #include "api/scheduling.h"
@@ -22,15 +23,6 @@ namespace {
 constexpr char kSourceAnnotation[] = "tephra.dev/podgroup-source";
 // How often the scheduler looks for the scheduling.x-k8s.io CRD while it is not installed.
 constexpr std::chrono::seconds kSchedPluginsProbePeriod{10};
-
-template <typename T, typename Fn>
-kube::ObjectDecoder Decoder(Fn decode) {
-  return [decode](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
-    StatusOr<std::shared_ptr<T>> obj = decode(v, api::DecodeOptions{});
-    if (!obj.ok()) return obj.status();
-    return kube::ObjectPtr(std::move(*obj));
-  };
-}
 
 int64_t MtimeOf(const std::string& path) {
   struct stat st {};
@@ -123,11 +115,10 @@ void Scheduler::ReloadConfIfChanged() {
 
 namespace {
 
-// The labels an equality-only selector ("a=b,c==d") requires, as a JSON object, so the queue
-// the scheduler creates is one it selects; nullopt when the selector has other terms.
-std::optional<std::string> LabelsRequiredBy(const std::string& selector) {
-  json::Writer w;
-  w.StartObject();
+// The labels an equality-only selector ("a=b,c==d") requires, so the queue the scheduler
+// creates is one it selects; nullopt when the selector has other terms.
+std::optional<std::map<std::string, std::string>> LabelsRequiredBy(const std::string& selector) {
+  std::map<std::string, std::string> labels;
   std::stringstream terms(selector);
   for (std::string term; std::getline(terms, term, ',');) {
     size_t eq = term.find('=');
@@ -140,10 +131,9 @@ std::optional<std::string> LabelsRequiredBy(const std::string& selector) {
       v.erase(v.find_last_not_of(' ') + 1);
       return v;
     };
-    w.Field(trim(term.substr(0, eq)), trim(term.substr(value_at)));
+    labels[trim(term.substr(0, eq))] = trim(term.substr(value_at));
   }
-  w.EndObject();
-  return w.Take();
+  return labels;
 }
 
 }  // namespace
@@ -164,26 +154,19 @@ Status Scheduler::CheckSelectors() {
   return Status::Ok();
 }
 
-Status Scheduler::EnsureQueue(const std::string& name, bool reclaimable, const std::string& labels) {
+Status Scheduler::EnsureQueue(const std::string& name, bool reclaimable,
+                              const std::map<std::string, std::string>& labels) {
   StatusOr<std::string> got = client_->Get(api::kQueues, "", name);
   if (got.ok()) return Status::Ok();
   if (got.status().code() != StatusCode::kNotFound) return got.status();
-  json::Writer w;
-  w.StartObject()
-      .Field("apiVersion", "scheduling.volcano.sh/v1beta1")
-      .Field("kind", "Queue")
-      .Key("metadata")
-      .StartObject()
-      .Field("name", name);
-  if (!labels.empty()) w.Key("labels").Raw(labels);
-  w.EndObject()
-      .Key("spec")
-      .StartObject()
-      .Field("weight", int64_t{1})
-      .Field("reclaimable", reclaimable)
-      .EndObject()
-      .EndObject();
-  StatusOr<std::string> created = client_->Create(api::kQueues, "", w.str());
+  api::Queue queue;
+  queue.api_version = std::string(api::kSchedulingApiVersion);
+  queue.kind = std::string(api::kQueueKind);
+  queue.metadata.name = name;
+  queue.metadata.labels = labels;
+  queue.spec.weight = 1;
+  queue.spec.reclaimable = reclaimable;
+  StatusOr<std::string> created = client_->Create(api::kQueues, "", api::EncodeQueue(queue));
   if (created.ok() || created.status().code() == StatusCode::kAlreadyExists) {
     LOG(INFO) << "scheduler: created queue " << name;
     return Status::Ok();
@@ -195,76 +178,39 @@ void Scheduler::RegisterInformers() {
   SchedulerCache* cache = &cache_;
   kube::InformerScope node_scope;
   node_scope.label_selector = options_.node_selector;
-  auto nodes = informers_.For(kube::resources::kNodes, Decoder<api::Node>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeNode(v, o); }), node_scope);
-  kube::EventHandlers nh;
-  nh.on_add = [cache](const kube::ObjectPtr& o) { cache->UpsertNode(kube::As<api::Node>(o)); };
-  nh.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
-    cache->UpsertNode(kube::As<api::Node>(o));
-  };
-  nh.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeleteNode(o->metadata.name); };
-  nodes->AddEventHandler(nh);
-
-  auto pods = informers_.For(kube::resources::kPods, PodInfoDecoder(interner_));
-  kube::EventHandlers ph;
-  ph.on_add = [cache](const kube::ObjectPtr& o) { cache->UpsertPod(kube::As<PodInfo>(o)); };
-  ph.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
-    cache->UpsertPod(kube::As<PodInfo>(o));
-  };
-  ph.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeletePod(*kube::As<PodInfo>(o)); };
-  pods->AddEventHandler(ph);
-
-  auto pgs = informers_.For(api::kPodGroups, Decoder<api::PodGroup>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodePodGroup(v, o); }));
-  kube::EventHandlers gh;
-  gh.on_add = [cache](const kube::ObjectPtr& o) { cache->UpsertPodGroup(kube::As<api::PodGroup>(o)); };
-  gh.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
-    cache->UpsertPodGroup(kube::As<api::PodGroup>(o));
-  };
-  gh.on_delete = [cache](const kube::ObjectPtr& o, bool) {
-    cache->DeletePodGroup(o->metadata.namespace_, o->metadata.name);
-  };
-  pgs->AddEventHandler(gh);
-
+  informers_.For(kube::resources::kNodes, api::NodeDecoder(), node_scope)
+      ->AddEventHandler(api::UpsertRemoveHandlers<api::Node>(
+          [cache](auto node) { cache->UpsertNode(std::move(node)); },
+          [cache](const api::Node& node) { cache->DeleteNode(node.metadata.name); }));
+  informers_.For(kube::resources::kPods, PodInfoDecoder(interner_))
+      ->AddEventHandler(api::UpsertRemoveHandlers<PodInfo>(
+          [cache](auto pod) { cache->UpsertPod(std::move(pod)); },
+          [cache](const PodInfo& pod) { cache->DeletePod(pod); }));
+  informers_.For(api::kPodGroups, api::PodGroupDecoder())
+      ->AddEventHandler(api::UpsertRemoveHandlers<api::PodGroup>(
+          [cache](auto pg) { cache->UpsertPodGroup(std::move(pg)); },
+          [cache](const api::PodGroup& pg) {
+            cache->DeletePodGroup(pg.metadata.namespace_, pg.metadata.name);
+          }));
   kube::InformerScope queue_scope;
   queue_scope.label_selector = options_.queue_selector;
-  auto queues = informers_.For(api::kQueues, Decoder<api::Queue>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeQueue(v, o); }), queue_scope);
-  kube::EventHandlers qh;
-  qh.on_add = [cache](const kube::ObjectPtr& o) { cache->UpsertQueue(kube::As<api::Queue>(o)); };
-  qh.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
-    cache->UpsertQueue(kube::As<api::Queue>(o));
-  };
-  qh.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeleteQueue(o->metadata.name); };
-  queues->AddEventHandler(qh);
-
-  auto pcs = informers_.For(kube::resources::kPriorityClasses, Decoder<api::PriorityClass>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodePriorityClass(v, o); }));
-  kube::EventHandlers pch;
-  pch.on_add = [cache](const kube::ObjectPtr& o) {
-    cache->UpsertPriorityClass(kube::As<api::PriorityClass>(o));
-  };
-  pch.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
-    cache->UpsertPriorityClass(kube::As<api::PriorityClass>(o));
-  };
-  pch.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeletePriorityClass(o->metadata.name); };
-  pcs->AddEventHandler(pch);
-
-  auto namespaces = informers_.For(kube::resources::kNamespaces, Decoder<api::Namespace>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeNamespace(v, o); }));
-  kube::EventHandlers nsh;
-  nsh.on_add = [cache](const kube::ObjectPtr& o) { cache->UpsertNamespace(kube::As<api::Namespace>(o)); };
-  nsh.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
-    cache->UpsertNamespace(kube::As<api::Namespace>(o));
-  };
-  nsh.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeleteNamespace(o->metadata.name); };
-  namespaces->AddEventHandler(nsh);
-
-  const kube::Resource pdbs_resource{"policy", "v1", "poddisruptionbudgets", true, "PodDisruptionBudget"};
-  auto pdbs = informers_.For(pdbs_resource, [](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
-    TEPHRA_ASSIGN_OR_RETURN(std::shared_ptr<PdbInfo> pdb, DecodePdb(v));
-    return kube::ObjectPtr(std::move(pdb));
-  });
-  kube::EventHandlers dh;
-  dh.on_add = [cache](const kube::ObjectPtr& o) { cache->UpsertPdb(kube::As<PdbInfo>(o)); };
-  dh.on_update = [cache](const kube::ObjectPtr&, const kube::ObjectPtr& o) { cache->UpsertPdb(kube::As<PdbInfo>(o)); };
-  dh.on_delete = [cache](const kube::ObjectPtr& o, bool) { cache->DeletePdb(o->metadata.Key()); };
-  pdbs->AddEventHandler(dh);
+  informers_.For(api::kQueues, api::QueueDecoder(), queue_scope)
+      ->AddEventHandler(api::UpsertRemoveHandlers<api::Queue>(
+          [cache](auto queue) { cache->UpsertQueue(std::move(queue)); },
+          [cache](const api::Queue& queue) { cache->DeleteQueue(queue.metadata.name); }));
+  informers_.For(kube::resources::kPriorityClasses, api::PriorityClassDecoder())
+      ->AddEventHandler(api::UpsertRemoveHandlers<api::PriorityClass>(
+          [cache](auto pc) { cache->UpsertPriorityClass(std::move(pc)); },
+          [cache](const api::PriorityClass& pc) { cache->DeletePriorityClass(pc.metadata.name); }));
+  informers_.For(kube::resources::kNamespaces, api::NamespaceDecoder())
+      ->AddEventHandler(api::UpsertRemoveHandlers<api::Namespace>(
+          [cache](auto ns) { cache->UpsertNamespace(std::move(ns)); },
+          [cache](const api::Namespace& ns) { cache->DeleteNamespace(ns.metadata.name); }));
+  const kube::Resource pdbs{"policy", "v1", "poddisruptionbudgets", true, "PodDisruptionBudget"};
+  informers_.For(pdbs, api::InformerDecoder<PdbInfo>(DecodePdb))
+      ->AddEventHandler(api::UpsertRemoveHandlers<PdbInfo>(
+          [cache](auto pdb) { cache->UpsertPdb(std::move(pdb)); },
+          [cache](const PdbInfo& pdb) { cache->DeletePdb(pdb.metadata.Key()); }));
 
   if (!WatchSchedPluginsPodGroups()) {
     LOG(INFO) << "scheduler: scheduling.x-k8s.io PodGroups are not served yet (their CRD is not installed); "
@@ -284,24 +230,19 @@ bool Scheduler::WatchSchedPluginsPodGroups() {
   }
   SchedulerCache* cache = &cache_;
   std::string default_queue = options_.default_queue;
-  auto sp = informers_.For(api::kSchedPluginsPodGroups, Decoder<api::SchedPluginsPodGroup>([](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeSchedPluginsPodGroup(v, o); }));
-  auto convert = [default_queue](const kube::ObjectPtr& o) {
-    auto pg = kube::As<api::SchedPluginsPodGroup>(o);
+  auto convert = [default_queue](const std::shared_ptr<const api::SchedPluginsPodGroup>& pg) {
     std::string queue = pg->metadata.Annotation(api::kSchedulingQueueNameAnnotation);
     auto converted = std::make_shared<api::PodGroup>(
         api::ToVolcanoPodGroup(*pg, queue.empty() ? default_queue : queue));
     converted->metadata.annotations[kSourceAnnotation] = "scheduling.x-k8s.io";
     return converted;
   };
-  kube::EventHandlers sh;
-  sh.on_add = [cache, convert](const kube::ObjectPtr& o) { cache->UpsertPodGroup(convert(o)); };
-  sh.on_update = [cache, convert](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
-    cache->UpsertPodGroup(convert(o));
-  };
-  sh.on_delete = [cache](const kube::ObjectPtr& o, bool) {
-    cache->DeletePodGroup(o->metadata.namespace_, o->metadata.name);
-  };
-  sp->AddEventHandler(sh);
+  informers_.For(api::kSchedPluginsPodGroups, api::SchedPluginsPodGroupDecoder())
+      ->AddEventHandler(api::UpsertRemoveHandlers<api::SchedPluginsPodGroup>(
+          [cache, convert](auto pg) { cache->UpsertPodGroup(convert(pg)); },
+          [cache](const api::SchedPluginsPodGroup& pg) {
+            cache->DeletePodGroup(pg.metadata.namespace_, pg.metadata.name);
+          }));
   sched_plugins_served_ = true;
   LOG(INFO) << "scheduler: scheduling.x-k8s.io PodGroups are served too";
   return true;
@@ -318,15 +259,18 @@ Status Scheduler::Start(std::chrono::milliseconds timeout) {
   synced_ = true;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   // A default queue created under a queue selector carries the labels that select it.
-  std::optional<std::string> selected_by = LabelsRequiredBy(options_.queue_selector);
+  std::optional<std::map<std::string, std::string>> selected_by =
+      LabelsRequiredBy(options_.queue_selector);
   if (!selected_by) {
     LOG(WARNING) << "scheduler: --queue-label-selector \"" << options_.queue_selector
                  << "\" is not made of key=value terms; the default queue " << options_.default_queue
                  << " is served only if its labels match it";
   }
+  using Labels = std::map<std::string, std::string>;
   for (const auto& [name, reclaimable, labels] :
-       {std::tuple{std::string("root"), false, std::string()},
-        std::tuple{options_.default_queue, true, options_.queue_selector.empty() ? "" : selected_by.value_or("")}}) {
+       {std::tuple{std::string(api::kRootQueue), false, Labels()},
+        std::tuple{options_.default_queue, true,
+                   options_.queue_selector.empty() ? Labels() : selected_by.value_or(Labels())}}) {
     Status s;
     while (!(s = EnsureQueue(name, reclaimable, labels)).ok()) {
       if (std::chrono::steady_clock::now() > deadline) return s.WithContext("creating queue " + name);

@@ -73,8 +73,10 @@ class Scheduler {
 
  private:
   void ReloadConfIfChanged();
-  // `labels`: a JSON object of labels for the queue if it has to be created ("" for none).
-  Status EnsureQueue(const std::string& name, bool reclaimable, const std::string& labels);
+  // Creates queue `name` (weight 1, with `labels`) unless it exists; docs/scheduler.md says
+  // how this default queue relates to the one the chart creates.
+  Status EnsureQueue(const std::string& name, bool reclaimable,
+                     const std::map<std::string, std::string>& labels);
   // A bad --node-selector or --queue-label-selector fails at start, in the API server's words.
   Status CheckSelectors();
   void RegisterInformers();

@@ -23,7 +23,9 @@ KubeBinder::KubeBinder(std::shared_ptr<kube::Client> client, SchedulerCache& cac
                                             "Latency of pods/binding requests.",
                                             metrics::ExponentialBuckets(0.001, 2, 14));
   }
-  for (int i = 0; i < std::max(1, options_.workers); ++i) threads_.emplace_back([this] { Loop(); });
+  workers_.Start(&queue_, options_.workers, "binder", [this](const std::string& key) {
+    return Process(key);
+  });
 }
 
 KubeBinder::~KubeBinder() { Stop(); }
@@ -43,9 +45,7 @@ void KubeBinder::Bind(const TaskInfo& task, const std::string& node) {
   w.node = node;
   w.created = task.pod->metadata.creation_timestamp;
   w.pod = task.pod;
-  std::lock_guard<std::mutex> l(mu_);
-  queue_.push_back(std::move(w));
-  cv_.notify_one();
+  Enqueue(std::move(w));
 }
 
 void KubeBinder::Evict(const TaskInfo& task, const std::string& reason) {
@@ -60,26 +60,26 @@ void KubeBinder::Evict(const TaskInfo& task, const std::string& reason) {
   w.node = task.node;
   w.reason = reason;
   w.pod = task.pod;
-  std::lock_guard<std::mutex> l(mu_);
-  queue_.push_back(std::move(w));
-  cv_.notify_one();
+  Enqueue(std::move(w));
+}
+
+void KubeBinder::Enqueue(Work w) {
+  std::string key;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    key = std::to_string(next_key_++);
+    work_.emplace(key, std::move(w));
+  }
+  queue_.Add(key);
 }
 
 bool KubeBinder::Drain(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, timeout, [this] { return queue_.empty() && in_flight_ == 0; });
+  return idle_cv_.wait_for(lock, timeout, [this] { return work_.empty() && in_flight_ == 0; });
 }
 
-void KubeBinder::Stop() {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    if (stopped_ && threads_.empty()) return;
-    stopped_ = true;
-  }
-  cv_.notify_all();
-  for (auto& t : threads_) t.join();
-  threads_.clear();
-}
+// The workers finish what is queued, then stop.
+void KubeBinder::Stop() { workers_.Stop(); }
 
 int64_t KubeBinder::bound() const {
   std::lock_guard<std::mutex> l(mu_);
@@ -91,28 +91,27 @@ int64_t KubeBinder::failed() const {
   return failed_;
 }
 
-void KubeBinder::Loop() {
-  while (true) {
-    Work w;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopped_ || !queue_.empty(); });
-      if (queue_.empty()) return;  // stopped and drained
-      w = std::move(queue_.front());
-      queue_.pop_front();
-      ++in_flight_;
-    }
-    if (w.evict) {
-      DoEvict(w);
-    } else {
-      DoBind(w);
-    }
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      --in_flight_;
-    }
-    cv_.notify_all();
+Status KubeBinder::Process(const std::string& key) {
+  Work w;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = work_.find(key);
+    if (it == work_.end()) return Status::Ok();
+    w = std::move(it->second);
+    work_.erase(it);
+    ++in_flight_;
   }
+  if (w.evict) {
+    DoEvict(w);
+  } else {
+    DoBind(w);
+  }
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    --in_flight_;
+  }
+  idle_cv_.notify_all();
+  return Status::Ok();
 }
 
 void KubeBinder::DoBind(const Work& w) {

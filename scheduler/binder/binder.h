@@ -5,13 +5,13 @@
 #pragma once
 
 #include <condition_variable>
-#include <deque>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
+#include <unordered_map>
 #include <vector>
 
+#include "base/workqueue.h"
 #include "kube/client.h"
 #include "kube/events.h"
 #include "metrics/metrics.h"
@@ -52,7 +52,10 @@ class KubeBinder : public Binder, public Evictor {
     std::optional<base::Time> created;
     PodInfoPtr pod;
   };
-  void Loop();
+  void Enqueue(Work w);
+  // One queued bind or eviction, by its key; never fails (a failed bind is rolled back, not
+  // retried: the next session decides again).
+  Status Process(const std::string& key);
   void DoBind(const Work& w);
   void DoEvict(const Work& w);
 
@@ -67,13 +70,16 @@ class KubeBinder : public Binder, public Evictor {
   metrics::Histogram* bind_latency_ = nullptr;
 
   mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Work> queue_;  // guarded by mu_
-  int in_flight_ = 0;       // guarded by mu_
-  bool stopped_ = false;    // guarded by mu_
-  int64_t bound_ = 0;       // guarded by mu_
-  int64_t failed_ = 0;      // guarded by mu_
-  std::vector<std::thread> threads_;
+  std::condition_variable idle_cv_;   // work_ became empty with nothing in flight
+  uint64_t next_key_ = 0;             // guarded by mu_
+  std::unordered_map<std::string, Work> work_;  // guarded by mu_; queued, by key
+  int in_flight_ = 0;                 // guarded by mu_
+  int64_t bound_ = 0;                 // guarded by mu_
+  int64_t failed_ = 0;                // guarded by mu_
+  // Every bind and eviction gets a key of its own (a sequence number), so the queue hands
+  // them out first-in first-out and never merges two. Last, so the workers stop first.
+  base::WorkQueue queue_;
+  base::QueueWorkers workers_;
 };
 
 }  // namespace tephra::scheduler

@@ -107,7 +107,7 @@ void SchedulerCache::RefreshJobFromPodGroupLocked(JobInfo& job) const {
   job.min_task_member = pg.spec.min_task_member;
   job.min_resources.reset();
   if (pg.spec.min_resources) job.min_resources = ReservedMinResources(*pg.spec.min_resources);
-  job.phase = pg.status.phase;
+  job.phase = api::PodGroupPhaseFromString(pg.status.phase);
   job.priority = ClassValueLocked(pg.spec.priority_class_name);
   job.creation = pg.metadata.creation_timestamp;
   std::string preemptable = pg.metadata.Annotation(api::kPreemptableKey);
@@ -447,7 +447,7 @@ std::shared_ptr<const Snapshot> SchedulerCache::TakeSnapshot() {
     if (queues_.count(job->queue) == 0) continue;
     bool live = job->tasks.size() > static_cast<size_t>(job->Count(TaskStatus::kSucceeded) +
                                                         job->Count(TaskStatus::kFailed));
-    if (job->phase == "Completed" && !live) continue;
+    if (job->phase == api::PodGroupPhase::kCompleted && !live) continue;
     snap->jobs.push_back(job);
   }
   for (const auto& [name, q] : queues_) snap->queues.emplace(name, q);

@@ -292,7 +292,7 @@ JobExplanation ExplainSessionJob(const Session& ssn, size_t j, const QueueView* 
       e.owner_job = owner->name;
     }
   }
-  e.phase = job.pod_group ? PodGroupStatusAfter(ssn, j, now).phase : job.phase;
+  e.phase = job.pod_group ? PodGroupStatusAfter(ssn, j, now).phase : std::string(api::ToString(job.phase));
   e.admitted = !job.IsPending();
   e.scheduled = e.admitted && !job.tasks.empty() && ssn.JobReady(job);
   e.session = ssn.uid();

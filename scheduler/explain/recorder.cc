@@ -47,7 +47,7 @@ void SessionRecorder::Record(const Session& ssn, Decisions decisions, base::Time
     // everything else keeps its last explanation (touched_jobs() is no filter: gang marks every
     // ready job each session).
     const bool waiting = job.IsPending() || job.Count(TaskStatus::kPending) > job.pending_best_effort ||
-                         (job.tasks.empty() && job.phase == "Inqueue");
+                         (job.tasks.empty() && job.phase == api::PodGroupPhase::kInqueue);
     const bool placed = job.Count(TaskStatus::kAllocated) + job.Count(TaskStatus::kPipelined) > 0;
     if (!waiting && !placed) continue;
     const QueueView* queue = nullptr;

@@ -34,8 +34,10 @@ Decisions DecisionLog::Take(const Session& ssn) {
   const auto& before = ssn.snapshot().jobs;
   for (size_t j = 0; j < ssn.job_count() && j < before.size(); ++j) {
     if (!touched[j]) continue;
-    const std::string& phase = ssn.job(j).phase;
-    if (phase != before[j]->phase) decisions_.phases.push_back({ssn.job(j).id, phase});
+    const api::PodGroupPhase phase = ssn.job(j).phase;
+    if (phase != before[j]->phase) {
+      decisions_.phases.push_back({ssn.job(j).id, std::string(api::ToString(phase))});
+    }
   }
   Decisions out = std::move(decisions_);
   decisions_ = Decisions{};

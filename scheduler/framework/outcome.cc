@@ -29,20 +29,23 @@ api::PodGroupStatus PodGroupStatusAfter(const Session& ssn, size_t j, base::Time
                       job.Count(TaskStatus::kBound) + job.Count(TaskStatus::kRunning) +
                       job.Count(TaskStatus::kReleasing) + job.Count(TaskStatus::kSucceeded) +
                       job.Count(TaskStatus::kFailed);
+  using api::PodGroupPhase;
+  PodGroupPhase phase;
   if (job.Count(TaskStatus::kRunning) > 0 && unschedulable) {
     // A running gang that lost members and cannot get them back.
-    status.phase = "Unknown";
+    phase = PodGroupPhase::kUnknown;
   } else if (scheduled >= job.min_available && !job.tasks.empty()) {
     // Completed once nothing is running or about to.
     int32_t active = scheduled - job.Count(TaskStatus::kSucceeded) - job.Count(TaskStatus::kFailed) +
                      job.Count(TaskStatus::kPending) + job.Count(TaskStatus::kPipelined);
-    status.phase = active == 0 ? "Completed" : "Running";
-  } else if (job.phase != "Inqueue") {
+    phase = active == 0 ? PodGroupPhase::kCompleted : PodGroupPhase::kRunning;
+  } else if (job.phase != PodGroupPhase::kInqueue) {
     // Not admitted, or fell below its gang (pods deleted): enqueue admits it again.
-    status.phase = "Pending";
+    phase = PodGroupPhase::kPending;
   } else {
-    status.phase = "Inqueue";
+    phase = PodGroupPhase::kInqueue;
   }
+  status.phase = api::ToString(phase);
   status.running = job.Count(TaskStatus::kRunning);
   status.succeeded = job.Count(TaskStatus::kSucceeded);
   status.failed = job.Count(TaskStatus::kFailed);
@@ -88,9 +91,10 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
       // Others act on Inqueue (the job controller creates pods), Pending (admission taken
       // back) and Unknown (JobUnknown policies); Running, Completed, counts and the Scheduled
       // condition are for people and may wait a moment to share one write.
-      const std::string& phase = status.phase;
-      bool acted_on = phase != job.pod_group->status.phase &&
-                      (phase == "Inqueue" || phase == "Pending" || phase == "Unknown");
+      const api::PodGroupPhase phase = api::PodGroupPhaseFromString(status.phase);
+      bool acted_on = status.phase != job.pod_group->status.phase &&
+                      (phase == api::PodGroupPhase::kInqueue || phase == api::PodGroupPhase::kPending ||
+                       phase == api::PodGroupPhase::kUnknown);
       bool newly_unschedulable = cond && cond->type == "Unschedulable" &&
                                  status.conditions != job.pod_group->status.conditions;
       u.urgent = acted_on || newly_unschedulable;

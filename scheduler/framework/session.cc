@@ -605,7 +605,7 @@ void Session::Unevict(size_t job, const std::string& uid, TaskStatus previous) {
   FireAllocate(j.tasks.at(uid), node_name);
 }
 
-void Session::SetJobPhase(size_t job, const std::string& phase) { MutableJob(job).phase = phase; }
+void Session::SetJobPhase(size_t job, api::PodGroupPhase phase) { MutableJob(job).phase = phase; }
 
 void Session::RecordFitErrors(size_t job, const std::string& uid, FitErrors errors) {
   touched_[job] = true;

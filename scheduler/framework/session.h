@@ -188,7 +188,7 @@ class Session {
   void Unevict(size_t job, const std::string& uid, TaskStatus previous);
 
   // The PodGroup phase the session decided (enqueue: Inqueue).
-  void SetJobPhase(size_t job, const std::string& phase);
+  void SetJobPhase(size_t job, api::PodGroupPhase phase);
   void RecordFitErrors(size_t job, const std::string& uid, FitErrors errors);
   const std::unordered_map<std::string, FitErrors>* JobFitErrors(size_t job) const;
   void SetJobCondition(size_t job, JobConditionOut condition);

@@ -129,7 +129,7 @@ struct JobInfo {
   int32_t min_available = 0;
   std::map<std::string, int32_t> min_task_member;
   std::optional<api::Resources> min_resources;
-  std::string phase;  // PodGroup status.phase (a session may move it to Inqueue)
+  api::PodGroupPhase phase = api::PodGroupPhase::kNone;  // status.phase (a session may move it to Inqueue)
   bool preemptable = false;
   std::optional<base::Time> creation;
 
@@ -147,7 +147,9 @@ struct JobInfo {
   int32_t WaitingCount() const { return Count(TaskStatus::kPipelined); }
   // Pods that could run: Pending, Allocated, Pipelined, Binding, Bound, Running, Succeeded.
   int32_t ValidCount() const;
-  bool IsPending() const { return phase.empty() || phase == "Pending"; }
+  bool IsPending() const {
+    return phase == api::PodGroupPhase::kNone || phase == api::PodGroupPhase::kPending;
+  }
   // Whether each task role's minimum (minTaskMember) is part of the gang. As in Volcano, only
   // when minAvailable is at least their sum: below it the job is elastic (a Volcano Job whose
   // tasks' minAvailable default to their replicas but whose own minAvailable is smaller) and

@@ -4,6 +4,7 @@
 
 #include <rapidjson/document.h>
 
+#include "api/informers.h"
 #include "api/labels.h"
 #include "api/scheduling.h"
 
@@ -222,10 +223,8 @@ StatusOr<std::shared_ptr<PodInfo>> DecodePodInfo(const json::Value& value, SpecI
 }
 
 kube::ObjectDecoder PodInfoDecoder(std::shared_ptr<SpecInterner> interner) {
-  return [interner](const json::Value& v) -> StatusOr<kube::ObjectPtr> {
-    TEPHRA_ASSIGN_OR_RETURN(std::shared_ptr<PodInfo> pod, DecodePodInfo(v, *interner));
-    return kube::ObjectPtr(std::move(pod));
-  };
+  return api::InformerDecoder<PodInfo>(
+      [interner](const json::Value& v) { return DecodePodInfo(v, *interner); });
 }
 
 }  // namespace tephra::scheduler

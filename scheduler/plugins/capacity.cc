@@ -19,14 +19,6 @@ namespace {
 
 using api::Resources;
 
-bool LessEqualInDims(const Resources& x, const Resources& y, const Resources& dims) {
-  for (const auto& n : dims.Names()) {
-    if (dims.Get(n) <= 0 || n == api::kResourcePods) continue;
-    if (x.Get(n) > y.Get(n)) return false;
-  }
-  return true;
-}
-
 struct Attr {
   const QueueInfo* queue = nullptr;
   Resources allocated, inqueue, deserved, guarantee, capability, real_capability;
@@ -63,7 +55,7 @@ class CapacityPlugin : public Plugin {
       const JobInfo& job = ssn.job(j);
       for (Attr* a : Chain(job.queue)) {
         a->allocated.Add(WithoutPods(job.allocated));
-        if (job.phase == "Inqueue" && job.min_resources) a->inqueue.Add(WithoutPods(job.UngatedMinResources()));
+        if (job.phase == api::PodGroupPhase::kInqueue && job.min_resources) a->inqueue.Add(WithoutPods(job.UngatedMinResources()));
       }
     }
 
@@ -77,7 +69,7 @@ class CapacityPlugin : public Plugin {
       for (Attr* a : Chain(q.name)) {
         Resources future = a->allocated;
         future.Add(WithoutPods(task.request()));
-        if (!LessEqualInDims(future, a->real_capability, task.request())) return false;
+        if (!future.LessEqualInDims(a->real_capability, task.request())) return false;
       }
       return true;
     });
@@ -86,7 +78,7 @@ class CapacityPlugin : public Plugin {
         if (a->deserved.IsEmpty()) continue;
         Resources future = a->allocated;
         future.Add(WithoutPods(task.request()));
-        if (!LessEqualInDims(future, a->deserved, task.request())) return false;
+        if (!future.LessEqualInDims(a->deserved, task.request())) return false;
       }
       return true;
     });
@@ -104,13 +96,13 @@ class CapacityPlugin : public Plugin {
           auto it = left.try_emplace(name, a->allocated).first;
           Resources now = it->second;
           // Only what a queue holds above its deserved share can be taken ...
-          if (LessEqualInDims(now, a->deserved, c->request())) {
+          if (now.LessEqualInDims(a->deserved, c->request())) {
             ok = false;
             break;
           }
           now.Sub(WithoutPods(c->request()));
           // ... and never below its guarantee, in the resources the victim gives back.
-          if (!LessEqualInDims(a->guarantee, now, c->request())) {
+          if (!a->guarantee.LessEqualInDims(now, c->request())) {
             ok = false;
             break;
           }
@@ -137,7 +129,7 @@ class CapacityPlugin : public Plugin {
         want.Add(a->inqueue);
         Resources capability = a->real_capability;
         capability.Add(s->AdmissionCredit());  // the leaf's own tasks, so every ancestor's too
-        if (!LessEqualInDims(want, capability, min)) {
+        if (!want.LessEqualInDims(capability, min)) {
           NoteJob(*s, job, AdmissionShortfallNote(name(), a->queue != nullptr ? a->queue->name : job.queue, min,
                                                          a->allocated, a->inqueue, a->real_capability, a->capability));
           return Vote::kReject;

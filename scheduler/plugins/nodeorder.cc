@@ -193,17 +193,13 @@ class NodeOrderPlugin : public Plugin {
   }
 
   double DomainCount(const api::PodAffinityTerm& term, const TaskInfo& task, const NodeInfo& node) {
-    DomainCounter& c = Counter(&term, task.namespace_(), [&] {
-      return std::make_unique<DomainCounter>(term.topology_key,
-                                             term.label_selector.value_or(api::LabelSelector{}),
-                                             NamespaceScope::ForTerm(term, task.namespace_()));
-    });
+    DomainCounter& c = counters_.ForTerm(*session_, term, task.namespace_());
     const std::string* domain = c.DomainOf(node);
     return domain == nullptr ? 0 : c.Count(*domain);
   }
 
   DomainCounter& SpreadCounter(const api::TopologySpreadConstraint& c, const TaskInfo& task) {
-    return Counter(&c, task.namespace_(), [&] {
+    return counters_.Get(*session_, &c, task.namespace_(), "", [&] {
       NamespaceScope scope;
       scope.names.insert(task.namespace_());
       return std::make_unique<DomainCounter>(c.topology_key,
@@ -211,28 +207,16 @@ class NodeOrderPlugin : public Plugin {
     });
   }
 
-  DomainCounter& Counter(const void* address, const std::string& ns,
-                         const std::function<std::unique_ptr<DomainCounter>()>& make) {
-    std::string key = std::to_string(reinterpret_cast<uintptr_t>(address)) + "|" + ns;
-    auto it = counters_.find(key);
-    if (it == counters_.end()) {
-      auto counter = make();
-      counter->Build(*session_);
-      it = counters_.emplace(std::move(key), std::move(counter)).first;
-    }
-    return *it->second;
-  }
-
   void OnMove(const TaskInfo& task, const std::string& node_name, int sign) {
     if (counters_.empty()) return;
     auto idx = session_->NodeIndex(node_name);
     if (!idx) return;
-    for (auto& [key, counter] : counters_) counter->Update(*session_, *task.pod, session_->node(*idx), sign);
+    counters_.Update(*session_, *task.pod, session_->node(*idx), sign);
   }
 
   const double least_, most_, balanced_, node_affinity_, taints_, pod_affinity_, spread_;
   Session* session_ = nullptr;
-  std::unordered_map<std::string, std::unique_ptr<DomainCounter>> counters_;
+  DomainCounters counters_;
 };
 
 }  // namespace

@@ -20,7 +20,7 @@ class OvercommitPlugin : public Plugin {
     for (size_t i = 0; i < ssn.job_count(); ++i) {
       const JobInfo& job = ssn.job(i);
       // Admitted jobs still waiting to start hold their minimum in reserve (gated tasks aside).
-      if (job.phase == "Inqueue" && job.min_resources) {
+      if (job.phase == api::PodGroupPhase::kInqueue && job.min_resources) {
         api::Resources waiting = job.UngatedMinResources();
         waiting.Sub(job.allocated);
         inqueue_.Add(waiting);

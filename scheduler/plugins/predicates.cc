@@ -146,33 +146,12 @@ class PredicatesPlugin : public Plugin {
     return Fit::Ok();
   }
 
-  // A counter for (the term or constraint at `address`, namespace, extra key), built lazily.
-  DomainCounter& Counter(const void* address, const std::string& ns, const std::string& extra,
-                         const std::function<std::unique_ptr<DomainCounter>()>& make) {
-    std::string key = std::to_string(reinterpret_cast<uintptr_t>(address)) + "|" + ns + "|" + extra;
-    auto it = counters_.find(key);
-    if (it == counters_.end()) {
-      auto counter = make();
-      counter->Build(*session_);
-      it = counters_.emplace(std::move(key), std::move(counter)).first;
-    }
-    return *it->second;
-  }
-
-  DomainCounter& TermCounter(const api::PodAffinityTerm& term, const std::string& ns) {
-    return Counter(&term, ns, "", [&] {
-      return std::make_unique<DomainCounter>(term.topology_key,
-                                             term.label_selector.value_or(api::LabelSelector{}),
-                                             NamespaceScope::ForTerm(term, ns));
-    });
-  }
-
   Fit PodAffinity(const TaskInfo& task, const NodeInfo& node) {
     const api::Affinity& a = *task.pod->spec->affinity;
     const std::string& ns = task.namespace_();
     if (a.pod_affinity) {
       for (const auto& term : a.pod_affinity->required) {
-        DomainCounter& c = TermCounter(term, ns);
+        DomainCounter& c = counters_.ForTerm(*session_, term, ns);
         const std::string* domain = c.DomainOf(node);
         if (domain == nullptr) return Fit::Unresolvable(reason::kPodAffinity);
         if (c.Count(*domain) > 0) continue;
@@ -183,7 +162,7 @@ class PredicatesPlugin : public Plugin {
     }
     if (a.pod_anti_affinity) {
       for (const auto& term : a.pod_anti_affinity->required) {
-        DomainCounter& c = TermCounter(term, ns);
+        DomainCounter& c = counters_.ForTerm(*session_, term, ns);
         const std::string* domain = c.DomainOf(node);
         if (domain != nullptr && c.Count(*domain) > 0) return Fit::Fail(reason::kPodAntiAffinity);
       }
@@ -219,7 +198,7 @@ class PredicatesPlugin : public Plugin {
       std::string extra;
       for (const auto& key : c.match_label_keys) extra += task.pod->metadata.Label(key) + ",";
       const SchedulingSpec* sp = &spec;
-      DomainCounter& counter = Counter(&c, task.namespace_(), extra, [&] {
+      DomainCounter& counter = counters_.Get(*session_, &c, task.namespace_(), extra, [&] {
         NamespaceScope scope;
         scope.names.insert(task.namespace_());
         // nodeAffinityPolicy Honor (the default): only nodes the pod could go to count.
@@ -264,7 +243,7 @@ class PredicatesPlugin : public Plugin {
     auto idx = session_->NodeIndex(node_name);
     if (!idx) return;
     const NodeInfo& node = session_->node(*idx);
-    for (auto& [key, counter] : counters_) counter->Update(*session_, *task.pod, node, sign);
+    counters_.Update(*session_, *task.pod, node, sign);
     if (!pod_affinity_) return;
     if (sign > 0) {
       AddAntiAffinity(task.pod, node_name);
@@ -283,7 +262,7 @@ class PredicatesPlugin : public Plugin {
   // Interned taint reasons (TaintReason); the deque never moves its strings.
   mutable std::unordered_map<const api::Taint*, const char*> taint_reasons_;
   mutable std::deque<std::string> taint_texts_;
-  std::unordered_map<std::string, std::unique_ptr<DomainCounter>> counters_;
+  DomainCounters counters_;
   std::vector<AntiAffinityEntry> existing_anti_;
 };
 

@@ -63,15 +63,6 @@ Resources MinZero(const Resources& a, const Resources& limit) {
   return out;
 }
 
-// x <= y in every dimension `dims` requests (> 0).
-bool LessEqualInDims(const Resources& x, const Resources& y, const Resources& dims) {
-  for (const auto& n : dims.Names()) {
-    if (dims.Get(n) <= 0 || n == api::kResourcePods) continue;
-    if (x.Get(n) > y.Get(n)) return false;
-  }
-  return true;
-}
-
 double Share(const Resources& allocated, const Resources& deserved) {
   double share = 0;
   for (const auto& n : allocated.Names()) {
@@ -106,8 +97,8 @@ class ProportionPlugin : public Plugin {
       // adding both would double the queue's request and starve lighter queues.
       if (job.IsPending() && job.min_resources) request.MaxWith(WithoutPods(*job.min_resources));
       attr.request.Add(request);
-      if (job.phase == "Inqueue" && job.min_resources) attr.inqueue.Add(job.UngatedMinResources());
-      if (job.phase == "Running" && job.min_resources) {
+      if (job.phase == api::PodGroupPhase::kInqueue && job.min_resources) attr.inqueue.Add(job.UngatedMinResources());
+      if (job.phase == api::PodGroupPhase::kRunning && job.min_resources) {
         Resources elastic = WithoutPods(job.allocated);
         elastic.Sub(*job.min_resources);
         attr.elastic.Add(elastic);
@@ -142,14 +133,14 @@ class ProportionPlugin : public Plugin {
       if (it == attrs_.end()) return true;
       Resources future = it->second.allocated;
       future.Add(WithoutPods(task.request()));
-      return LessEqualInDims(future, it->second.deserved, task.request());
+      return future.LessEqualInDims(it->second.deserved, task.request());
     });
     ssn.AddPreemptiveFn(name(), [this](const QueueInfo& q, const TaskInfo& task) {
       auto it = attrs_.find(q.name);
       if (it == attrs_.end()) return true;
       Resources future = it->second.allocated;
       future.Add(WithoutPods(task.request()));
-      return LessEqualInDims(future, it->second.deserved, task.request());
+      return future.LessEqualInDims(it->second.deserved, task.request());
     });
     Session* s = &ssn;
     ssn.AddJobEnqueueableFn(name(), [this, s](const JobInfo& job) {
@@ -168,7 +159,7 @@ class ProportionPlugin : public Plugin {
       want.Sub(a.elastic);
       Resources capability = a.real_capability;
       capability.Add(s->AdmissionCredit());  // the queue's own tasks the job may preempt
-      if (LessEqualInDims(want, capability, *job.min_resources)) return Vote::kPermit;
+      if (want.LessEqualInDims(capability, *job.min_resources)) return Vote::kPermit;
       Resources allocated = a.allocated;
       allocated.Sub(a.elastic);
       NoteJob(*s, job, AdmissionShortfallNote(name(), job.queue, WithoutPods(*job.min_resources), allocated,
@@ -194,7 +185,7 @@ class ProportionPlugin : public Plugin {
         Resources& allocated = l->second;
         (void)reclaimer;
         // Only a queue above its deserved share in the victim's resources gives back.
-        if (LessEqualInDims(allocated, it->second.deserved, c->request())) continue;
+        if (allocated.LessEqualInDims(it->second.deserved, c->request())) continue;
         allocated.Sub(WithoutPods(c->request()));
         victims.push_back(c);
       }

@@ -1,5 +1,7 @@
 #include "scheduler/plugins/topology.h"
 
+#include <cstdint>
+
 #include "scheduler/plugins/matching.h"
 
 namespace tephra::scheduler {
@@ -78,6 +80,33 @@ void DomainCounter::Update(const Session& session, const PodInfo& pod, const Nod
 int DomainCounter::Count(const std::string& domain) const {
   auto it = counts_.find(domain);
   return it == counts_.end() ? 0 : it->second;
+}
+
+DomainCounter& DomainCounters::Get(const Session& session, const void* address,
+                                   const std::string& ns, const std::string& extra,
+                                   const std::function<std::unique_ptr<DomainCounter>()>& make) {
+  std::string key = std::to_string(reinterpret_cast<uintptr_t>(address)) + "|" + ns + "|" + extra;
+  auto it = counters_.find(key);
+  if (it == counters_.end()) {
+    auto counter = make();
+    counter->Build(session);
+    it = counters_.emplace(std::move(key), std::move(counter)).first;
+  }
+  return *it->second;
+}
+
+DomainCounter& DomainCounters::ForTerm(const Session& session, const api::PodAffinityTerm& term,
+                                       const std::string& ns) {
+  return Get(session, &term, ns, "", [&] {
+    return std::make_unique<DomainCounter>(term.topology_key,
+                                           term.label_selector.value_or(api::LabelSelector{}),
+                                           NamespaceScope::ForTerm(term, ns));
+  });
+}
+
+void DomainCounters::Update(const Session& session, const PodInfo& pod, const NodeInfo& node,
+                            int sign) {
+  for (auto& [key, counter] : counters_) counter->Update(session, pod, node, sign);
 }
 
 }  // namespace tephra::scheduler

@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -54,6 +55,25 @@ class DomainCounter {
   NodeFilter node_filter_;
   std::unordered_map<std::string, int> counts_;
   int total_ = 0;
+};
+
+// The DomainCounters one plugin uses in a session: each built on first use and kept current as
+// the session moves tasks. A counter belongs to a term or constraint (by address), the
+// namespace it is seen from, and `extra`, whatever else its selector depends on.
+class DomainCounters {
+ public:
+  DomainCounter& Get(const Session& session, const void* address, const std::string& ns,
+                     const std::string& extra,
+                     const std::function<std::unique_ptr<DomainCounter>()>& make);
+  // The counter of a pod-affinity term, seen from namespace `ns`.
+  DomainCounter& ForTerm(const Session& session, const api::PodAffinityTerm& term,
+                         const std::string& ns);
+  // A task arrived on (sign +1) or left (-1) `node`.
+  void Update(const Session& session, const PodInfo& pod, const NodeInfo& node, int sign);
+  bool empty() const { return counters_.empty(); }
+
+ private:
+  std::unordered_map<std::string, std::unique_ptr<DomainCounter>> counters_;
 };
 
 }  // namespace tephra::scheduler

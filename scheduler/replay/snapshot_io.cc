@@ -184,7 +184,7 @@ std::string EncodeSnapshot(const SnapshotDocument& doc) {
     for (const auto& [role, n] : j->min_task_member) w.Field(role, n);
     w.EndObject();
     if (j->min_resources) WriteResources(w, "minResources", *j->min_resources);
-    w.Field("phase", j->phase).Field("preemptable", j->preemptable);
+    w.Field("phase", api::ToString(j->phase)).Field("preemptable", j->preemptable);
     if (j->creation) w.Field("creation", base::FormatTime(*j->creation));
     std::vector<const TaskInfo*> tasks;
     for (const auto& [uid, t] : j->tasks) tasks.push_back(&t);
@@ -353,7 +353,7 @@ StatusOr<SnapshotDocument> DecodeSnapshot(std::string_view text, SpecInterner& i
     j["minTaskMember"].ForEachMember(
         [&](std::string_view role, const json::Reader& n) { job->min_task_member[std::string(role)] = n.Int32(); });
     if (j["minResources"].present()) job->min_resources = ReadResources(j["minResources"]);
-    job->phase = j["phase"].String();
+    job->phase = api::PodGroupPhaseFromString(j["phase"].String());
     job->preemptable = j["preemptable"].Bool();
     if (j["creation"].present()) job->creation = kube::DecodeTime(j["creation"]);
     j["tasks"].ForEach([&](const json::Reader& t) {

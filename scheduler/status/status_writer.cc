@@ -18,7 +18,9 @@ StatusWriter::StatusWriter(std::shared_ptr<kube::Client> client, SchedulerCache*
     write_errors_ = &registry->AddCounter("tephra_status_write_errors_total",
                                           "Status writes that failed.");
   }
-  for (int i = 0; i < std::max(1, workers); ++i) threads_.emplace_back([this] { Loop(); });
+  workers_.Start(&queue_, workers, "status writer", [this](const std::string& key) {
+    return Process(key);
+  });
 }
 
 StatusWriter::~StatusWriter() { Stop(); }
@@ -122,79 +124,63 @@ void StatusWriter::Apply(const SessionOutcome& outcome) {
 void StatusWriter::Enqueue(Item item, bool urgent) {
   auto now = std::chrono::steady_clock::now();
   item.not_before = urgent ? now : now + settle_;
-  std::lock_guard<std::mutex> l(mu_);
-  auto it = pending_.find(item.key);
-  if (it == pending_.end()) {
-    if (urgent) {
-      urgent_.push_back(item.key);
+  const std::string key = item.key;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = pending_.find(key);
+    if (it == pending_.end()) {
+      pending_.emplace(key, std::move(item));
     } else {
-      held_.emplace_back(item.not_before, item.key);
+      // Newer content; the wait never grows, and an urgent update cuts it short.
+      item.not_before = std::min(item.not_before, it->second.not_before);
+      it->second = std::move(item);
     }
-    pending_.emplace(item.key, std::move(item));
-  } else {
-    // Newer content; the wait never grows, and an urgent update cuts it short.
-    bool was_urgent = it->second.not_before <= now;
-    item.not_before = std::min(item.not_before, it->second.not_before);
-    if (urgent && !was_urgent) urgent_.push_back(item.key);
-    it->second = std::move(item);
   }
-  cv_.notify_one();
+  if (urgent) {
+    queue_.Add(key);
+  } else {
+    queue_.AddAfter(key, settle_);
+  }
 }
 
 bool StatusWriter::Drain(std::chrono::milliseconds timeout) {
   std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, timeout, [this] { return pending_.empty() && in_flight_ == 0; });
+  return idle_cv_.wait_for(lock, timeout, [this] { return pending_.empty() && in_flight_ == 0; });
 }
 
 void StatusWriter::Stop() {
   {
+    // Held updates are written now rather than dropped: queue every pending key at once.
     std::lock_guard<std::mutex> l(mu_);
-    if (stopped_ && threads_.empty()) return;
     stopped_ = true;
+    for (const auto& [key, item] : pending_) queue_.Add(key);
   }
-  cv_.notify_all();
-  for (auto& t : threads_) t.join();
-  threads_.clear();
+  workers_.Stop();
 }
 
-void StatusWriter::Loop() {
-  while (true) {
-    Item item;
-    {
-      std::unique_lock<std::mutex> lock(mu_);
-      std::string key;
-      while (key.empty()) {
-        auto now = std::chrono::steady_clock::now();
-        if (!urgent_.empty()) {
-          key = std::move(urgent_.front());
-          urgent_.pop_front();
-        } else if (!held_.empty() && (stopped_ || held_.front().first <= now)) {
-          key = std::move(held_.front().second);
-          held_.pop_front();
-        } else if (stopped_) {
-          return;  // everything written
-        } else if (held_.empty()) {
-          cv_.wait(lock);
-        } else {
-          cv_.wait_until(lock, held_.front().first);
-        }
-      }
-      auto it = pending_.find(key);
-      // Written through an earlier entry, or held anew (its own later entry writes it).
-      if (it == pending_.end() || (!stopped_ && it->second.not_before > std::chrono::steady_clock::now())) {
-        continue;
-      }
-      item = std::move(it->second);
-      pending_.erase(it);
-      ++in_flight_;
+Status StatusWriter::Process(const std::string& key) {
+  Item item;
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    auto it = pending_.find(key);
+    if (it == pending_.end()) return Status::Ok();  // written through an earlier entry
+    auto now = std::chrono::steady_clock::now();
+    if (!stopped_ && it->second.not_before > now) {
+      // Held anew after this entry was queued: wait for its own time.
+      queue_.AddAfter(key, it->second.not_before - now);
+      return Status::Ok();
     }
-    Write(item);
-    {
-      std::lock_guard<std::mutex> l(mu_);
-      --in_flight_;
-    }
-    cv_.notify_all();
+    item = std::move(it->second);
+    pending_.erase(it);
+    ++in_flight_;
   }
+  Write(item);
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    --in_flight_;
+  }
+  idle_cv_.notify_all();
+  return Status::Ok();
 }
 
 namespace {

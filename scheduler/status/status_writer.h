@@ -4,14 +4,13 @@
 
 #include <chrono>
 #include <condition_variable>
-#include <deque>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "base/workqueue.h"
 #include "kube/client.h"
 #include "kube/events.h"
 #include "metrics/metrics.h"
@@ -53,7 +52,8 @@ class StatusWriter {
     std::string event_type, event_reason, event_message;
   };
   void Enqueue(Item item, bool urgent);
-  void Loop();
+  // Writes the latest update of `key`, unless it is held for a later time.
+  Status Process(const std::string& key);
   void Write(const Item& item);
 
   std::shared_ptr<kube::Client> client_;
@@ -62,18 +62,17 @@ class StatusWriter {
   metrics::Counter* writes_ = nullptr;
   metrics::Counter* write_errors_ = nullptr;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
   std::chrono::milliseconds settle_;
-  // Keys to write, oldest first: urgent ones, and held ones with their due time (in order, as
-  // every held item waits the same settle). A key may be queued more than once; the first
-  // entry due writes its latest content and later entries find nothing.
-  std::deque<std::string> urgent_;  // guarded by mu_
-  std::deque<std::pair<std::chrono::steady_clock::time_point, std::string>> held_;  // mu_
+  std::mutex mu_;
+  std::condition_variable idle_cv_;      // pending_ became empty with nothing in flight
   std::map<std::string, Item> pending_;  // guarded by mu_; latest per key
   int in_flight_ = 0;                    // guarded by mu_
   bool stopped_ = false;                 // guarded by mu_
-  std::vector<std::thread> threads_;
+  // Keys to write: urgent ones at once (Add), held ones when their settle time is due
+  // (AddAfter keeps the earlier time of two). The queue hands a key to one worker at a time.
+  // Last, so the workers stop first.
+  base::WorkQueue queue_;
+  base::QueueWorkers workers_;
 };
 
 }  // namespace tephra::scheduler

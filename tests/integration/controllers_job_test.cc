@@ -9,7 +9,6 @@
 #include <catch2/catch.hpp>
 
 #include "api/labels.h"
-#include "controllers/framework/resources.h"
 #include "base/base64.h"
 #include "tests/integration/controllers/harness.h"
 

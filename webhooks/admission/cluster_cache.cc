@@ -1,6 +1,7 @@
 #include "webhooks/admission/cluster_cache.h"
 
 #include "api/core.h"
+#include "api/informers.h"
 #include "api/kinds.h"
 #include "api/scheduling.h"
 
@@ -52,26 +53,10 @@ std::shared_ptr<const api::Namespace> InformerNamespaceLookup::Get(std::string_v
   return object == nullptr ? nullptr : kube::As<api::Namespace>(object);
 }
 
-kube::ObjectDecoder QueueObjectDecoder() {
-  return [](const json::Value& value) -> StatusOr<kube::ObjectPtr> {
-    auto queue = api::DecodeQueue(value);
-    if (!queue.ok()) return queue.status();
-    return kube::ObjectPtr(*std::move(queue));
-  };
-}
-
-kube::ObjectDecoder NamespaceObjectDecoder() {
-  return [](const json::Value& value) -> StatusOr<kube::ObjectPtr> {
-    auto ns = api::DecodeNamespace(value);
-    if (!ns.ok()) return ns.status();
-    return kube::ObjectPtr(*std::move(ns));
-  };
-}
-
 ClusterCache::ClusterCache(kube::InformerFactory& factory, PathNeeds needs,
                            metrics::Registry& registry) {
   if (needs.queues) {
-    queue_informer_ = factory.For(api::kQueues, QueueObjectDecoder());
+    queue_informer_ = factory.For(api::kQueues, api::QueueDecoder());
     InformerQueueLookup::AddParentIndex(*queue_informer_);
     queues_ = std::make_unique<InformerQueueLookup>(queue_informer_);
     registry.AddGaugeFunc(
@@ -79,7 +64,7 @@ ClusterCache::ClusterCache(kube::InformerFactory& factory, PathNeeds needs,
         [informer = queue_informer_] { return informer->HasSynced() ? 1.0 : 0.0; });
   }
   if (needs.namespaces) {
-    namespace_informer_ = factory.For(kube::resources::kNamespaces, NamespaceObjectDecoder());
+    namespace_informer_ = factory.For(kube::resources::kNamespaces, api::NamespaceDecoder());
     namespaces_ = std::make_unique<InformerNamespaceLookup>(namespace_informer_);
     registry.AddGaugeFunc(
         "tephra_admission_namespace_cache_synced", "1 once the Namespace informer has synced.",

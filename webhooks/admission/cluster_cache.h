@@ -14,7 +14,7 @@
 namespace tephra::webhooks {
 
 // api::QueueLookup over a Queue informer's store. The informer must decode with
-// QueueObjectDecoder() and carry the parent index (AddParentIndex, before it starts).
+// api::QueueDecoder() and carry the parent index (AddParentIndex, before it starts).
 class InformerQueueLookup final : public api::QueueLookup {
  public:
   static constexpr const char* kParentIndex = "parent";
@@ -31,7 +31,7 @@ class InformerQueueLookup final : public api::QueueLookup {
   std::shared_ptr<kube::Informer> informer_;
 };
 
-// api::NamespaceLookup over a Namespace informer (decoding with NamespaceObjectDecoder()).
+// api::NamespaceLookup over a Namespace informer (decoding with api::NamespaceDecoder()).
 class InformerNamespaceLookup final : public api::NamespaceLookup {
  public:
   explicit InformerNamespaceLookup(std::shared_ptr<kube::Informer> informer)
@@ -42,9 +42,6 @@ class InformerNamespaceLookup final : public api::NamespaceLookup {
  private:
   std::shared_ptr<kube::Informer> informer_;
 };
-
-kube::ObjectDecoder QueueObjectDecoder();
-kube::ObjectDecoder NamespaceObjectDecoder();
 
 // The informers and lookups for a set of paths. Create it, then start the factory.
 class ClusterCache {

@@ -23,6 +23,7 @@
 #include <glog/logging.h>
 
 #include "api/core.h"
+#include "api/kinds.h"
 #include "kube/config.h"
 #include "kube/informer.h"
 #include "tests/e2e/chaos/cluster_view.h"
@@ -43,8 +44,6 @@ using testing::Kubectl;
 
 const std::string kSource = TEPHRA_SOURCE_DIR;
 const std::string kSuiteNamespace = "tephra-system";
-const kube::Resource kJobs{"batch.volcano.sh", "v1alpha1", "jobs", true, "Job"};
-const kube::Resource kPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups", true, "PodGroup"};
 
 struct Options {
   uint64_t seed = 1;
@@ -331,7 +330,7 @@ void ChaosRun::Submitter() {
   for (const JobPlan& p : plans_) {
     while (!stop_ && Since(start_) < p.submit_at) std::this_thread::sleep_for(milliseconds(100));
     while (!stop_) {
-      StatusOr<std::string> r = client_->Create(kJobs, ns_, p.manifest);
+      StatusOr<std::string> r = client_->Create(api::kJobs, ns_, p.manifest);
       if (r.ok() || r.status().code() == StatusCode::kAlreadyExists) {
         std::lock_guard<std::mutex> l(submit_mu_);
         submitted_.insert(p.name);
@@ -561,7 +560,7 @@ FaultRecord ChaosRun::Burst() {
                 "--wait=false"});
   std::string group = "burst-" + std::to_string(bursts_++);
   Status s = client_
-                 ->Create(kPodGroups, ns_,
+                 ->Create(api::kPodGroups, ns_,
                           R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":")" +
                               group + R"("},"spec":{"minMember":1,"queue":")" + queues_[0] + R"("}})")
                  .status();

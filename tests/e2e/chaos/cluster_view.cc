@@ -2,16 +2,13 @@
 
 #include "api/batch.h"
 #include "api/core.h"
+#include "api/kinds.h"
 #include "api/labels.h"
 #include "api/resources.h"
 #include "api/scheduling.h"
 
 namespace tephra::chaos {
 namespace {
-
-const kube::Resource kJobs{"batch.volcano.sh", "v1alpha1", "jobs", true, "Job"};
-const kube::Resource kQueues{"scheduling.volcano.sh", "v1beta1", "queues", false, "Queue"};
-const kube::Resource kPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups", true, "PodGroup"};
 
 // Lists every item of `r` and hands each decoded object to `take`; a decode error fails the read
 // (an object the checker cannot read is an object it cannot vouch for).
@@ -60,7 +57,7 @@ StatusOr<Snapshot> ReadSnapshot(kube::Client& client, const ViewScope& scope) {
                       req.milli_cpu(), req.memory()});
   });
   if (!st.ok()) return st;
-  st = ListEach(client, kJobs, scope.namespace_, "",
+  st = ListEach(client, api::kJobs, scope.namespace_, "",
                 [](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeJob(v, o); },
                 [&](const api::Job& j) {
                   JobView v{j.metadata.uid, j.metadata.name, j.status.state.phase,
@@ -70,7 +67,7 @@ StatusOr<Snapshot> ReadSnapshot(kube::Client& client, const ViewScope& scope) {
                   s.jobs.push_back(std::move(v));
                 });
   if (!st.ok()) return st;
-  st = ListEach(client, kPodGroups, scope.namespace_, "",
+  st = ListEach(client, api::kPodGroups, scope.namespace_, "",
                 [](const json::Value& v, const api::DecodeOptions& o) { return api::DecodePodGroup(v, o); },
                 [&](const api::PodGroup& g) {
                   s.podgroups.push_back({g.metadata.uid, g.metadata.namespace_, g.metadata.name,
@@ -78,7 +75,7 @@ StatusOr<Snapshot> ReadSnapshot(kube::Client& client, const ViewScope& scope) {
                                          g.metadata.deletion_timestamp.has_value()});
                 });
   if (!st.ok()) return st;
-  st = ListEach(client, kQueues, "", scope.queue_selector,
+  st = ListEach(client, api::kQueues, "", scope.queue_selector,
                 [](const json::Value& v, const api::DecodeOptions& o) { return api::DecodeQueue(v, o); },
                 [&](const api::Queue& q) {
                   s.queues.push_back({q.metadata.uid, q.metadata.name, q.metadata.deletion_timestamp.has_value()});

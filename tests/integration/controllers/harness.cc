@@ -7,7 +7,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "controllers/framework/resources.h"
+#include "api/kinds.h"
 #include "kube/config.h"
 
 namespace tephra::testing {
@@ -116,7 +116,7 @@ void FakeScheduler::Loop() {
     if (!paused_) {
       for (const auto& pg : ListPodGroups(*client_, namespace_)) {
         if (!pg->status.phase.empty() && pg->status.phase != api::podgroup_phase::kPending) continue;
-        (void)client_->Patch(controllers::kPodGroups, namespace_, pg->metadata.name,
+        (void)client_->Patch(api::kPodGroups, namespace_, pg->metadata.name,
                              kube::PatchType::kMerge, R"({"status":{"phase":"Inqueue"}})");
       }
       for (const auto& pod : ListPods(*client_, namespace_)) {
@@ -134,7 +134,7 @@ void FakeScheduler::Loop() {
 }
 
 std::shared_ptr<api::Job> GetJob(kube::Client& client, const std::string& ns, const std::string& name) {
-  StatusOr<std::string> text = client.Get(controllers::kJobs, ns, name);
+  StatusOr<std::string> text = client.Get(api::kJobs, ns, name);
   if (!text.ok()) return nullptr;
   auto job = api::DecodeJob(*text);
   return job.ok() ? *job : nullptr;
@@ -152,7 +152,7 @@ std::vector<std::shared_ptr<api::Pod>> ListPods(kube::Client& client, const std:
 
 std::vector<std::shared_ptr<api::PodGroup>> ListPodGroups(kube::Client& client, const std::string& ns) {
   std::vector<std::shared_ptr<api::PodGroup>> pgs;
-  (void)client.ListAll(controllers::kPodGroups, ns, {}, [&](const json::Value& v) {
+  (void)client.ListAll(api::kPodGroups, ns, {}, [&](const json::Value& v) {
     auto pg = api::DecodePodGroup(v);
     if (pg.ok()) pgs.push_back(*pg);
     return Status::Ok();

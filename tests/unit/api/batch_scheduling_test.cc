@@ -299,6 +299,19 @@ TEST_CASE("PodGroup decodes and round-trips and an empty minResources stays dist
   CHECK((*again)->spec.min_resources->empty());
 }
 
+TEST_CASE("PodGroup phases convert to and from their names") {
+  for (PodGroupPhase phase : {PodGroupPhase::kNone, PodGroupPhase::kPending, PodGroupPhase::kInqueue,
+                              PodGroupPhase::kRunning, PodGroupPhase::kUnknown,
+                              PodGroupPhase::kCompleted}) {
+    CHECK(PodGroupPhaseFromString(ToString(phase)) == phase);
+  }
+  CHECK(ToString(PodGroupPhase::kNone).empty());
+  CHECK(ToString(PodGroupPhase::kInqueue) == podgroup_phase::kInqueue);
+  CHECK(PodGroupPhaseFromString("Completed") == PodGroupPhase::kCompleted);
+  CHECK(PodGroupPhaseFromString("Finished") == PodGroupPhase::kUnknown);
+  CHECK(PodGroupPhaseFromString("inqueue") == PodGroupPhase::kUnknown);
+}
+
 TEST_CASE("Command decodes its top-level fields and encodes a new command") {
   const char* text = R"({"apiVersion":"bus.volcano.sh/v1alpha1","kind":"Command",
       "metadata":{"generateName":"mpi-abortjob-","namespace":"team"},"action":"AbortJob",

@@ -146,6 +146,19 @@ TEST_CASE("LessEqual states what a dimension missing from the limit means") {
   CHECK(R("").FitsIn(R("")));
 }
 
+TEST_CASE("LessEqualInDims compares only the dimensions a request asks for") {
+  Resources used = R("cpu=3,memory=1Gi,nvidia.com/gpu=2,pods=50");
+  Resources bound = R("cpu=2,memory=4Gi,pods=10");
+  // cpu is over, but a memory-only request does not look at it; pods never count.
+  CHECK(used.LessEqualInDims(bound, R("memory=1")));
+  CHECK_FALSE(used.LessEqualInDims(bound, R("cpu=1,memory=1")));
+  CHECK(used.LessEqualInDims(bound, R("pods=1")));
+  // A dimension the bound lacks is 0 there; one the request asks 0 of is not compared.
+  CHECK_FALSE(used.LessEqualInDims(bound, R("nvidia.com/gpu=1")));
+  CHECK(used.LessEqualInDims(bound, R("cpu=0,nvidia.com/gpu=0")));
+  CHECK(used.LessEqualInDims(bound, R("")));
+}
+
 TEST_CASE("IsEmpty, IsZero and equality") {
   Resources empty;
   CHECK(empty.IsEmpty());

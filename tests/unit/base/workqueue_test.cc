@@ -1,8 +1,10 @@
 #include "base/workqueue.h"
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <map>
+#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -250,6 +252,46 @@ TEST_CASE("ShutDownWithDrain waits for keys in flight") {
   CHECK_FALSE(timed.get());
   q2.Done("stuck");
   CHECK(q2.ShutDownWithDrain(seconds(1)));
+}
+
+TEST_CASE("QueueWorkers retry a failed key through the limiter and finish queued keys on Stop") {
+  FakeClock clock;
+  WorkQueueOptions options = FakeOptions(clock);
+  options.rate_limiter = std::make_shared<ExponentialFailureRateLimiter>();
+  WorkQueue q(options);
+  std::mutex mu;
+  std::vector<std::string> synced;
+  int failures_left = 2;
+  QueueWorkers workers;
+  workers.Start(&q, 2, "test", [&](const std::string& key) -> Status {
+    std::lock_guard<std::mutex> l(mu);
+    synced.push_back(key);
+    if (key == "flaky" && failures_left-- > 0) return Unavailable("try again");
+    return Status::Ok();
+  });
+  auto flaky_syncs = [&] {
+    std::lock_guard<std::mutex> l(mu);
+    return std::count(synced.begin(), synced.end(), "flaky");
+  };
+  q.Add("flaky");
+  // Two failures, each retried once the limiter's delay passed on the queue's clock.
+  for (int i = 0; i < 2000 && flaky_syncs() < 3; ++i) {
+    clock.Advance(milliseconds(5));
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  REQUIRE(flaky_syncs() == 3);
+  // Success forgot the failures (Forget runs just after sync returns).
+  for (int i = 0; i < 2000 && q.NumRequeues("flaky") != 0; ++i) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
+  CHECK(q.NumRequeues("flaky") == 0);
+  for (const char* key : {"a", "b", "c"}) q.Add(key);
+  workers.Stop();
+  workers.Stop();  // idempotent
+  CHECK(flaky_syncs() == 3);
+  std::lock_guard<std::mutex> l(mu);
+  CHECK(std::set<std::string>(synced.begin(), synced.end()) ==
+        std::set<std::string>{"a", "b", "c", "flaky"});
 }
 
 TEST_CASE("Fnv32 matches Go's hash/fnv New32 and sharding is stable") {

@@ -8,9 +8,9 @@
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
+#include "api/kinds.h"
 #include "api/labels.h"
 #include "controllers/framework/commands.h"
-#include "controllers/framework/resources.h"
 #include "controllers/job/job_controller.h"
 #include "metrics/metrics.h"
 #include "tests/fakes/fake_apiserver.h"
@@ -114,9 +114,9 @@ struct Harness {
     REQUIRE(controller.Initialize(ctx).ok());
     informers->Start();
     REQUIRE(informers->WaitForCacheSync(std::chrono::seconds(5)));
-    jobs = informers->For(kJobs, nullptr, NamespacedScope(ctx.options));
+    jobs = informers->For(api::kJobs, nullptr, NamespacedScope(ctx.options));
     pods = informers->For(kube::resources::kPods, nullptr, NamespacedScope(ctx.options));
-    pgs = informers->For(kPodGroups, nullptr, NamespacedScope(ctx.options));
+    pgs = informers->For(api::kPodGroups, nullptr, NamespacedScope(ctx.options));
   }
   // Waits until the informer shows the server's current version of the object.
   void Caught(const std::shared_ptr<kube::Informer>& informer, const std::string& path,
@@ -175,7 +175,7 @@ struct Harness {
   void AddCommand(const std::string& json) {
     size_t before = fake->Count(kCommandsPath);
     fake->Put(kCommandsPath, json);
-    auto commands = informers->For(kCommands, nullptr, NamespacedScope(ctx.options));
+    auto commands = informers->For(api::kCommands, nullptr, NamespacedScope(ctx.options));
     REQUIRE(Soon([&] { return commands->store().size() == before + 1; }));
   }
   size_t CountRequests(const std::string& prefix) {
@@ -409,7 +409,7 @@ TEST_CASE("a job whose queue does not exist waits without a PodGroup and starts 
   CHECK(h.fake->Count(kPodGroupsPath) == 0);
 
   h.fake->Put(kQueuesPath, QueueJson("later"));
-  auto queues = h.informers->For(kQueues, nullptr);
+  auto queues = h.informers->For(api::kQueues, nullptr);
   REQUIRE(Soon([&] { return queues->store().Get("later") != nullptr; }));
   REQUIRE(h.Sync().ok());
   CHECK(h.fake->Count(kPodGroupsPath) == 1);

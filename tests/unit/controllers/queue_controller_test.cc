@@ -5,8 +5,8 @@
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
+#include "api/kinds.h"
 #include "controllers/framework/commands.h"
-#include "controllers/framework/resources.h"
 #include "controllers/queue/queue_controller.h"
 #include "json/json.h"
 #include "metrics/metrics.h"
@@ -64,9 +64,9 @@ struct Harness {
     REQUIRE(controller.Initialize(ctx).ok());
     informers->Start();
     REQUIRE(informers->WaitForCacheSync(std::chrono::seconds(5)));
-    queues = informers->For(kQueues, nullptr, QueueScope(ctx.options));
-    pgs = informers->For(kPodGroups, nullptr, NamespacedScope(ctx.options));
-    commands = informers->For(kCommands, nullptr, NamespacedScope(ctx.options));
+    queues = informers->For(api::kQueues, nullptr, QueueScope(ctx.options));
+    pgs = informers->For(api::kPodGroups, nullptr, NamespacedScope(ctx.options));
+    commands = informers->For(api::kCommands, nullptr, NamespacedScope(ctx.options));
   }
   // Waits for the caches to show the server's queues, PodGroups and commands, then syncs.
   Status Sync(const std::string& queue) {

@@ -37,7 +37,7 @@ TEST_CASE("a written PodGroup status stands until the informer echoes it") {
   cache.UpsertQueue(queue);
   cache.UpsertPodGroup(Group("Pending"));
   cache.AssumePodGroupStatus("ns/g", Status("Running"));
-  CHECK(cache.Job("ns/g")->phase == "Running");
+  CHECK(cache.Job("ns/g")->phase == api::PodGroupPhase::kRunning);
   auto snapshot = cache.TakeSnapshot();
   REQUIRE(snapshot->jobs.size() == 1);
   CHECK(snapshot->jobs[0]->pod_group->status.phase == "Running");
@@ -45,31 +45,31 @@ TEST_CASE("a written PodGroup status stands until the informer echoes it") {
   SECTION("an update from before the write keeps the written status, but brings its spec") {
     auto stale = std::make_shared<api::PodGroup>(*Group("Inqueue", 3));
     cache.UpsertPodGroup(stale);
-    CHECK(cache.Job("ns/g")->phase == "Running");
+    CHECK(cache.Job("ns/g")->phase == api::PodGroupPhase::kRunning);
     CHECK(cache.Job("ns/g")->min_available == 3);
   }
   SECTION("once echoed, the informer's view rules again") {
     auto echo = std::make_shared<api::PodGroup>(*Group("Running"));
     cache.UpsertPodGroup(echo);
-    CHECK(cache.Job("ns/g")->phase == "Running");
+    CHECK(cache.Job("ns/g")->phase == api::PodGroupPhase::kRunning);
     cache.UpsertPodGroup(Group("Pending"));  // someone else's later write
-    CHECK(cache.Job("ns/g")->phase == "Pending");
+    CHECK(cache.Job("ns/g")->phase == api::PodGroupPhase::kPending);
   }
   SECTION("a failed write goes back to what the informer last said") {
     cache.UpsertPodGroup(Group("Inqueue", 2));
     cache.ForgetPodGroupStatus("ns/g");
-    CHECK(cache.Job("ns/g")->phase == "Inqueue");
+    CHECK(cache.Job("ns/g")->phase == api::PodGroupPhase::kInqueue);
     CHECK(cache.Job("ns/g")->min_available == 2);
   }
   SECTION("an echo that never comes is not waited for beyond the assume TTL") {
     clock.Advance(CacheOptions{}.assume_ttl + std::chrono::seconds(1));
     cache.UpsertPodGroup(Group("Inqueue"));
-    CHECK(cache.Job("ns/g")->phase == "Inqueue");
+    CHECK(cache.Job("ns/g")->phase == api::PodGroupPhase::kInqueue);
   }
   SECTION("a deleted group takes its assumption along") {
     cache.DeletePodGroup("ns", "g");
     cache.UpsertPodGroup(Group("Pending"));
-    CHECK(cache.Job("ns/g")->phase == "Pending");
+    CHECK(cache.Job("ns/g")->phase == api::PodGroupPhase::kPending);
   }
 }
 

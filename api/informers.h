@@ -1,0 +1,57 @@
+// Typed informers: kube::Informer holds type-erased objects and decodes them with a
+// kube::ObjectDecoder. These adapters make an informer hold one api type (read it back with
+// kube::As<T>), and give typed handlers for the common "keep a store current" use. The three
+// daemons share them.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <utility>
+
+#include "api/batch.h"
+#include "api/core.h"
+#include "api/scheduling.h"
+#include "base/status.h"
+#include "json/json.h"
+#include "kube/informer.h"
+
+namespace tephra::api {
+
+// Adapts `decode` (json -> StatusOr<shared_ptr<T>>) to kube::Informer's decoder.
+template <typename T, typename Decode>
+kube::ObjectDecoder InformerDecoder(Decode decode) {
+  return [decode = std::move(decode)](const json::Value& value) -> StatusOr<kube::ObjectPtr> {
+    StatusOr<std::shared_ptr<T>> object = decode(value);
+    if (!object.ok()) return object.status();
+    return kube::ObjectPtr(*std::move(object));
+  };
+}
+
+// Decoders of the API types the daemons watch, with default DecodeOptions.
+kube::ObjectDecoder JobDecoder();
+kube::ObjectDecoder CommandDecoder();
+kube::ObjectDecoder PodDecoder();
+kube::ObjectDecoder NodeDecoder();
+kube::ObjectDecoder NamespaceDecoder();
+kube::ObjectDecoder PriorityClassDecoder();
+kube::ObjectDecoder QueueDecoder();
+kube::ObjectDecoder PodGroupDecoder();
+kube::ObjectDecoder SchedPluginsPodGroupDecoder();
+
+// Handlers for an informer whose objects are T: `upsert` for every add, update and resync
+// (with the new object), `remove` for every delete (with the last object seen).
+template <typename T>
+kube::EventHandlers UpsertRemoveHandlers(std::function<void(std::shared_ptr<const T>)> upsert,
+                                         std::function<void(const T&)> remove) {
+  kube::EventHandlers h;
+  h.on_add = [upsert](const kube::ObjectPtr& o) { upsert(kube::As<T>(o)); };
+  h.on_update = [upsert](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
+    upsert(kube::As<T>(o));
+  };
+  h.on_delete = [remove = std::move(remove)](const kube::ObjectPtr& o, bool) {
+    remove(*kube::As<T>(o));
+  };
+  return h;
+}
+
+}  // namespace tephra::api
