@@ -68,7 +68,7 @@ TEST_CASE("status writer: a PodGroup's phase, counts and conditions are merge-pa
 TEST_CASE("status writer: the PodGroup status is assumed in the cache as it is queued") {
   WriterFixture f(kForever);
   f.writer->Apply({{Group("Running", 1, false)}, {}, {}, {}});
-  CHECK(f.h.cache().Job("ns/pg")->phase == "Running");  // before anything was written
+  CHECK(f.h.cache().Job("ns/pg")->phase == api::PodGroupPhase::kRunning);  // before anything was written
   f.writer->Stop();
 }
 
@@ -77,7 +77,7 @@ TEST_CASE("status writer: a failed PodGroup write is forgotten in the cache, so 
   f.fake->Remove(kPodGroups, "pg");
   f.writer->Apply({{Group("Running", 1)}, {}, {}, {}});
   REQUIRE(f.writer->Drain(kWait));
-  CHECK(f.h.cache().Job("ns/pg")->phase == "Inqueue");
+  CHECK(f.h.cache().Job("ns/pg")->phase == api::PodGroupPhase::kInqueue);
   CHECK(f.HasMetric("tephra_status_write_errors_total 1"));
 }
 
