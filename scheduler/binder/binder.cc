@@ -43,9 +43,9 @@ void KubeBinder::Bind(const TaskInfo& task, const std::string& node) {
   w.node = node;
   w.created = task.pod->metadata.creation_timestamp;
   w.pod = task.pod;
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   queue_.push_back(std::move(w));
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 void KubeBinder::Evict(const TaskInfo& task, const std::string& reason) {
@@ -60,34 +60,35 @@ void KubeBinder::Evict(const TaskInfo& task, const std::string& reason) {
   w.node = task.node;
   w.reason = reason;
   w.pod = task.pod;
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   queue_.push_back(std::move(w));
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 bool KubeBinder::Drain(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, timeout, [this] { return queue_.empty() && in_flight_ == 0; });
+  base::MutexLock lock(mu_);
+  return cv_.WaitFor(mu_, timeout,
+                     [this]() REQUIRES(mu_) { return queue_.empty() && in_flight_ == 0; });
 }
 
 void KubeBinder::Stop() {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     if (stopped_ && threads_.empty()) return;
     stopped_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   for (auto& t : threads_) t.join();
   threads_.clear();
 }
 
 int64_t KubeBinder::bound() const {
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   return bound_;
 }
 
 int64_t KubeBinder::failed() const {
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   return failed_;
 }
 
@@ -95,8 +96,8 @@ void KubeBinder::Loop() {
   while (true) {
     Work w;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopped_ || !queue_.empty(); });
+      base::MutexLock lock(mu_);
+      cv_.Wait(mu_, [this]() REQUIRES(mu_) { return stopped_ || !queue_.empty(); });
       if (queue_.empty()) return;  // stopped and drained
       w = std::move(queue_.front());
       queue_.pop_front();
@@ -108,10 +109,10 @@ void KubeBinder::Loop() {
       DoBind(w);
     }
     {
-      std::lock_guard<std::mutex> l(mu_);
+      base::MutexLock l(mu_);
       --in_flight_;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 
@@ -148,7 +149,7 @@ void KubeBinder::DoBind(const Work& w) {
       events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kWarning, "FailedScheduling",
                       "binding to " + w.node + " failed: " + r.status().message());
     }
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     ++failed_;
     return;
   }
@@ -160,7 +161,7 @@ void KubeBinder::DoBind(const Work& w) {
     events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kNormal, "Scheduled",
                     "Successfully assigned " + w.namespace_ + "/" + w.name + " to " + w.node);
   }
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   ++bound_;
 }
 

@@ -4,14 +4,13 @@
 // The session's status write-back is scheduler/status/status_writer.h.
 #pragma once
 
-#include <condition_variable>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "kube/client.h"
 #include "kube/events.h"
 #include "metrics/metrics.h"
@@ -66,13 +65,13 @@ class KubeBinder : public Binder, public Evictor {
   metrics::Histogram* create_to_bind_ = nullptr;
   metrics::Histogram* bind_latency_ = nullptr;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Work> queue_;  // guarded by mu_
-  int in_flight_ = 0;       // guarded by mu_
-  bool stopped_ = false;    // guarded by mu_
-  int64_t bound_ = 0;       // guarded by mu_
-  int64_t failed_ = 0;      // guarded by mu_
+  mutable base::Mutex mu_;
+  base::CondVar cv_;
+  std::deque<Work> queue_ GUARDED_BY(mu_);
+  int in_flight_ GUARDED_BY(mu_) = 0;
+  bool stopped_ GUARDED_BY(mu_) = false;
+  int64_t bound_ GUARDED_BY(mu_) = 0;
+  int64_t failed_ GUARDED_BY(mu_) = 0;
   std::vector<std::thread> threads_;
 };
 

@@ -122,7 +122,7 @@ void StatusWriter::Apply(const SessionOutcome& outcome) {
 void StatusWriter::Enqueue(Item item, bool urgent) {
   auto now = std::chrono::steady_clock::now();
   item.not_before = urgent ? now : now + settle_;
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   auto it = pending_.find(item.key);
   if (it == pending_.end()) {
     if (urgent) {
@@ -138,21 +138,22 @@ void StatusWriter::Enqueue(Item item, bool urgent) {
     if (urgent && !was_urgent) urgent_.push_back(item.key);
     it->second = std::move(item);
   }
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 bool StatusWriter::Drain(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return cv_.wait_for(lock, timeout, [this] { return pending_.empty() && in_flight_ == 0; });
+  base::MutexLock lock(mu_);
+  return cv_.WaitFor(mu_, timeout,
+                     [this]() REQUIRES(mu_) { return pending_.empty() && in_flight_ == 0; });
 }
 
 void StatusWriter::Stop() {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     if (stopped_ && threads_.empty()) return;
     stopped_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   for (auto& t : threads_) t.join();
   threads_.clear();
 }
@@ -161,7 +162,7 @@ void StatusWriter::Loop() {
   while (true) {
     Item item;
     {
-      std::unique_lock<std::mutex> lock(mu_);
+      base::MutexLock lock(mu_);
       std::string key;
       while (key.empty()) {
         auto now = std::chrono::steady_clock::now();
@@ -174,9 +175,9 @@ void StatusWriter::Loop() {
         } else if (stopped_) {
           return;  // everything written
         } else if (held_.empty()) {
-          cv_.wait(lock);
+          cv_.Wait(mu_);
         } else {
-          cv_.wait_until(lock, held_.front().first);
+          cv_.WaitUntil(mu_, held_.front().first);
         }
       }
       auto it = pending_.find(key);
@@ -190,10 +191,10 @@ void StatusWriter::Loop() {
     }
     Write(item);
     {
-      std::lock_guard<std::mutex> l(mu_);
+      base::MutexLock l(mu_);
       --in_flight_;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 

@@ -3,15 +3,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "kube/client.h"
 #include "kube/events.h"
 #include "metrics/metrics.h"
@@ -62,17 +61,18 @@ class StatusWriter {
   metrics::Counter* writes_ = nullptr;
   metrics::Counter* write_errors_ = nullptr;
 
-  std::mutex mu_;
-  std::condition_variable cv_;
+  base::Mutex mu_;
+  base::CondVar cv_;
   std::chrono::milliseconds settle_;
   // Keys to write, oldest first: urgent ones, and held ones with their due time (in order, as
   // every held item waits the same settle). A key may be queued more than once; the first
   // entry due writes its latest content and later entries find nothing.
-  std::deque<std::string> urgent_;  // guarded by mu_
-  std::deque<std::pair<std::chrono::steady_clock::time_point, std::string>> held_;  // mu_
-  std::map<std::string, Item> pending_;  // guarded by mu_; latest per key
-  int in_flight_ = 0;                    // guarded by mu_
-  bool stopped_ = false;                 // guarded by mu_
+  std::deque<std::string> urgent_ GUARDED_BY(mu_);
+  std::deque<std::pair<std::chrono::steady_clock::time_point, std::string>> held_
+      GUARDED_BY(mu_);
+  std::map<std::string, Item> pending_ GUARDED_BY(mu_);  // latest per key
+  int in_flight_ GUARDED_BY(mu_) = 0;
+  bool stopped_ GUARDED_BY(mu_) = false;
   std::vector<std::thread> threads_;
 };
 
