@@ -24,6 +24,9 @@ endif()
 if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   # RapidJSON 1.1's member iterators compare ambiguously under C++20's reversed operators.
   target_compile_options(tephra_warnings INTERFACE -Wno-ambiguous-reversed-operator)
+  # Locks are base::Mutex (base/mutex.h) and the members they guard GUARDED_BY: clang checks
+  # every access (the `clang` preset and the lint:thread-safety test build all production code).
+  target_compile_options(tephra_warnings INTERFACE -Wthread-safety)
 endif()
 if(TEPHRA_WERROR)
   target_compile_options(tephra_warnings INTERFACE -Werror)
