@@ -4,9 +4,9 @@
 #include <cmath>
 #include <deque>
 #include <limits>
-#include <mutex>
-#include <shared_mutex>
 #include <unordered_map>
+
+#include "base/mutex.h"
 
 namespace tephra::api {
 
@@ -66,11 +66,11 @@ class NameTable {
  public:
   ResourceId Intern(std::string_view name) {
     {
-      std::shared_lock lock(mu_);
+      base::ReaderMutexLock lock(mu_);
       auto it = ids_.find(name);
       if (it != ids_.end()) return it->second;
     }
-    std::unique_lock lock(mu_);
+    base::WriterMutexLock lock(mu_);
     auto it = ids_.find(name);
     if (it != ids_.end()) return it->second;
     names_.emplace_back(name);
@@ -80,7 +80,7 @@ class NameTable {
   }
 
   std::optional<ResourceId> Find(std::string_view name) const {
-    std::shared_lock lock(mu_);
+    base::ReaderMutexLock lock(mu_);
     auto it = ids_.find(name);
     if (it == ids_.end()) return std::nullopt;
     return it->second;
@@ -88,14 +88,15 @@ class NameTable {
 
   const std::string& Name(ResourceId id) const {
     static const std::string kUnknown = "<unknown resource>";
-    std::shared_lock lock(mu_);
+    base::ReaderMutexLock lock(mu_);
     return id < names_.size() ? names_[id] : kUnknown;
   }
 
  private:
-  mutable std::shared_mutex mu_;
-  std::deque<std::string> names_;  // a deque keeps references stable as it grows
-  std::unordered_map<std::string_view, ResourceId> ids_;
+  mutable base::SharedMutex mu_;
+  // A deque keeps references stable as it grows.
+  std::deque<std::string> names_ GUARDED_BY(mu_);
+  std::unordered_map<std::string_view, ResourceId> ids_ GUARDED_BY(mu_);
 };
 
 NameTable& Names() {

@@ -3,11 +3,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/time.h"
 
 namespace tephra::base {
@@ -19,11 +18,11 @@ class ClockInterface {
   virtual Time Now() const = 0;
   // Monotonic time, for timeouts, backoff and rate limits.
   virtual std::chrono::steady_clock::time_point Monotonic() const = 0;
-  // Waits on `cv` until `pred` holds or `deadline` (monotonic) passes; returns pred().
-  // A fake clock wakes waiters when it is advanced.
-  virtual bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
+  // Waits on `cv` until `pred` holds or `deadline` (monotonic) passes; returns pred(). pred
+  // runs with `mu` held. A fake clock wakes waiters when it is advanced.
+  virtual bool WaitUntil(base::Mutex& mu, base::CondVar& cv,
                          std::chrono::steady_clock::time_point deadline,
-                         const std::function<bool()>& pred) = 0;
+                         const std::function<bool()>& pred) REQUIRES(mu) = 0;
 };
 
 // The process-wide real clock.
@@ -37,20 +36,19 @@ class FakeClock : public ClockInterface {
 
   Time Now() const override;
   std::chrono::steady_clock::time_point Monotonic() const override;
-  bool WaitUntil(std::unique_lock<std::mutex>& lock, std::condition_variable& cv,
-                 std::chrono::steady_clock::time_point deadline,
-                 const std::function<bool()>& pred) override;
+  bool WaitUntil(base::Mutex& mu, base::CondVar& cv, std::chrono::steady_clock::time_point deadline,
+                 const std::function<bool()>& pred) REQUIRES(mu) EXCLUDES(mu_) override;
 
-  void Advance(std::chrono::steady_clock::duration d);
+  void Advance(std::chrono::steady_clock::duration d) EXCLUDES(mu_);
   // Number of threads currently blocked in WaitUntil (lets tests wait for a sleeper).
-  int Waiters() const;
+  int Waiters() const EXCLUDES(mu_);
 
  private:
-  mutable std::mutex mu_;
-  Time wall_;
-  std::chrono::steady_clock::time_point mono_;
-  int waiters_ = 0;
-  std::vector<std::condition_variable*> cvs_;
+  mutable base::Mutex mu_;
+  Time wall_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point mono_ GUARDED_BY(mu_);
+  int waiters_ GUARDED_BY(mu_) = 0;
+  std::vector<base::CondVar*> cvs_ GUARDED_BY(mu_);
 };
 
 }  // namespace tephra::base

@@ -21,13 +21,13 @@
 
 #include <functional>
 #include <map>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "base/http_server.h"
+#include "base/mutex.h"
 #include "base/status.h"
 
 namespace tephra::metrics {
@@ -58,15 +58,15 @@ class HealthChecks {
     HealthCheck check;
   };
 
-  Status Add(std::vector<NamedCheck>* list, std::string name, HealthCheck check);
+  Status Add(std::vector<NamedCheck>* list, std::string name, HealthCheck check) EXCLUDES(mu_);
   HttpResponse Evaluate(std::string_view what, const std::vector<NamedCheck>& checks,
                         const HttpRequest& request) const;
 
-  mutable std::mutex mu_;
-  std::vector<NamedCheck> health_;     // guarded by mu_
-  std::vector<NamedCheck> readiness_;  // guarded by mu_
+  mutable base::Mutex mu_;
+  std::vector<NamedCheck> health_ GUARDED_BY(mu_);
+  std::vector<NamedCheck> readiness_ GUARDED_BY(mu_);
   // Last outcome of each check, so a change is logged once rather than on every probe.
-  mutable std::map<std::string, bool> last_ok_;  // guarded by mu_
+  mutable std::map<std::string, bool> last_ok_ GUARDED_BY(mu_);
 };
 
 // Routes GET /healthz, /livez, /readyz and /metrics on `server` (before it starts), inline on

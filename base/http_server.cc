@@ -8,11 +8,9 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
-#include <condition_variable>
 #include <ctime>
 #include <limits>
 #include <map>
-#include <mutex>
 #include <thread>
 #include <type_traits>
 #include <unordered_map>
@@ -34,6 +32,7 @@
 #include <openssl/x509.h>
 
 #include "base/http_worker_pool.h"
+#include "base/mutex.h"
 
 namespace tephra::base {
 
@@ -282,8 +281,8 @@ struct RouteEntry {
 // Handler results reach their connection through this gate; Stop() closes it before the event
 // loop goes away, so a handler finishing later touches nothing of the server.
 struct DeliveryGate {
-  std::mutex mu;
-  bool open = true;  // guarded by mu
+  base::Mutex mu;
+  bool open GUARDED_BY(mu) = true;
 };
 
 // What a connection needs from its server.
@@ -322,7 +321,7 @@ class HttpServer::Impl final : public SessionHost {
   Status ReloadTls();
   uint16_t port() const { return port_.load(); }
   size_t ActiveConnections() const {
-    std::lock_guard<std::mutex> lock(sessions_mu_);
+    base::MutexLock lock(sessions_mu_);
     return sessions_.size();
   }
   Status Health() const;
@@ -376,7 +375,7 @@ class HttpServer::Impl final : public SessionHost {
   void CheckTlsFiles();
   void RunWorker();
   std::shared_ptr<ssl::context> CurrentTlsContext() const {
-    std::lock_guard<std::mutex> lock(tls_mu_);
+    base::MutexLock lock(tls_mu_);
     return tls_context_;
   }
 
@@ -396,23 +395,23 @@ class HttpServer::Impl final : public SessionHost {
   std::atomic<size_t> connections_peak_{0};  // since the last memory trim
   bool trim_pending_ = false;                // a burst ended; touched on the tick's strand only
 
-  std::mutex control_mu_;  // serialises Start and Stop
-  bool started_ = false;   // guarded by control_mu_
-  bool stopped_ = false;   // guarded by control_mu_
+  base::Mutex control_mu_;  // serialises Start and Stop
+  bool started_ GUARDED_BY(control_mu_) = false;
+  bool stopped_ GUARDED_BY(control_mu_) = false;
   std::atomic<bool> stopping_{false};
   std::atomic<bool> running_{false};  // started: pool_ and runtime_ exist until destruction
   std::atomic<uint16_t> port_{0};
-  std::vector<std::thread> threads_;  // the I/O threads; guarded by control_mu_
+  std::vector<std::thread> threads_ GUARDED_BY(control_mu_);  // the I/O threads
 
-  std::mutex reload_mu_;  // serialises ReloadTls
-  mutable std::mutex tls_mu_;
-  std::shared_ptr<ssl::context> tls_context_;  // guarded by tls_mu_; handed to new connections
-  TlsFilesVersion tls_loaded_{};               // guarded by tls_mu_; files behind tls_context_
-  TlsFilesVersion tls_failed_{};               // guarded by tls_mu_; last version that failed
+  base::Mutex reload_mu_;  // serialises ReloadTls
+  mutable base::Mutex tls_mu_;
+  std::shared_ptr<ssl::context> tls_context_ GUARDED_BY(tls_mu_);  // handed to new connections
+  TlsFilesVersion tls_loaded_ GUARDED_BY(tls_mu_) = {};            // files behind tls_context_
+  TlsFilesVersion tls_failed_ GUARDED_BY(tls_mu_) = {};            // last version that failed
 
-  mutable std::mutex sessions_mu_;
-  std::condition_variable sessions_cv_;  // a session ended
-  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions_;  // guarded
+  mutable base::Mutex sessions_mu_;
+  base::CondVar sessions_cv_;  // a session ended
+  std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions_ GUARDED_BY(sessions_mu_);
 
   // Last member: destroyed first, so pending handlers (which hold sessions that point back
   // here) go while everything above is still alive.
@@ -841,7 +840,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
           HttpResponse response = InvokeHandler(*work->handler, work->request, work->server_name);
           work->request = HttpRequest();  // the body's memory goes before the answer is sent
           work->lease.Release();
-          std::lock_guard<std::mutex> lock(work->gate->mu);
+          base::MutexLock lock(work->gate->mu);
           if (!work->gate->open) return;
           if (auto self = work->session.lock()) self->Complete(id, std::move(response));
         },
@@ -1020,7 +1019,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
 
 Status HttpServer::Impl::Handle(std::string_view method, std::string_view path,
                                 HttpHandler handler, Dispatch dispatch) {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  base::MutexLock lock(control_mu_);
   if (started_) return FailedPrecondition("routes must be added before the server starts");
   if (path.empty() || path[0] != '/') {
     return InvalidArgument("route path \"" + std::string(path) + "\" must start with '/'");
@@ -1152,13 +1151,13 @@ void HttpServer::Impl::TrimMemoryAfterBurst() {
 }
 
 void HttpServer::Impl::Unregister(SessionBase* session) {
-  std::lock_guard<std::mutex> lock(sessions_mu_);
+  base::MutexLock lock(sessions_mu_);
   sessions_.erase(session);
-  sessions_cv_.notify_all();
+  sessions_cv_.NotifyAll();
 }
 
 Status HttpServer::Impl::Start() {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  base::MutexLock lock(control_mu_);
   if (started_) return FailedPrecondition(options_.name + " server already started");
   if (options_.tls) TEPHRA_RETURN_IF_ERROR(ReloadTls());
 
@@ -1288,7 +1287,7 @@ void HttpServer::Impl::StartSession(tcp::socket socket) {
   auto session = std::make_shared<Session<kTls>>(this, std::move(socket),
                                                   kTls ? CurrentTlsContext() : nullptr);
   {
-    std::lock_guard<std::mutex> lock(sessions_mu_);
+    base::MutexLock lock(sessions_mu_);
     sessions_.emplace(session.get(), session);
     if (sessions_.size() > connections_peak_.load()) connections_peak_ = sessions_.size();
   }
@@ -1302,7 +1301,7 @@ void HttpServer::Impl::StartSession(tcp::socket socket) {
 bool HttpServer::Impl::EvictIdle() {
   std::shared_ptr<SessionBase> victim;
   {
-    std::lock_guard<std::mutex> lock(sessions_mu_);
+    base::MutexLock lock(sessions_mu_);
     int64_t oldest = std::numeric_limits<int64_t>::max();
     SessionBase* chosen = nullptr;
     for (const auto& [session, weak] : sessions_) {
@@ -1335,7 +1334,7 @@ void HttpServer::Impl::ScheduleTlsCheck() {
 void HttpServer::Impl::CheckTlsFiles() {
   const TlsFilesVersion current = StatTlsFiles(*options_.tls);
   {
-    std::lock_guard<std::mutex> lock(tls_mu_);
+    base::MutexLock lock(tls_mu_);
     // Unchanged, or already tried and failed (wait for the next change instead of logging
     // the same error every interval).
     if (current == tls_loaded_ || current == tls_failed_) return;
@@ -1346,26 +1345,26 @@ void HttpServer::Impl::CheckTlsFiles() {
   } else {
     LOG(WARNING) << options_.name << " server: keeping the current TLS certificate: "
                  << status.ToString();
-    std::lock_guard<std::mutex> lock(tls_mu_);
+    base::MutexLock lock(tls_mu_);
     tls_failed_ = current;
   }
 }
 
 Status HttpServer::Impl::ReloadTls() {
   if (!options_.tls) return FailedPrecondition(options_.name + " server does not use TLS");
-  std::lock_guard<std::mutex> reload(reload_mu_);
+  base::MutexLock reload(reload_mu_);
   // Stat before reading: if the files change in between, the next check loads them again.
   const TlsFilesVersion version = StatTlsFiles(*options_.tls);
   StatusOr<std::shared_ptr<ssl::context>> context = LoadTlsContext(*options_.tls);
   if (!context.ok()) return context.status();
-  std::lock_guard<std::mutex> lock(tls_mu_);
+  base::MutexLock lock(tls_mu_);
   tls_context_ = std::move(context).value();
   tls_loaded_ = version;
   return Status::Ok();
 }
 
 void HttpServer::Impl::Stop(std::chrono::milliseconds grace) {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  base::MutexLock lock(control_mu_);
   if (!started_ || stopped_) return;
   stopped_ = true;
   stopping_ = true;
@@ -1381,7 +1380,7 @@ void HttpServer::Impl::Stop(std::chrono::milliseconds grace) {
   // destructor, which takes that lock.
   std::vector<std::shared_ptr<SessionBase>> live;
   {
-    std::lock_guard<std::mutex> sessions_lock(sessions_mu_);
+    base::MutexLock sessions_lock(sessions_mu_);
     for (const auto& [ptr, weak] : sessions_) {
       if (auto session = weak.lock()) live.push_back(std::move(session));
     }
@@ -1389,10 +1388,9 @@ void HttpServer::Impl::Stop(std::chrono::milliseconds grace) {
   for (const auto& session : live) session->NotifyStopping();
   live.clear();
   {
-    std::unique_lock<std::mutex> sessions_lock(sessions_mu_);
-    const bool drained = sessions_cv_.wait_for(sessions_lock, grace, [&] {
-      return sessions_.empty();
-    });
+    base::MutexLock sessions_lock(sessions_mu_);
+    const bool drained = sessions_cv_.WaitFor(
+        sessions_mu_, grace, [&]() REQUIRES(sessions_mu_) { return sessions_.empty(); });
     if (!drained) {
       LOG(WARNING) << options_.name << " server: closing " << sessions_.size()
                    << " connections still busy after " << grace.count() << "ms";
@@ -1404,7 +1402,7 @@ void HttpServer::Impl::Stop(std::chrono::milliseconds grace) {
   threads_.clear();
   {
     // From here a handler that finishes delivers nothing.
-    std::lock_guard<std::mutex> gate_lock(gate_->mu);
+    base::MutexLock gate_lock(gate_->mu);
     gate_->open = false;
   }
   size_t abandoned = pool_->Shutdown(kStopLingerTimeout);

@@ -1,14 +1,14 @@
 #include "base/http_worker_pool.h"
 
-#include <condition_variable>
 #include <deque>
-#include <mutex>
 #include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
 
 #include <glog/logging.h>
+
+#include "base/mutex.h"
 
 namespace tephra::base {
 
@@ -17,9 +17,9 @@ namespace tephra::base {
 struct ByteBudget::State {
   explicit State(size_t l) : limit(l) {}
   const size_t limit;
-  std::mutex mu;
-  size_t used = 0;  // guarded by mu
-  size_t peak = 0;  // guarded by mu
+  base::Mutex mu;
+  size_t used GUARDED_BY(mu) = 0;
+  size_t peak GUARDED_BY(mu) = 0;
 };
 
 ByteBudget::Lease::Lease(Lease&& other) noexcept
@@ -36,7 +36,7 @@ ByteBudget::Lease& ByteBudget::Lease::operator=(Lease&& other) noexcept {
 
 void ByteBudget::Lease::Release() {
   if (state_ != nullptr) {
-    std::lock_guard<std::mutex> lock(state_->mu);
+    base::MutexLock lock(state_->mu);
     state_->used -= bytes_;
   }
   state_.reset();
@@ -46,7 +46,7 @@ void ByteBudget::Lease::Release() {
 ByteBudget::ByteBudget(size_t limit) : state_(std::make_shared<State>(limit)) {}
 
 std::optional<ByteBudget::Lease> ByteBudget::TryAcquire(size_t bytes) {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  base::MutexLock lock(state_->mu);
   if (state_->limit > 0 && bytes > state_->limit - std::min(state_->used, state_->limit)) {
     return std::nullopt;
   }
@@ -56,14 +56,14 @@ std::optional<ByteBudget::Lease> ByteBudget::TryAcquire(size_t bytes) {
 }
 
 size_t ByteBudget::in_use() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  base::MutexLock lock(state_->mu);
   return state_->used;
 }
 
 size_t ByteBudget::limit() const { return state_->limit; }
 
 size_t ByteBudget::TakePeak() {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  base::MutexLock lock(state_->mu);
   return std::exchange(state_->peak, state_->used);
 }
 
@@ -76,36 +76,38 @@ struct WorkerPool::State {
     std::shared_ptr<const std::atomic<bool>> cancelled;
   };
 
-  mutable std::mutex mu;
-  std::condition_variable work_cv;  // an item arrived or shutdown began
-  std::condition_variable idle_cv;  // a thread finished an item or exited
-  std::deque<Item> queue;           // guarded by mu
-  size_t threads = 0;               // running threads; guarded by mu
-  size_t busy = 0;                  // guarded by mu
-  uint64_t completed = 0;           // guarded by mu
-  uint64_t rejected = 0;            // guarded by mu
-  bool shutting_down = false;       // guarded by mu
-  Clock::time_point last_progress = Clock::now();  // guarded by mu
+  mutable base::Mutex mu;
+  base::CondVar work_cv;  // an item arrived or shutdown began
+  base::CondVar idle_cv;  // a thread finished an item or exited
+  std::deque<Item> queue GUARDED_BY(mu);
+  size_t threads GUARDED_BY(mu) = 0;  // running threads
+  size_t busy GUARDED_BY(mu) = 0;
+  uint64_t completed GUARDED_BY(mu) = 0;
+  uint64_t rejected GUARDED_BY(mu) = 0;
+  bool shutting_down GUARDED_BY(mu) = false;
+  Clock::time_point last_progress GUARDED_BY(mu) = Clock::now();
 };
 
 namespace {
 
 void RunWorker(const std::shared_ptr<WorkerPool::State>& state, const std::string& name) {
-  std::unique_lock<std::mutex> lock(state->mu);
+  base::MutexLock lock(state->mu);
   while (true) {
-    state->work_cv.wait(lock, [&] { return state->shutting_down || !state->queue.empty(); });
+    state->work_cv.Wait(state->mu, [&]() REQUIRES(state->mu) {
+      return state->shutting_down || !state->queue.empty();
+    });
     if (state->shutting_down) break;
     WorkerPool::State::Item item = std::move(state->queue.front());
     state->queue.pop_front();
     if (item.cancelled != nullptr && item.cancelled->load()) {
-      lock.unlock();
+      lock.Unlock();
       item = {};  // the item's captures are destroyed outside the lock
-      lock.lock();
+      lock.Lock();
       continue;
     }
     ++state->busy;
     state->last_progress = WorkerPool::Clock::now();
-    lock.unlock();
+    lock.Unlock();
     try {
       item.work();
     } catch (const std::exception& e) {
@@ -114,14 +116,14 @@ void RunWorker(const std::shared_ptr<WorkerPool::State>& state, const std::strin
       LOG(ERROR) << name << " worker: unexpected exception";
     }
     item = {};
-    lock.lock();
+    lock.Lock();
     --state->busy;
     ++state->completed;
     state->last_progress = WorkerPool::Clock::now();
-    state->idle_cv.notify_all();
+    state->idle_cv.NotifyAll();
   }
   --state->threads;
-  state->idle_cv.notify_all();
+  state->idle_cv.NotifyAll();
 }
 
 }  // namespace
@@ -137,7 +139,7 @@ Status WorkerPool::Start() {
   const int wanted = std::max(1, options_.threads);
   for (int i = 0; i < wanted; ++i) {
     {
-      std::lock_guard<std::mutex> lock(state_->mu);
+      base::MutexLock lock(state_->mu);
       ++state_->threads;  // before the thread runs: it decrements when it exits
     }
     try {
@@ -145,33 +147,33 @@ Status WorkerPool::Start() {
       std::thread([state = state_, name = options_.name] { RunWorker(state, name); }).detach();
     } catch (const std::system_error& e) {
       LOG(ERROR) << options_.name << ": starting worker threads: " << e.what();
-      std::lock_guard<std::mutex> lock(state_->mu);
+      base::MutexLock lock(state_->mu);
       --state_->threads;
       break;
     }
   }
-  std::lock_guard<std::mutex> lock(state_->mu);
+  base::MutexLock lock(state_->mu);
   if (state_->threads == 0) return Internal(options_.name + ": cannot start worker threads");
   return Status::Ok();
 }
 
 bool WorkerPool::TrySubmit(std::function<void()> work,
                            std::shared_ptr<const std::atomic<bool>> cancelled) {
-  std::unique_lock<std::mutex> lock(state_->mu);
+  base::MutexLock lock(state_->mu);
   const size_t idle = state_->threads - std::min(state_->busy, state_->threads);
   if (state_->shutting_down || state_->queue.size() >= idle + options_.max_queued) {
     ++state_->rejected;
-    lock.unlock();
+    lock.Unlock();
     work = nullptr;  // destroyed outside the lock
     return false;
   }
   state_->queue.push_back({std::move(work), std::move(cancelled)});
-  state_->work_cv.notify_one();
+  state_->work_cv.NotifyOne();
   return true;
 }
 
 WorkerPool::Stats WorkerPool::stats() const {
-  std::lock_guard<std::mutex> lock(state_->mu);
+  base::MutexLock lock(state_->mu);
   Stats s;
   s.threads = state_->threads;
   s.busy = state_->busy;
@@ -196,14 +198,15 @@ Status WorkerPool::CheckProgress(std::chrono::milliseconds stall) const {
 
 size_t WorkerPool::Shutdown(std::chrono::milliseconds grace) {
   std::deque<State::Item> dropped;
-  std::unique_lock<std::mutex> lock(state_->mu);
+  base::MutexLock lock(state_->mu);
   if (state_->shutting_down) return state_->busy;
   state_->shutting_down = true;
   dropped.swap(state_->queue);
-  state_->work_cv.notify_all();
-  state_->idle_cv.wait_for(lock, grace, [&] { return state_->busy == 0; });
+  state_->work_cv.NotifyAll();
+  state_->idle_cv.WaitFor(state_->mu, grace,
+                          [&]() REQUIRES(state_->mu) { return state_->busy == 0; });
   const size_t stuck = state_->busy;
-  lock.unlock();
+  lock.Unlock();
   dropped.clear();
   if (stuck > 0) {
     LOG(WARNING) << options_.name << ": leaving " << stuck

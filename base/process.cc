@@ -28,7 +28,7 @@ ShutdownSignal::ShutdownSignal(ClockInterface& clock) : clock_(clock) {}
 void ShutdownSignal::Request(std::string reason) {
   std::vector<std::function<void()>> callbacks;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     if (requested_) return;
     requested_ = true;
     reason_ = std::move(reason);
@@ -36,37 +36,37 @@ void ShutdownSignal::Request(std::string reason) {
   }
   for (auto& callback : callbacks) callback();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     callbacks_done_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 bool ShutdownSignal::Requested() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   return requested_;
 }
 
 std::string ShutdownSignal::Reason() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   return reason_;
 }
 
 void ShutdownSignal::Wait() const {
-  std::unique_lock<std::mutex> lock(mu_);
-  cv_.wait(lock, [&] { return callbacks_done_; });
+  base::MutexLock lock(mu_);
+  cv_.Wait(mu_, [&]() REQUIRES(mu_) { return callbacks_done_; });
 }
 
 bool ShutdownSignal::WaitFor(std::chrono::nanoseconds timeout) const {
-  std::unique_lock<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   const auto deadline =
       clock_.Monotonic() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout);
-  return clock_.WaitUntil(lock, cv_, deadline, [&] { return callbacks_done_; });
+  return clock_.WaitUntil(mu_, cv_, deadline, [&]() REQUIRES(mu_) { return callbacks_done_; });
 }
 
 void ShutdownSignal::OnShutdown(std::function<void()> callback) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     if (!requested_) {
       callbacks_.push_back(std::move(callback));
       return;

@@ -16,16 +16,15 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <iosfwd>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "base/clock.h"
 #include "base/flags.h"
+#include "base/mutex.h"
 
 namespace tephra::base {
 
@@ -56,12 +55,12 @@ class ShutdownSignal {
 
  private:
   ClockInterface& clock_;
-  mutable std::mutex mu_;
-  mutable std::condition_variable cv_;
-  bool requested_ = false;                        // guarded by mu_
-  bool callbacks_done_ = false;                   // guarded by mu_
-  std::string reason_;                            // guarded by mu_
-  std::vector<std::function<void()>> callbacks_;  // guarded by mu_; cleared once run
+  mutable base::Mutex mu_;
+  mutable base::CondVar cv_;
+  bool requested_ GUARDED_BY(mu_) = false;
+  bool callbacks_done_ GUARDED_BY(mu_) = false;
+  std::string reason_ GUARDED_BY(mu_);
+  std::vector<std::function<void()>> callbacks_ GUARDED_BY(mu_);  // cleared once run
 };
 
 // The process-wide signal that InitProcess wires to SIGTERM and SIGINT.

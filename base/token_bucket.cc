@@ -20,7 +20,7 @@ void TokenBucket::Refill() {
 
 bool TokenBucket::TryAccept() {
   if (qps_ <= 0) return true;
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   Refill();
   if (tokens_ < 1) return false;
   tokens_ -= 1;
@@ -29,7 +29,7 @@ bool TokenBucket::TryAccept() {
 
 std::chrono::steady_clock::duration TokenBucket::Reserve() {
   if (qps_ <= 0) return {};
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   Refill();
   tokens_ -= 1;
   if (tokens_ >= 0) return {};
@@ -40,8 +40,8 @@ std::chrono::steady_clock::duration TokenBucket::Reserve() {
 void TokenBucket::Wait() {
   auto delay = Reserve();
   if (delay <= std::chrono::steady_clock::duration::zero()) return;
-  std::unique_lock<std::mutex> lock(sleep_mu_);
-  clock_.WaitUntil(lock, sleep_cv_, clock_.Monotonic() + delay, [] { return false; });
+  base::MutexLock lock(sleep_mu_);
+  clock_.WaitUntil(sleep_mu_, sleep_cv_, clock_.Monotonic() + delay, [] { return false; });
 }
 
 }  // namespace tephra::base

@@ -3,9 +3,9 @@
 #pragma once
 
 #include <chrono>
-#include <mutex>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 
 namespace tephra::base {
 
@@ -15,24 +15,24 @@ class TokenBucket {
   TokenBucket(double qps, int burst, ClockInterface& clock = RealClock());
 
   // Takes a token if one is available now.
-  bool TryAccept();
+  bool TryAccept() EXCLUDES(mu_);
   // How long the caller must wait for a token it reserves now (zero if available). The token
   // is taken: callers sleep for the returned duration and then proceed.
-  std::chrono::steady_clock::duration Reserve();
+  std::chrono::steady_clock::duration Reserve() EXCLUDES(mu_);
   // Reserve() and sleep (on the clock) until the token is due.
   void Wait();
 
  private:
-  void Refill();  // requires mu_
+  void Refill() REQUIRES(mu_);
 
   double qps_;
   double burst_;
   ClockInterface& clock_;
-  std::mutex mu_;
-  double tokens_;                                // guarded by mu_; may go negative (reserved)
-  std::chrono::steady_clock::time_point last_;   // guarded by mu_
-  std::mutex sleep_mu_;
-  std::condition_variable sleep_cv_;
+  base::Mutex mu_;
+  double tokens_ GUARDED_BY(mu_);  // may go negative (reserved)
+  std::chrono::steady_clock::time_point last_ GUARDED_BY(mu_);
+  base::Mutex sleep_mu_;
+  base::CondVar sleep_cv_;
 };
 
 }  // namespace tephra::base

@@ -20,7 +20,7 @@ ExponentialFailureRateLimiter::ExponentialFailureRateLimiter(nanoseconds base, n
 nanoseconds ExponentialFailureRateLimiter::When(const std::string& key) {
   int exponent = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     int& failures = failures_[key];
     exponent = failures;
     if (failures < INT_MAX) ++failures;
@@ -32,12 +32,12 @@ nanoseconds ExponentialFailureRateLimiter::When(const std::string& key) {
 }
 
 void ExponentialFailureRateLimiter::Forget(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   failures_.erase(key);
 }
 
 int ExponentialFailureRateLimiter::NumRequeues(const std::string& key) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   auto it = failures_.find(key);
   return it == failures_.end() ? 0 : it->second;
 }
@@ -141,7 +141,7 @@ void WorkQueue::AddLocked(const std::string& key, TimePoint now) {
   // A key being processed is queued again by Done(), never handed to a second worker.
   if (processing_.count(key) > 0) return;
   queue_.push_back(key);
-  cv_.notify_one();
+  cv_.NotifyOne();
 }
 
 void WorkQueue::PromoteDueLocked(TimePoint now) {
@@ -156,12 +156,12 @@ void WorkQueue::PromoteDueLocked(TimePoint now) {
 }
 
 void WorkQueue::Add(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   AddLocked(key, clock_->Monotonic());
 }
 
 void WorkQueue::AddAfter(const std::string& key, nanoseconds delay) {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   if (shutting_down_) return;
   if (metrics_) metrics_->retries.Inc();
   const TimePoint now = clock_->Monotonic();
@@ -179,7 +179,7 @@ void WorkQueue::AddAfter(const std::string& key, nanoseconds delay) {
   if (earliest) {
     // Blocked Get() calls sleep until the previous earliest time; make them look again.
     ++heap_version_;
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 
@@ -192,7 +192,7 @@ int WorkQueue::NumRequeues(const std::string& key) const {
 }
 
 std::optional<std::string> WorkQueue::Get() {
-  std::unique_lock<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   TimePoint now = clock_->Monotonic();
   while (true) {
     if (!shutting_down_) PromoteDueLocked(now);
@@ -203,7 +203,7 @@ std::optional<std::string> WorkQueue::Get() {
     TimePoint deadline = now + std::chrono::hours(1);
     if (!heap_.empty()) deadline = std::min(deadline, heap_.top().ready);
     const uint64_t version = heap_version_;
-    clock_->WaitUntil(lock, cv_, deadline, [&] {
+    clock_->WaitUntil(mu_, cv_, deadline, [&]() REQUIRES(mu_) {
       return !queue_.empty() || shutting_down_ || heap_version_ != version;
     });
     now = clock_->Monotonic();
@@ -221,45 +221,46 @@ std::optional<std::string> WorkQueue::Get() {
 }
 
 void WorkQueue::Done(const std::string& key) {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   auto it = processing_.find(key);
   if (it == processing_.end()) return;
   if (metrics_) metrics_->work_duration.Observe(Seconds(clock_->Monotonic() - it->second));
   processing_.erase(it);
   if (dirty_.count(key) > 0) {
     queue_.push_back(key);
-    cv_.notify_one();
+    cv_.NotifyOne();
   }
-  if (processing_.empty()) drained_cv_.notify_all();
+  if (processing_.empty()) drained_cv_.NotifyAll();
 }
 
 size_t WorkQueue::Len() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   return queue_.size();
 }
 
 void WorkQueue::ShutDown() {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   shutting_down_ = true;
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void WorkQueue::ShutDownWithDrain() {
   ShutDown();
-  std::unique_lock<std::mutex> lock(mu_);
-  drained_cv_.wait(lock, [&] { return processing_.empty(); });
+  base::MutexLock lock(mu_);
+  drained_cv_.Wait(mu_, [&]() REQUIRES(mu_) { return processing_.empty(); });
 }
 
 bool WorkQueue::ShutDownWithDrain(nanoseconds timeout) {
   ShutDown();
-  std::unique_lock<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   const TimePoint deadline =
       clock_->Monotonic() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout);
-  return clock_->WaitUntil(lock, drained_cv_, deadline, [&] { return processing_.empty(); });
+  return clock_->WaitUntil(mu_, drained_cv_, deadline,
+                           [&]() REQUIRES(mu_) { return processing_.empty(); });
 }
 
 bool WorkQueue::ShuttingDown() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   return shutting_down_;
 }
 

@@ -21,12 +21,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <queue>
 #include <string>
@@ -36,6 +34,7 @@
 #include <vector>
 
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "base/status.h"
 #include "base/token_bucket.h"
 
@@ -74,8 +73,8 @@ class ExponentialFailureRateLimiter final : public RateLimiter {
  private:
   const std::chrono::nanoseconds base_;
   const std::chrono::nanoseconds max_;
-  mutable std::mutex mu_;
-  std::unordered_map<std::string, int> failures_;  // guarded by mu_
+  mutable base::Mutex mu_;
+  std::unordered_map<std::string, int> failures_ GUARDED_BY(mu_);
 };
 
 // An overall token bucket shared by all keys: `qps` tokens per second, at most `burst` saved.
@@ -172,25 +171,25 @@ class WorkQueue {
     }
   };
 
-  void AddLocked(const std::string& key, TimePoint now);
-  void PromoteDueLocked(TimePoint now);
+  void AddLocked(const std::string& key, TimePoint now) REQUIRES(mu_);
+  void PromoteDueLocked(TimePoint now) REQUIRES(mu_);
 
   ClockInterface* const clock_;
   const std::shared_ptr<RateLimiter> rate_limiter_;
   const std::unique_ptr<Metrics> metrics_;  // null when the queue has no name
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;          // keys queued, shutdown, or an earlier delayed key
-  std::condition_variable drained_cv_;  // processing_ became empty
-  std::deque<std::string> queue_;       // guarded by mu_; ready keys, each at most once
-  std::unordered_map<std::string, TimePoint> dirty_;       // guarded by mu_; key -> added at
-  std::unordered_map<std::string, TimePoint> processing_;  // guarded by mu_; key -> handed out
-  std::priority_queue<Waiting, std::vector<Waiting>, LaterFirst> heap_;  // guarded by mu_
-  // The live entry of each delayed key; heap entries with another seq are stale. Guarded by mu_.
-  std::unordered_map<std::string, std::pair<TimePoint, uint64_t>> waiting_;
-  uint64_t next_seq_ = 0;       // guarded by mu_
-  uint64_t heap_version_ = 0;   // guarded by mu_; bumped when an earlier delayed key arrives
-  bool shutting_down_ = false;  // guarded by mu_
+  mutable base::Mutex mu_;
+  base::CondVar cv_;          // keys queued, shutdown, or an earlier delayed key
+  base::CondVar drained_cv_;  // processing_ became empty
+  std::deque<std::string> queue_ GUARDED_BY(mu_);  // ready keys, each at most once
+  std::unordered_map<std::string, TimePoint> dirty_ GUARDED_BY(mu_);  // key -> added at
+  std::unordered_map<std::string, TimePoint> processing_ GUARDED_BY(mu_);  // key -> handed out
+  std::priority_queue<Waiting, std::vector<Waiting>, LaterFirst> heap_ GUARDED_BY(mu_);
+  // The live entry of each delayed key; heap entries with another seq are stale.
+  std::unordered_map<std::string, std::pair<TimePoint, uint64_t>> waiting_ GUARDED_BY(mu_);
+  uint64_t next_seq_ GUARDED_BY(mu_) = 0;
+  uint64_t heap_version_ GUARDED_BY(mu_) = 0;  // bumped when an earlier delayed key arrives
+  bool shutting_down_ GUARDED_BY(mu_) = false;
 };
 
 // `threads` workers running the worker loop above over one queue: `sync` OK forgets the key's

@@ -11,14 +11,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <iostream>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
 #include "bench/common.h"
 #include "json/json.h"
 
@@ -41,18 +40,18 @@ class Binder {
   }
   ~Binder() {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      base::MutexLock l(mu_);
       done_ = true;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
     for (auto& t : threads_) t.join();
   }
   void Add(PodRef pod) {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      base::MutexLock l(mu_);
       queue_.push_back(std::move(pod));
     }
-    cv_.notify_one();
+    cv_.NotifyOne();
   }
   int64_t bound() const { return bound_; }
   int64_t failed() const { return failed_; }
@@ -63,8 +62,8 @@ class Binder {
       PodRef pod;
       size_t slot = 0;
       {
-        std::unique_lock<std::mutex> l(mu_);
-        cv_.wait(l, [this] { return done_ || !queue_.empty(); });
+        base::MutexLock l(mu_);
+        cv_.Wait(mu_, [this]() REQUIRES(mu_) { return done_ || !queue_.empty(); });
         if (done_) return;
         pod = std::move(queue_.front());
         queue_.pop_front();
@@ -87,11 +86,11 @@ class Binder {
 
   std::shared_ptr<kube::Client> client_;
   std::vector<std::string> nodes_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<PodRef> queue_;  // guarded by mu_
-  size_t next_ = 0;           // guarded by mu_
-  bool done_ = false;         // guarded by mu_
+  base::Mutex mu_;
+  base::CondVar cv_;
+  std::deque<PodRef> queue_ GUARDED_BY(mu_);
+  size_t next_ GUARDED_BY(mu_) = 0;
+  bool done_ GUARDED_BY(mu_) = false;
   std::atomic<int64_t> bound_{0}, failed_{0};
   std::vector<std::thread> threads_;
 };

@@ -63,7 +63,7 @@ ListWatcher::~ListWatcher() { Stop(); }
 void ListWatcher::Stop() {
   stop_ = true;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     if (watch_ != nullptr) watch_->Stop();
   }
   if (thread_.joinable()) thread_.join();
@@ -87,7 +87,7 @@ void ListWatcher::Loop() {
     auto watch = client_->StartWatch(resource_, ns_, wo);
     if (!watch.ok()) continue;
     {
-      std::lock_guard<std::mutex> l(mu_);
+      base::MutexLock l(mu_);
       if (stop_) return;
       watch_ = watch->get();
     }
@@ -99,7 +99,7 @@ void ListWatcher::Loop() {
         each_((*ev)->object(), type == kube::WatchEventType::kAdded);
       }
     }
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     watch_ = nullptr;
   }
 }

@@ -4,10 +4,10 @@
 #include <atomic>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "base/mutex.h"
 #include "kube/client.h"
 
 namespace tephra::bench {
@@ -43,8 +43,8 @@ class ListWatcher {
   const std::string ns_, field_selector_;
   Callback each_;
   std::atomic<bool> stop_{false};
-  std::mutex mu_;
-  kube::Watch* watch_ = nullptr;  // guarded by mu_
+  base::Mutex mu_;
+  kube::Watch* watch_ GUARDED_BY(mu_) = nullptr;
   std::thread thread_;
 };
 

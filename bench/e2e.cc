@@ -29,7 +29,6 @@
 #include <functional>
 #include <map>
 #include <numeric>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -38,10 +37,11 @@
 #include <vector>
 
 #include "api/kinds.h"
+#include "base/mutex.h"
+#include "base/token_bucket.h"
 #include "bench/common.h"
 #include "bench/workload.h"
 #include "json/json.h"
-#include "base/token_bucket.h"
 
 namespace {
 
@@ -199,7 +199,7 @@ class PodWatcher {
   int64_t seen() const { return seen_; }
   int64_t bound() const { return bound_; }
   std::vector<PodTimes> Times() {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     std::vector<PodTimes> out;
     out.reserve(pods_.size());
     for (const auto& [name, t] : pods_) out.push_back(t);
@@ -213,7 +213,7 @@ class PodWatcher {
     const std::string name = r["metadata"]["name"].String();
     const bool bound = !r["spec"]["nodeName"].String().empty();
     const double now = Since(t0_);
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     auto [it, fresh] = pods_.try_emplace(name);
     if (fresh) {
       it->second.seen = now;
@@ -226,8 +226,8 @@ class PodWatcher {
   }
 
   const Clock::time_point t0_;
-  std::mutex mu_;
-  std::unordered_map<std::string, PodTimes> pods_;  // guarded by mu_
+  base::Mutex mu_;
+  std::unordered_map<std::string, PodTimes> pods_ GUARDED_BY(mu_);
   std::atomic<int64_t> seen_{0}, bound_{0};
   bench::ListWatcher watch_;  // last: its thread calls Observe
 };

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Tephra's test command (the README's and CI's): installs dependencies, builds the control-plane
-# tools and Tephra, starts a real control plane on 127.0.0.1, runs every CTest test (unit, fuzz and
-# integration) against it, and stops the control plane even when something fails.
+# tools and Tephra, starts a real control plane on 127.0.0.1, runs every CTest test (unit, lint,
+# fuzz and integration) against it, and stops the control plane even when something fails.
 #
 #   hack/test.sh                 everything
 #   hack/test.sh -L unit         only unit tests (extra arguments go to ctest)

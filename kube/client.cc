@@ -7,6 +7,8 @@
 #include <glog/logging.h>
 #include <rapidjson/document.h>
 
+#include "base/mutex.h"
+
 namespace tephra::kube {
 
 
@@ -229,10 +231,10 @@ StatusOr<ApiResponse> Client::Do(ApiRequest request, bool idempotent) {
       auto capped = std::min<std::chrono::milliseconds>(base, options_.retry_max_delay);
       std::uniform_int_distribution<int64_t> jitter(0, capped.count() / 2);
       auto delay = capped + std::chrono::milliseconds(jitter(rng));
-      std::mutex mu;
-      std::condition_variable cv;
-      std::unique_lock<std::mutex> lock(mu);
-      clock_.WaitUntil(lock, cv, clock_.Monotonic() + delay, [] { return false; });
+      base::Mutex mu;
+      base::CondVar cv;
+      base::MutexLock lock(mu);
+      clock_.WaitUntil(mu, cv, clock_.Monotonic() + delay, [] { return false; });
     }
     throttle_.Wait();
     StatusOr<ApiResponse> response = transport_->RoundTrip(request);
@@ -256,10 +258,10 @@ StatusOr<ApiResponse> Client::Do(ApiRequest request, bool idempotent) {
       if (attempt < options_.max_retries && response->retry_after) {
         auto wait = std::min<std::chrono::milliseconds>(*response->retry_after,
                                                         options_.retry_max_delay);
-        std::mutex mu;
-        std::condition_variable cv;
-        std::unique_lock<std::mutex> lock(mu);
-        clock_.WaitUntil(lock, cv, clock_.Monotonic() + wait, [] { return false; });
+        base::Mutex mu;
+        base::CondVar cv;
+        base::MutexLock lock(mu);
+        clock_.WaitUntil(mu, cv, clock_.Monotonic() + wait, [] { return false; });
       }
       VLOG(2) << request.method << " " << request.target << ": HTTP " << code << " (retrying)";
       continue;

@@ -34,7 +34,7 @@ EventRecorder::~EventRecorder() { Stop(); }
 
 void EventRecorder::Record(const ObjectReference& object, EventType type,
                            const std::string& reason, const std::string& message) {
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   if (stopped_) return;
   if (queue_.size() >= options_.queue_size) {
     CountDroppedLocked();
@@ -44,32 +44,32 @@ void EventRecorder::Record(const ObjectReference& object, EventType type,
     return;
   }
   queue_.push_back({object, type, reason, message, clock_.Now()});
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 bool EventRecorder::Flush(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return clock_.WaitUntil(lock, cv_, clock_.Monotonic() + timeout,
-                          [this] { return queue_.empty() && in_flight_ == 0; });
+  base::MutexLock lock(mu_);
+  return clock_.WaitUntil(mu_, cv_, clock_.Monotonic() + timeout,
+                          [this]() REQUIRES(mu_) { return queue_.empty() && in_flight_ == 0; });
 }
 
 void EventRecorder::Stop() {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     if (stopped_ && !thread_.joinable()) return;
     stopped_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
 int64_t EventRecorder::written() const {
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   return written_;
 }
 
 int64_t EventRecorder::dropped() const {
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   return dropped_;
 }
 
@@ -77,8 +77,8 @@ void EventRecorder::Loop() {
   while (true) {
     Pending p;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      cv_.wait(lock, [this] { return stopped_ || !queue_.empty(); });
+      base::MutexLock lock(mu_);
+      cv_.Wait(mu_, [this]() REQUIRES(mu_) { return stopped_ || !queue_.empty(); });
       // On stop, what is queued is still written: shutdown events matter most.
       if (queue_.empty()) return;
       p = std::move(queue_.front());
@@ -87,10 +87,10 @@ void EventRecorder::Loop() {
     }
     Write(p);
     {
-      std::lock_guard<std::mutex> l(mu_);
+      base::MutexLock l(mu_);
       --in_flight_;
     }
-    cv_.notify_all();
+    cv_.NotifyAll();
   }
 }
 
@@ -114,9 +114,10 @@ Status EventRecorder::CreateWithRetries(const std::string& ns, const std::string
     if (!Transient(created.status()) || attempt >= options_.max_retries) return created.status();
     VLOG(1) << "event recorder: " << created.status().ToString() << " (retrying in " << delay.count()
             << " ms)";
-    std::unique_lock<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     // Shutdown cuts the back-off short: what is queued still gets one more try each.
-    clock_.WaitUntil(lock, cv_, clock_.Monotonic() + delay, [this] { return stopped_; });
+    clock_.WaitUntil(mu_, cv_, clock_.Monotonic() + delay,
+                     [this]() REQUIRES(mu_) { return stopped_; });
     delay *= 4;
   }
 }
@@ -133,7 +134,7 @@ void EventRecorder::Write(const Pending& p) {
     limit = std::make_unique<base::TokenBucket>(qps, options_.per_object_burst, clock_);
   }
   if (!limit->TryAccept()) {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     CountDroppedLocked();
     return;
   }
@@ -154,7 +155,7 @@ void EventRecorder::Write(const Pending& p) {
     if (r.ok()) {
       ++s.count;
       s.last = p.when;
-      std::lock_guard<std::mutex> l(mu_);
+      base::MutexLock l(mu_);
       CountWrittenLocked();
       return;
     }
@@ -191,7 +192,7 @@ void EventRecorder::Write(const Pending& p) {
   if (!created.ok()) {
     LOG(WARNING) << "event recorder: dropped " << p.reason << " event for " << p.object.kind << " "
                  << p.object.namespace_ << "/" << p.object.name << ": " << created.ToString();
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     CountDroppedLocked();
     return;
   }
@@ -204,7 +205,7 @@ void EventRecorder::Write(const Pending& p) {
     it = seen_.emplace(dedup_key, Seen{}).first;
   }
   it->second = Seen{name, ns, 1, p.when, p.when};
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   CountWrittenLocked();
 }
 

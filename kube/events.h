@@ -5,19 +5,18 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 
-#include "kube/client.h"
-#include "metrics/metrics.h"
-#include "kube/object.h"
+#include "base/mutex.h"
 #include "base/token_bucket.h"
+#include "kube/client.h"
+#include "kube/object.h"
+#include "metrics/metrics.h"
 
 namespace tephra::kube {
 
@@ -90,21 +89,21 @@ class EventRecorder {
 
   void Loop();
   void Write(const Pending& p);
-  void CountWrittenLocked();
-  void CountDroppedLocked();
+  void CountWrittenLocked() REQUIRES(mu_);
+  void CountDroppedLocked() REQUIRES(mu_);
   Status CreateWithRetries(const std::string& ns, const std::string& body);
 
   std::shared_ptr<Client> client_;
   EventRecorderOptions options_;
   base::ClockInterface& clock_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Pending> queue_;  // guarded by mu_
-  bool stopped_ = false;       // guarded by mu_
-  int in_flight_ = 0;          // guarded by mu_
-  int64_t written_ = 0;        // guarded by mu_
-  int64_t dropped_ = 0;        // guarded by mu_
+  mutable base::Mutex mu_;
+  base::CondVar cv_;
+  std::deque<Pending> queue_ GUARDED_BY(mu_);
+  bool stopped_ GUARDED_BY(mu_) = false;
+  int in_flight_ GUARDED_BY(mu_) = 0;
+  int64_t written_ GUARDED_BY(mu_) = 0;
+  int64_t dropped_ GUARDED_BY(mu_) = 0;
   metrics::Counter* written_metric_ = nullptr;
   metrics::Counter* dropped_metric_ = nullptr;
   // Writer thread only:

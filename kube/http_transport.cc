@@ -8,7 +8,6 @@
 #include <atomic>
 #include <fstream>
 #include <future>
-#include <mutex>
 #include <sstream>
 #include <thread>
 #include <variant>
@@ -29,6 +28,7 @@
 #include <boost/beast/ssl.hpp>
 #include <glog/logging.h>
 
+#include "base/mutex.h"
 #include "kube/transport.h"
 
 namespace tephra::kube {
@@ -271,7 +271,7 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
 
   ~HttpTransport() override {
     {
-      std::lock_guard<std::mutex> l(idle_mu_);
+      base::MutexLock l(idle_mu_);
       idle_.clear();
     }
     work_.reset();
@@ -353,7 +353,7 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
   StatusOr<std::string> Token() {
     if (!config_.bearer_token.empty()) return config_.bearer_token;
     if (config_.bearer_token_file.empty()) return std::string();
-    std::lock_guard<std::mutex> l(token_mu_);
+    base::MutexLock l(token_mu_);
     auto now = std::chrono::steady_clock::now();
     if (token_.empty() || now - token_read_ > std::chrono::minutes(1)) {
       std::ifstream in(config_.bearer_token_file);
@@ -393,7 +393,7 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
   }
 
   std::unique_ptr<Connection> TakeIdle() {
-    std::lock_guard<std::mutex> l(idle_mu_);
+    base::MutexLock l(idle_mu_);
     if (idle_.empty()) return nullptr;
     auto c = std::move(idle_.back());
     idle_.pop_back();
@@ -401,7 +401,7 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
   }
 
   void PutIdle(std::unique_ptr<Connection> c) {
-    std::lock_guard<std::mutex> l(idle_mu_);
+    base::MutexLock l(idle_mu_);
     if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(c));
   }
 
@@ -447,12 +447,12 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
   std::vector<std::thread> threads_;
   std::unique_ptr<ssl::context> tls_;
 
-  std::mutex idle_mu_;
-  std::vector<std::unique_ptr<Connection>> idle_;  // guarded by idle_mu_
+  base::Mutex idle_mu_;
+  std::vector<std::unique_ptr<Connection>> idle_ GUARDED_BY(idle_mu_);
 
-  std::mutex token_mu_;
-  std::string token_;                                 // guarded by token_mu_
-  std::chrono::steady_clock::time_point token_read_;  // guarded by token_mu_
+  base::Mutex token_mu_;
+  std::string token_ GUARDED_BY(token_mu_);
+  std::chrono::steady_clock::time_point token_read_ GUARDED_BY(token_mu_);
 };
 
 }  // namespace

@@ -5,20 +5,18 @@
 #pragma once
 
 #include <atomic>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
-#include <shared_mutex>
 #include <string>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
-#include "kube/client.h"
 #include "base/clock.h"
+#include "base/mutex.h"
+#include "kube/client.h"
 #include "kube/object.h"
 
 namespace tephra::kube {
@@ -56,13 +54,14 @@ class Store {
   ObjectPtr Remove(const std::string& key);
 
  private:
-  void IndexLocked(const std::string& key, const Object& object, bool add);
+  void IndexLocked(const std::string& key, const Object& object, bool add) REQUIRES(mu_);
 
-  mutable std::shared_mutex mu_;
-  std::unordered_map<std::string, ObjectPtr> items_;  // guarded by mu_
-  std::map<std::string, IndexFunc> index_funcs_;      // guarded by mu_
-  // index name → value → keys; guarded by mu_
-  std::map<std::string, std::unordered_map<std::string, std::unordered_set<std::string>>> indexes_;
+  mutable base::SharedMutex mu_;
+  std::unordered_map<std::string, ObjectPtr> items_ GUARDED_BY(mu_);
+  std::map<std::string, IndexFunc> index_funcs_ GUARDED_BY(mu_);
+  // index name → value → keys
+  std::map<std::string, std::unordered_map<std::string, std::unordered_set<std::string>>> indexes_
+      GUARDED_BY(mu_);
 };
 
 struct EventHandlers {
@@ -126,7 +125,7 @@ class Informer {
   // One WATCH from resource_version_ until it ends; Gone means "relist".
   Status WatchOnce();
   void Apply(WatchEventType type, const json::Value& object);
-  void Dispatch(const std::function<void(const EventHandlers&)>& fn);
+  void Dispatch(const std::function<void(const EventHandlers&)>& fn) REQUIRES(dispatch_mu_);
   // Sleeps for the current backoff (doubling it) unless stopped; false if stopped.
   bool Backoff();
   bool Sleep(std::chrono::steady_clock::duration d);
@@ -136,15 +135,15 @@ class Informer {
   base::ClockInterface& clock_;
   Store store_;
 
-  std::mutex dispatch_mu_;  // serialises store changes with handler calls and registrations
-  std::vector<EventHandlers> handlers_;  // guarded by dispatch_mu_
+  base::Mutex dispatch_mu_;  // serialises store changes with handler calls and registrations
+  std::vector<EventHandlers> handlers_ GUARDED_BY(dispatch_mu_);
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopped_ = false;                     // guarded by mu_
-  bool started_ = false;                     // guarded by mu_
-  std::shared_ptr<kube::Watch> watch_;       // guarded by mu_
-  std::string resource_version_;             // guarded by mu_
+  mutable base::Mutex mu_;
+  base::CondVar cv_;
+  bool stopped_ GUARDED_BY(mu_) = false;
+  bool started_ GUARDED_BY(mu_) = false;
+  std::shared_ptr<kube::Watch> watch_ GUARDED_BY(mu_);
+  std::string resource_version_ GUARDED_BY(mu_);
   std::chrono::milliseconds backoff_{0};     // reflector thread only
   std::atomic<bool> synced_{false};
   std::atomic<int64_t> relists_{0}, watches_{0}, decode_errors_{0};
@@ -178,8 +177,8 @@ class InformerFactory {
  private:
   std::shared_ptr<Client> client_;
   base::ClockInterface& clock_;
-  std::mutex mu_;
-  std::map<std::string, std::shared_ptr<Informer>> informers_;  // guarded by mu_
+  base::Mutex mu_;
+  std::map<std::string, std::shared_ptr<Informer>> informers_ GUARDED_BY(mu_);
 };
 
 }  // namespace tephra::kube

@@ -43,21 +43,21 @@ Status LeaderElector::Validate(const LeaderElectionConfig& c) {
 }
 
 bool LeaderElector::IsLeader() const {
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   return leading_ && clock_.Monotonic() - last_renew_ < config_.renew_deadline;
 }
 
 std::string LeaderElector::CurrentLeader() const {
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   return observed_holder_;
 }
 
 void LeaderElector::Stop() {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     stopped_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 bool LeaderElector::Wait(std::chrono::milliseconds d) {
@@ -65,8 +65,9 @@ bool LeaderElector::Wait(std::chrono::milliseconds d) {
   // client-go jitters the retry period by up to 20% so contenders do not move in lockstep.
   std::uniform_real_distribution<double> jitter(1.0, 1.2);
   auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(d * jitter(rng));
-  std::unique_lock<std::mutex> lock(mu_);
-  clock_.WaitUntil(lock, cv_, clock_.Monotonic() + wait, [this] { return stopped_; });
+  base::MutexLock lock(mu_);
+  clock_.WaitUntil(mu_, cv_, clock_.Monotonic() + wait,
+                   [this]() REQUIRES(mu_) { return stopped_; });
   return !stopped_;
 }
 
@@ -113,7 +114,7 @@ bool LeaderElector::TryAcquireOrRenew() {
       VLOG(1) << "leader election: creating lease: " << created.status().ToString();
       return false;
     }
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     observed_ = desired;
     observed_holder_ = desired.holder;
     observed_renew_ = desired.renew_time;
@@ -134,7 +135,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   std::string resource_version = r["metadata"]["resourceVersion"].String();
 
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     // Time runs from when *we* saw the record change, never from the holder's timestamps.
     if (old.holder != observed_holder_ || old.renew_time != observed_renew_) {
       observed_holder_ = old.holder;
@@ -160,7 +161,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     VLOG(1) << "leader election: updating lease: " << updated.status().ToString();
     return false;
   }
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   observed_ = desired;
   observed_holder_ = desired.holder;
   observed_renew_ = desired.renew_time;
@@ -172,7 +173,7 @@ bool LeaderElector::Release() {
   Record r;
   std::string rv;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     if (observed_.holder != config_.identity) return true;
     r = observed_;
     rv = observed_resource_version_;
@@ -207,7 +208,7 @@ Status LeaderElector::Run() {
   // Campaign.
   while (true) {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      base::MutexLock l(mu_);
       if (stopped_) return Status::Ok();
     }
     // A renewal counts from when it was sent, not from when its answer arrived: an answer
@@ -216,7 +217,7 @@ Status LeaderElector::Run() {
     bool acquired = TryAcquireOrRenew();
     report_leader();
     if (acquired) {
-      std::lock_guard<std::mutex> l(mu_);
+      base::MutexLock l(mu_);
       leading_ = true;
       last_renew_ = sent;
       break;
@@ -233,11 +234,11 @@ Status LeaderElector::Run() {
     if (!Wait(config_.retry_period)) break;
     auto sent = clock_.Monotonic();
     if (TryAcquireOrRenew()) {
-      std::lock_guard<std::mutex> l(mu_);
+      base::MutexLock l(mu_);
       last_renew_ = sent;
       if (clock_.Monotonic() - last_renew_ < config_.renew_deadline) continue;
     }
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     if (clock_.Monotonic() - last_renew_ >= config_.renew_deadline) {
       result = FailedPrecondition("leader election: lost lease " + config_.namespace_ + "/" +
                                   config_.name + " (no renewal within the renew deadline)");
@@ -245,7 +246,7 @@ Status LeaderElector::Run() {
     }
   }
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     leading_ = false;
   }
   if (!result.ok()) LOG(ERROR) << result.message();

@@ -11,14 +11,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 
-#include "kube/client.h"
 #include "base/clock.h"
+#include "base/mutex.h"
+#include "kube/client.h"
 
 namespace tephra::kube {
 
@@ -78,17 +77,17 @@ class LeaderElector {
   LeaderCallbacks callbacks_;
   base::ClockInterface& clock_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopped_ = false;                                  // guarded by mu_
-  std::string observed_holder_;                           // guarded by mu_
-  std::string observed_renew_;                            // guarded by mu_
-  std::chrono::steady_clock::time_point observed_time_;   // guarded by mu_
-  std::string observed_resource_version_;                 // guarded by mu_
-  Record observed_;                                       // guarded by mu_
+  mutable base::Mutex mu_;
+  base::CondVar cv_;
+  bool stopped_ GUARDED_BY(mu_) = false;
+  std::string observed_holder_ GUARDED_BY(mu_);
+  std::string observed_renew_ GUARDED_BY(mu_);
+  std::chrono::steady_clock::time_point observed_time_ GUARDED_BY(mu_);
+  std::string observed_resource_version_ GUARDED_BY(mu_);
+  Record observed_ GUARDED_BY(mu_);
   // When this process last renewed successfully (valid while leading_).
-  std::chrono::steady_clock::time_point last_renew_;      // guarded by mu_
-  bool leading_ = false;                                  // guarded by mu_
+  std::chrono::steady_clock::time_point last_renew_ GUARDED_BY(mu_);
+  bool leading_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace tephra::kube

@@ -274,7 +274,7 @@ Family::Family(std::string name, std::string help, std::string type,
       factory_(std::move(factory)) {}
 
 Child& Family::Get(const std::vector<std::string>& values) {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   if (values.size() != label_names_.size()) {
     if (!warned_arity_) {
       LOG(ERROR) << "metric " << name_ << " has " << label_names_.size()
@@ -315,12 +315,12 @@ Child& Family::Get(const std::vector<std::string>& values) {
 }
 
 size_t Family::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   return children_.size();
 }
 
 void Family::Render(std::string* out) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   if (children_.empty()) return;
   *out += "# HELP ";
   *out += name_;
@@ -363,7 +363,7 @@ Registry::Entry& Registry::AddFamily(std::string_view name, std::string_view hel
     CHECK(!(type == "histogram" && label == "le"))
         << "metric " << name << ": histograms reserve the label \"le\"";
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   if (auto it = families_.find(name); it != families_.end()) {
     CHECK(it->second.signature == signature)
         << "metric " << name << " registered twice with different definitions ("
@@ -381,7 +381,7 @@ Registry::Entry& Registry::AddFamily(std::string_view name, std::string_view hel
 
 template <typename M>
 MetricVec<M>& Registry::VecOf(Entry& entry) {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   if (std::holds_alternative<std::monostate>(entry.vec)) {
     entry.vec.emplace<MetricVec<M>>(entry.family.get());
   }
@@ -484,7 +484,7 @@ void Registry::AddCounterFunc(std::string_view name, std::string_view help,
 std::string Registry::Render() const {
   std::vector<const internal::Family*> families;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     for (const auto& [name, entry] : families_) families.push_back(entry.family.get());
   }
   // Families are never removed, so rendering outside mu_ is safe and keeps registration fast.

@@ -17,11 +17,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <variant>
 #include <vector>
+
+#include "base/mutex.h"
 
 namespace tephra::metrics {
 
@@ -145,12 +146,12 @@ class Family {
   const FamilyOptions options_;
   const ChildFactory factory_;
 
-  mutable std::mutex mu_;
-  // Keyed by label values; node-based so child addresses are stable. Guarded by mu_.
-  std::map<std::vector<std::string>, std::unique_ptr<Child>> children_;
-  std::unique_ptr<Child> discard_;  // guarded by mu_; answers wrong-arity lookups
-  bool warned_cap_ = false;         // guarded by mu_
-  bool warned_arity_ = false;       // guarded by mu_
+  mutable base::Mutex mu_;
+  // Keyed by label values; node-based so child addresses are stable.
+  std::map<std::vector<std::string>, std::unique_ptr<Child>> children_ GUARDED_BY(mu_);
+  std::unique_ptr<Child> discard_ GUARDED_BY(mu_);  // answers wrong-arity lookups
+  bool warned_cap_ GUARDED_BY(mu_) = false;
+  bool warned_arity_ GUARDED_BY(mu_) = false;
 };
 
 }  // namespace internal
@@ -222,8 +223,8 @@ class Registry {
   template <typename M>
   MetricVec<M>& VecOf(Entry& entry);
 
-  mutable std::mutex mu_;
-  std::map<std::string, Entry, std::less<>> families_;  // guarded by mu_
+  mutable base::Mutex mu_;
+  std::map<std::string, Entry, std::less<>> families_ GUARDED_BY(mu_);
 };
 
 // The process-wide registry; it carries the process metrics. Tests use their own Registry.

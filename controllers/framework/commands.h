@@ -8,11 +8,11 @@
 #include <algorithm>
 #include <chrono>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
 
+#include "base/mutex.h"
 #include "controllers/framework/controller.h"
 #include "kube/resource.h"
 
@@ -38,23 +38,24 @@ StatusOr<std::optional<std::chrono::milliseconds>> SettleOrphanCommand(
     const ControllerContext& ctx, const PendingCommand& command, const kube::Resource& resource,
     const std::string& target_namespace, const std::string& target_name);
 
-// SettleOrphanCommand over a controller's inbox for one missing target `key`, under `mu`: items
-// that are not live Commands (to_command gives nullopt) and Commands dealt with leave the
-// inbox, those still waiting go back to its front, and schedule(delay) asks for the next look.
-// The first error is returned; its item stays.
+// SettleOrphanCommand over a controller's inbox for one missing target `key`: items that are
+// not live Commands (to_command gives nullopt) and Commands dealt with leave the inbox, those
+// still waiting go back to its front, and schedule(delay) asks for the next look. The first
+// error is returned; its item stays. `*inbox` is guarded by `mu`, which this takes (a pointer:
+// the analysis cannot express that a parameter is guarded, and flags a guarded reference).
 template <typename Item, typename ToCommand, typename Schedule>
-Status SettleOrphanCommands(const ControllerContext& ctx, std::mutex& mu,
-                            std::unordered_map<std::string, std::deque<Item>>& inbox,
+Status SettleOrphanCommands(const ControllerContext& ctx, base::Mutex& mu,
+                            std::unordered_map<std::string, std::deque<Item>>* inbox,
                             const std::string& key, ToCommand to_command,
                             const kube::Resource& resource, const std::string& target_namespace,
                             const std::string& target_name, Schedule schedule) {
   std::deque<Item> items;
   {
-    std::lock_guard<std::mutex> l(mu);
-    auto it = inbox.find(key);
-    if (it == inbox.end()) return Status::Ok();
+    base::MutexLock l(mu);
+    auto it = inbox->find(key);
+    if (it == inbox->end()) return Status::Ok();
     items.swap(it->second);
-    inbox.erase(it);
+    inbox->erase(it);
   }
   std::deque<Item> waiting;
   std::optional<std::chrono::milliseconds> again;
@@ -69,8 +70,8 @@ Status SettleOrphanCommands(const ControllerContext& ctx, std::mutex& mu,
     waiting.push_back(std::move(item));
   }
   if (!waiting.empty()) {
-    std::lock_guard<std::mutex> l(mu);
-    auto& box = inbox[key];
+    base::MutexLock l(mu);
+    auto& box = (*inbox)[key];
     box.insert(box.begin(), std::make_move_iterator(waiting.begin()),
                std::make_move_iterator(waiting.end()));
   }

@@ -48,13 +48,13 @@ Status ParallelFor(size_t n, const std::function<Status(size_t)>& fn) {
   if (n == 0) return Status::Ok();
   if (n == 1) return fn(0);
   std::atomic<size_t> next{0};
-  std::mutex mu;
+  base::Mutex mu;
   Status first;
   auto run = [&] {
     for (size_t i = next++; i < n; i = next++) {
       Status s = fn(i);
       if (!s.ok()) {
-        std::lock_guard<std::mutex> l(mu);
+        base::MutexLock l(mu);
         if (first.ok()) first = s;
       }
     }
@@ -238,7 +238,7 @@ Status JobController::Initialize(ControllerContext& context) {
 
 void JobController::Enqueue(const std::string& key, InboxItem item, std::chrono::milliseconds delay) {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     auto& box = inbox_[key];
     // Plain syncs carry no information beyond "look again": keep one.
     const bool plain = item.command_name.empty() && item.request.pod_name.empty() &&
@@ -330,7 +330,7 @@ void JobController::HandleResult(const std::string& key, const Status& status) {
     InboxItem item;
     item.request.action = std::string(ActionName(Action::kTerminateJob));
     {
-      std::lock_guard<std::mutex> l(mu_);
+      base::MutexLock l(mu_);
       inbox_[key].push_front(std::move(item));
     }
     q.AddRateLimited(key);
@@ -341,13 +341,13 @@ void JobController::HandleResult(const std::string& key, const Status& status) {
 }
 
 JobController::Expectations& JobController::ExpectationsFor(const std::string& key) {
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   return expectations_[key];
 }
 
 void JobController::Forget(const std::string& key) {
   delayed_->Forget(key);
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   expectations_.erase(key);
   auto it = phases_.find(key);
   if (it != phases_.end()) {
@@ -358,7 +358,7 @@ void JobController::Forget(const std::string& key) {
 
 void JobController::TrackPhase(const std::string& key, const std::string& queue,
                                const std::string& phase) {
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   auto& slot = phases_[key];
   if (slot.first == queue && slot.second == phase) return;
   if (!slot.second.empty()) phase_count_->WithLabels({slot.first, slot.second}).Dec();
@@ -397,7 +397,7 @@ Status JobController::Sync(const std::string& key) {
 
   std::deque<InboxItem> items;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     auto it = inbox_.find(key);
     if (it != inbox_.end()) {
       items.swap(it->second);
@@ -405,7 +405,7 @@ Status JobController::Sync(const std::string& key) {
     }
   }
   auto put_back = [&](std::deque<InboxItem>::iterator from) {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     auto& box = inbox_[key];
     box.insert(box.begin(), std::make_move_iterator(from), std::make_move_iterator(items.end()));
   };
@@ -486,7 +486,7 @@ Status JobController::Sync(const std::string& key) {
     InboxItem again;
     again.request = action_request;
     again.request.action = std::string(ActionName(action));
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     inbox_[key].push_front(std::move(again));
   }
   if (s.ok() && acted) delayed_->OnActionExecuted(key, action, action_request);
@@ -502,7 +502,7 @@ Status JobController::SettleCommandsWithoutJob(const std::string& key) {
     return PendingCommand{ns, item.command_name, item.command_uid, item.request.action,
                           item.command_seen};
   };
-  return SettleOrphanCommands(ctx_, mu_, inbox_, key, command_of, api::kJobs, ns, name,
+  return SettleOrphanCommands(ctx_, mu_, &inbox_, key, command_of, api::kJobs, ns, name,
                               [&](std::chrono::milliseconds delay) { queue_->AddAfter(key, delay); });
 }
 

@@ -13,7 +13,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <thread>
@@ -24,11 +23,12 @@
 #include "api/core.h"
 #include "api/scheduling.h"
 #include "api/validation.h"
+#include "base/mutex.h"
+#include "base/workqueue.h"
 #include "controllers/framework/controller.h"
 #include "controllers/job/policy.h"
 #include "controllers/job/state_machine.h"
 #include "metrics/metrics.h"
-#include "base/workqueue.h"
 
 namespace tephra::controllers::job {
 
@@ -110,9 +110,9 @@ class JobController : public Controller {
   std::unique_ptr<DelayedActions> delayed_;
   std::vector<std::thread> workers_;
 
-  std::mutex mu_;
-  std::unordered_map<std::string, std::deque<InboxItem>> inbox_;       // guarded by mu_
-  std::unordered_map<std::string, Expectations> expectations_;         // guarded by mu_
+  base::Mutex mu_;
+  std::unordered_map<std::string, std::deque<InboxItem>> inbox_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, Expectations> expectations_ GUARDED_BY(mu_);
   std::unordered_map<std::string, std::pair<std::string, std::string>> phases_;  // key → queue, phase
 
   metrics::Histogram* reconcile_seconds_ = nullptr;

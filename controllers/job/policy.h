@@ -6,15 +6,15 @@
 #include <chrono>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "api/batch.h"
 #include "api/core.h"
-#include "controllers/job/state_machine.h"
 #include "base/clock.h"
+#include "base/mutex.h"
+#include "controllers/job/state_machine.h"
 
 namespace tephra::controllers::job {
 
@@ -106,8 +106,8 @@ class DelayedActions {
   void EraseIf(const std::string& job_key, const std::function<bool(const Entry&)>& drop);
 
   base::ClockInterface& clock_;
-  mutable std::mutex mu_;
-  std::map<std::string, std::vector<Entry>> entries_;  // guarded by mu_
+  mutable base::Mutex mu_;
+  std::map<std::string, std::vector<Entry>> entries_ GUARDED_BY(mu_);
 };
 
 }  // namespace tephra::controllers::job

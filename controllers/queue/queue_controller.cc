@@ -143,7 +143,7 @@ Status QueueController::Initialize(ControllerContext& context) {
 
 void QueueController::Enqueue(const std::string& queue, Pending item) {
   if (item.action != QueueAction::kSync) {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     inbox_[queue].push_back(std::move(item));
   }
   queue_->Add(queue);
@@ -199,7 +199,7 @@ Status QueueController::SettleCommandsWithoutQueue(const std::string& name) {
     return PendingCommand{item.command_namespace, item.command_name, item.command_uid,
                           std::string(QueueActionName(item.action)), item.seen};
   };
-  return SettleOrphanCommands(ctx_, mu_, inbox_, name, command_of, api::kQueues, "", name,
+  return SettleOrphanCommands(ctx_, mu_, &inbox_, name, command_of, api::kQueues, "", name,
                               [&](std::chrono::milliseconds delay) { queue_->AddAfter(name, delay); });
 }
 
@@ -226,7 +226,7 @@ Status QueueController::Sync(const std::string& name) {
 
   Pending item;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     auto it = inbox_.find(name);
     if (it != inbox_.end() && !it->second.empty()) {
       item = std::move(it->second.front());
@@ -236,7 +236,7 @@ Status QueueController::Sync(const std::string& name) {
     }
   }
   auto requeue_item = [&] {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     inbox_[name].push_front(item);
   };
   if (!item.command_name.empty() && !item.consumed) {

@@ -10,7 +10,6 @@
 #include <deque>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -18,9 +17,10 @@
 #include <vector>
 
 #include "api/scheduling.h"
+#include "base/mutex.h"
+#include "base/workqueue.h"
 #include "controllers/framework/controller.h"
 #include "metrics/metrics.h"
-#include "base/workqueue.h"
 
 namespace tephra::controllers::queue {
 
@@ -76,8 +76,8 @@ class QueueController : public Controller {
   std::shared_ptr<kube::Informer> all_queues_;
   std::unique_ptr<base::WorkQueue> queue_;
   base::QueueWorkers workers_;
-  std::mutex mu_;
-  std::unordered_map<std::string, std::deque<Pending>> inbox_;  // guarded by mu_
+  base::Mutex mu_;
+  std::unordered_map<std::string, std::deque<Pending>> inbox_ GUARDED_BY(mu_);
   metrics::GaugeVec* podgroups_gauge_ = nullptr;
 };
 

@@ -91,7 +91,7 @@ std::chrono::steady_clock::time_point Scheduler::last_cycle() const {
 void Scheduler::ReloadConfIfChanged() {
   if (options_.conf_file.empty()) return;
   int64_t mtime = MtimeOf(options_.conf_file);
-  std::lock_guard<std::mutex> l(conf_mu_);
+  base::MutexLock l(conf_mu_);
   if (mtime == conf_mtime_) return;
   conf_mtime_ = mtime;
   std::ifstream in(options_.conf_file);
@@ -286,7 +286,7 @@ CycleResult Scheduler::RunOnce() {
   ReloadConfIfChanged();
   SchedulerConf conf;
   {
-    std::lock_guard<std::mutex> l(conf_mu_);
+    base::MutexLock l(conf_mu_);
     conf = conf_;
   }
   SessionOptions so;

@@ -8,21 +8,21 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "kube/client.h"
 #include "kube/events.h"
 #include "kube/informer.h"
 #include "metrics/metrics.h"
 #include "scheduler/binder/binder.h"
-#include "scheduler/status/status_writer.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/explain/recorder.h"
 #include "scheduler/framework/conf.h"
 #include "scheduler/framework/cycle.h"
 #include "scheduler/framework/registry.h"
+#include "scheduler/status/status_writer.h"
 
 namespace tephra::scheduler {
 
@@ -97,9 +97,9 @@ class Scheduler {
   std::unique_ptr<StatusWriter> writer_;
   SessionRecorder recorder_;
 
-  std::mutex conf_mu_;
-  SchedulerConf conf_;                  // guarded by conf_mu_
-  int64_t conf_mtime_ = -1;             // guarded by conf_mu_
+  base::Mutex conf_mu_;
+  SchedulerConf conf_ GUARDED_BY(conf_mu_);
+  int64_t conf_mtime_ GUARDED_BY(conf_mu_) = -1;
   std::atomic<bool> synced_{false};
   // scheduling.x-k8s.io PodGroups are watched (their CRD may be installed after the start).
   std::atomic<bool> sched_plugins_served_{false};

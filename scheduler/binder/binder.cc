@@ -66,7 +66,7 @@ void KubeBinder::Evict(const TaskInfo& task, const std::string& reason) {
 void KubeBinder::Enqueue(Work w) {
   std::string key;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     key = std::to_string(next_key_++);
     work_.emplace(key, std::move(w));
   }
@@ -74,27 +74,27 @@ void KubeBinder::Enqueue(Work w) {
 }
 
 bool KubeBinder::Drain(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return idle_cv_.wait_for(lock, timeout, [this] { return work_.empty() && in_flight_ == 0; });
+  base::MutexLock lock(mu_);
+  return idle_cv_.WaitFor(mu_, timeout, [this]() REQUIRES(mu_) { return work_.empty() && in_flight_ == 0; });
 }
 
 // The workers finish what is queued, then stop.
 void KubeBinder::Stop() { workers_.Stop(); }
 
 int64_t KubeBinder::bound() const {
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   return bound_;
 }
 
 int64_t KubeBinder::failed() const {
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   return failed_;
 }
 
 Status KubeBinder::Process(const std::string& key) {
   Work w;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     auto it = work_.find(key);
     if (it == work_.end()) return Status::Ok();
     w = std::move(it->second);
@@ -107,10 +107,10 @@ Status KubeBinder::Process(const std::string& key) {
     DoBind(w);
   }
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     --in_flight_;
   }
-  idle_cv_.notify_all();
+  idle_cv_.NotifyAll();
   return Status::Ok();
 }
 
@@ -147,7 +147,7 @@ void KubeBinder::DoBind(const Work& w) {
       events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kWarning, "FailedScheduling",
                       "binding to " + w.node + " failed: " + r.status().message());
     }
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     ++failed_;
     return;
   }
@@ -159,7 +159,7 @@ void KubeBinder::DoBind(const Work& w) {
     events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kNormal, "Scheduled",
                     "Successfully assigned " + w.namespace_ + "/" + w.name + " to " + w.node);
   }
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   ++bound_;
 }
 

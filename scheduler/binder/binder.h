@@ -4,13 +4,12 @@
 // The session's status write-back is scheduler/status/status_writer.h.
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/workqueue.h"
 #include "kube/client.h"
 #include "kube/events.h"
@@ -69,13 +68,13 @@ class KubeBinder : public Binder, public Evictor {
   metrics::Histogram* create_to_bind_ = nullptr;
   metrics::Histogram* bind_latency_ = nullptr;
 
-  mutable std::mutex mu_;
-  std::condition_variable idle_cv_;   // work_ became empty with nothing in flight
-  uint64_t next_key_ = 0;             // guarded by mu_
-  std::unordered_map<std::string, Work> work_;  // guarded by mu_; queued, by key
-  int in_flight_ = 0;                 // guarded by mu_
-  int64_t bound_ = 0;                 // guarded by mu_
-  int64_t failed_ = 0;                // guarded by mu_
+  mutable base::Mutex mu_;
+  base::CondVar idle_cv_;  // work_ became empty with nothing in flight
+  uint64_t next_key_ GUARDED_BY(mu_) = 0;
+  std::unordered_map<std::string, Work> work_ GUARDED_BY(mu_);  // queued, by key
+  int in_flight_ GUARDED_BY(mu_) = 0;
+  int64_t bound_ GUARDED_BY(mu_) = 0;
+  int64_t failed_ GUARDED_BY(mu_) = 0;
   // Every bind and eviction gets a key of its own (a sequence number), so the queue hands
   // them out first-in first-out and never merges two. Last, so the workers stop first.
   base::WorkQueue queue_;

@@ -8,11 +8,9 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <unordered_map>
@@ -21,6 +19,7 @@
 #include "api/core.h"
 #include "api/scheduling.h"
 #include "base/clock.h"
+#include "base/mutex.h"
 #include "scheduler/model/model.h"
 
 namespace tephra::scheduler {
@@ -102,37 +101,38 @@ class SchedulerCache {
   };
 
   bool Ours(const PodInfo& pod) const;
-  // Copy-on-write accessors (require mu_).
-  NodeInfo* MutableNode(const std::string& name, bool create);
-  JobInfo* MutableJob(const JobId& id, bool create);
-  void RemovePodLocked(const std::string& uid);
-  void PlacePodLocked(const PodInfoPtr& pod);
-  int32_t TaskPriorityLocked(const PodInfo& pod) const;
-  int32_t ClassValueLocked(const std::string& class_name) const;
-  void RefreshJobFromPodGroupLocked(JobInfo& job) const;
+  // Copy-on-write accessors.
+  NodeInfo* MutableNode(const std::string& name, bool create) REQUIRES(mu_);
+  JobInfo* MutableJob(const JobId& id, bool create) REQUIRES(mu_);
+  void RemovePodLocked(const std::string& uid) REQUIRES(mu_);
+  void PlacePodLocked(const PodInfoPtr& pod) REQUIRES(mu_);
+  int32_t TaskPriorityLocked(const PodInfo& pod) const REQUIRES(mu_);
+  int32_t ClassValueLocked(const std::string& class_name) const REQUIRES(mu_);
+  void RefreshJobFromPodGroupLocked(JobInfo& job) const REQUIRES(mu_);
   // `observed` with the status the scheduler wrote but the informer has not echoed yet.
   static std::shared_ptr<const api::PodGroup> WithStatus(const api::PodGroup& observed,
                                                          const api::PodGroupStatus& status);
-  void ExpireAssumedLocked();
-  void ChangedLocked(bool may_unblock_pending);
+  void ExpireAssumedLocked() REQUIRES(mu_);
+  void ChangedLocked(bool may_unblock_pending) REQUIRES(mu_);
 
   CacheOptions options_;
   base::ClockInterface& clock_;
 
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;
-  uint64_t generation_ = 0;       // guarded by mu_; bumped by every change
-  uint64_t work_generation_ = 0;  // guarded by mu_; bumped by changes that may unblock pods
-  std::unordered_map<std::string, std::shared_ptr<NodeInfo>> nodes_;    // guarded by mu_
-  std::unordered_map<JobId, std::shared_ptr<JobInfo>> jobs_;            // guarded by mu_
-  std::unordered_map<std::string, PodInfoPtr> pods_;                    // by uid; guarded by mu_
-  std::unordered_map<std::string, PodLocation> locations_;              // by uid; guarded by mu_
-  std::unordered_map<std::string, Assumed> assumed_;                    // by uid; guarded by mu_
-  std::unordered_map<JobId, AssumedStatus> assumed_status_;             // guarded by mu_
-  std::map<std::string, std::shared_ptr<QueueInfo>> queues_;            // guarded by mu_
-  std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_;  // mu_
-  std::map<std::string, std::map<std::string, std::string>> namespace_labels_;         // mu_
-  std::map<std::string, std::shared_ptr<const PdbInfo>> pdbs_;                          // mu_
+  mutable base::Mutex mu_;
+  base::CondVar work_cv_;
+  uint64_t generation_ GUARDED_BY(mu_) = 0;       // bumped by every change
+  uint64_t work_generation_ GUARDED_BY(mu_) = 0;  // bumped by changes that may unblock pods
+  std::unordered_map<std::string, std::shared_ptr<NodeInfo>> nodes_ GUARDED_BY(mu_);
+  std::unordered_map<JobId, std::shared_ptr<JobInfo>> jobs_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, PodInfoPtr> pods_ GUARDED_BY(mu_);          // by uid
+  std::unordered_map<std::string, PodLocation> locations_ GUARDED_BY(mu_);    // by uid
+  std::unordered_map<std::string, Assumed> assumed_ GUARDED_BY(mu_);          // by uid
+  std::unordered_map<JobId, AssumedStatus> assumed_status_ GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<QueueInfo>> queues_ GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_
+      GUARDED_BY(mu_);
+  std::map<std::string, std::map<std::string, std::string>> namespace_labels_ GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const PdbInfo>> pdbs_ GUARDED_BY(mu_);
 };
 
 // Builds a QueueInfo from a Queue object (weight, capability, deserved, guarantee, state).

@@ -16,11 +16,11 @@
 #include <list>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/time.h"
 #include "scheduler/explain/explain.h"
 #include "scheduler/framework/decisions.h"
@@ -39,9 +39,9 @@ class ExplanationStore {
  private:
   using Entry = std::shared_ptr<const JobExplanation>;
   const size_t capacity_;
-  mutable std::mutex mu_;
-  std::list<Entry> lru_;  // most recent first; guarded by mu_
-  std::unordered_map<JobId, std::list<Entry>::iterator> index_;  // guarded by mu_
+  mutable base::Mutex mu_;
+  std::list<Entry> lru_ GUARDED_BY(mu_);  // most recent first
+  std::unordered_map<JobId, std::list<Entry>::iterator> index_ GUARDED_BY(mu_);
 };
 
 // The input and decisions of one session.
@@ -82,9 +82,9 @@ class SessionRecorder {
  private:
   Options options_;
   ExplanationStore store_;
-  mutable std::mutex mu_;
-  SessionSummary last_;                                  // guarded by mu_
-  std::shared_ptr<const RecordedSession> last_decision_;  // guarded by mu_
+  mutable base::Mutex mu_;
+  SessionSummary last_ GUARDED_BY(mu_);
+  std::shared_ptr<const RecordedSession> last_decision_ GUARDED_BY(mu_);
 };
 
 }  // namespace tephra::scheduler

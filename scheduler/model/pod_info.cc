@@ -103,7 +103,7 @@ size_t SpecInterner::Hash(const SchedulingSpec& s) {
 
 std::shared_ptr<const SchedulingSpec> SpecInterner::Intern(SchedulingSpec spec) {
   size_t h = Hash(spec);
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   auto range = specs_.equal_range(h);
   for (auto it = range.first; it != range.second; ++it) {
     if (auto existing = it->second.lock(); existing && *existing == spec) return existing;
@@ -121,7 +121,7 @@ std::shared_ptr<const SchedulingSpec> SpecInterner::Intern(SchedulingSpec spec) 
 }
 
 size_t SpecInterner::size() {
-  std::lock_guard<std::mutex> l(mu_);
+  base::MutexLock l(mu_);
   return specs_.size();
 }
 

@@ -7,7 +7,6 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -15,6 +14,7 @@
 
 #include "api/core.h"
 #include "api/resources.h"
+#include "base/mutex.h"
 #include "kube/informer.h"
 #include "kube/object.h"
 
@@ -57,9 +57,9 @@ class SpecInterner {
 
  private:
   static size_t Hash(const SchedulingSpec& spec);
-  std::mutex mu_;
-  std::unordered_multimap<size_t, std::weak_ptr<const SchedulingSpec>> specs_;  // guarded by mu_
-  size_t inserts_since_prune_ = 0;                                              // guarded by mu_
+  base::Mutex mu_;
+  std::unordered_multimap<size_t, std::weak_ptr<const SchedulingSpec>> specs_ GUARDED_BY(mu_);
+  size_t inserts_since_prune_ GUARDED_BY(mu_) = 0;
 };
 
 // The PodScheduled condition as last written, so the scheduler writes it only on change.

@@ -126,7 +126,7 @@ void StatusWriter::Enqueue(Item item, bool urgent) {
   item.not_before = urgent ? now : now + settle_;
   const std::string key = item.key;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     auto it = pending_.find(key);
     if (it == pending_.end()) {
       pending_.emplace(key, std::move(item));
@@ -144,14 +144,14 @@ void StatusWriter::Enqueue(Item item, bool urgent) {
 }
 
 bool StatusWriter::Drain(std::chrono::milliseconds timeout) {
-  std::unique_lock<std::mutex> lock(mu_);
-  return idle_cv_.wait_for(lock, timeout, [this] { return pending_.empty() && in_flight_ == 0; });
+  base::MutexLock lock(mu_);
+  return idle_cv_.WaitFor(mu_, timeout, [this]() REQUIRES(mu_) { return pending_.empty() && in_flight_ == 0; });
 }
 
 void StatusWriter::Stop() {
   {
     // Held updates are written now rather than dropped: queue every pending key at once.
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     stopped_ = true;
     for (const auto& [key, item] : pending_) queue_.Add(key);
   }
@@ -161,7 +161,7 @@ void StatusWriter::Stop() {
 Status StatusWriter::Process(const std::string& key) {
   Item item;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     auto it = pending_.find(key);
     if (it == pending_.end()) return Status::Ok();  // written through an earlier entry
     auto now = std::chrono::steady_clock::now();
@@ -176,10 +176,10 @@ Status StatusWriter::Process(const std::string& key) {
   }
   Write(item);
   {
-    std::lock_guard<std::mutex> l(mu_);
+    base::MutexLock l(mu_);
     --in_flight_;
   }
-  idle_cv_.notify_all();
+  idle_cv_.NotifyAll();
   return Status::Ok();
 }
 

@@ -3,13 +3,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "base/mutex.h"
 #include "base/workqueue.h"
 #include "kube/client.h"
 #include "kube/events.h"
@@ -63,11 +62,11 @@ class StatusWriter {
   metrics::Counter* write_errors_ = nullptr;
 
   std::chrono::milliseconds settle_;
-  std::mutex mu_;
-  std::condition_variable idle_cv_;      // pending_ became empty with nothing in flight
-  std::map<std::string, Item> pending_;  // guarded by mu_; latest per key
-  int in_flight_ = 0;                    // guarded by mu_
-  bool stopped_ = false;                 // guarded by mu_
+  base::Mutex mu_;
+  base::CondVar idle_cv_;  // pending_ became empty with nothing in flight
+  std::map<std::string, Item> pending_ GUARDED_BY(mu_);  // latest per key
+  int in_flight_ GUARDED_BY(mu_) = 0;
+  bool stopped_ GUARDED_BY(mu_) = false;
   // Keys to write: urgent ones at once (Add), held ones when their settle time is due
   // (AddAfter keeps the earlier time of two). The queue hands a key to one worker at a time.
   // Last, so the workers stop first.

@@ -16,15 +16,15 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "api/json_patch.h"
-#include "json/json.h"
+#include "base/mutex.h"
 #include "base/status.h"
+#include "json/json.h"
 
 namespace tephra::webhooks {
 
@@ -88,9 +88,9 @@ class ResourceGroupFile : public ResourceGroupSource {
   explicit ResourceGroupFile(std::string path) : path_(std::move(path)) {}
 
   const std::string path_;
-  mutable std::mutex mu_;
-  std::shared_ptr<const ResourceGroups> groups_;  // guarded by mu_
-  std::string stamp_;                             // guarded by mu_; inode, size, mtime
+  mutable base::Mutex mu_;
+  std::shared_ptr<const ResourceGroups> groups_ GUARDED_BY(mu_);
+  std::string stamp_ GUARDED_BY(mu_);  // inode, size, mtime
 };
 
 }  // namespace tephra::webhooks

@@ -12,16 +12,16 @@
 
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
 
+#include "base/mutex.h"
+#include "base/workqueue.h"
 #include "kube/client.h"
 #include "kube/informer.h"
-#include "base/workqueue.h"
 
 namespace tephra::webhooks {
 
@@ -77,13 +77,13 @@ class CaBundlePatcher {
   std::shared_ptr<kube::Informer> mutating_;
   std::shared_ptr<kube::Informer> validating_;
 
-  mutable std::mutex mu_;
-  std::string bundle_b64_;  // guarded by mu_
-  int64_t patches_ = 0;     // guarded by mu_
+  mutable base::Mutex mu_;
+  std::string bundle_b64_ GUARDED_BY(mu_);
+  int64_t patches_ GUARDED_BY(mu_) = 0;
   // Per key, the resourceVersion we last patched from and the bundle we wrote. Until the watch
   // brings the patched object, the store still holds that version; patching it again would
   // only repeat the write (or conflict on a real server).
-  std::map<std::string, std::pair<std::string, std::string>> patched_from_;  // guarded by mu_
+  std::map<std::string, std::pair<std::string, std::string>> patched_from_ GUARDED_BY(mu_);
   std::thread worker_;
 };
 

@@ -193,7 +193,7 @@ CertManager::CertManager(std::shared_ptr<kube::Client> client, CertManagerOption
 CertManager::~CertManager() { Stop(); }
 
 void CertManager::AddListener(Listener listener) {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   listeners_.push_back(std::move(listener));
 }
 
@@ -202,7 +202,7 @@ std::string CertManager::key_file() const { return options_.cert_dir + "/" + kKe
 std::string CertManager::ca_file() const { return options_.cert_dir + "/" + kCaCertKey; }
 
 CertificateMaterial CertManager::current() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   return written_;
 }
 
@@ -254,14 +254,14 @@ StatusOr<CertificateMaterial> CertManager::Reconcile() {
 Status CertManager::WriteFiles(const CertificateMaterial& material) {
   std::vector<Listener> listeners;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     if (material == written_) return Status::Ok();
   }
   TEPHRA_RETURN_IF_ERROR(WriteFileAtomically(ca_file(), material.ca_bundle, 0644));
   TEPHRA_RETURN_IF_ERROR(WriteFileAtomically(key_file(), material.key, 0600));
   TEPHRA_RETURN_IF_ERROR(WriteFileAtomically(cert_file(), material.cert, 0644));
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     written_ = material;
     listeners = listeners_;
   }
@@ -276,7 +276,7 @@ Status CertManager::WriteFiles(const CertificateMaterial& material) {
 }
 
 Status CertManager::Sync() {
-  std::lock_guard<std::mutex> lock(sync_mu_);
+  base::MutexLock lock(sync_mu_);
   TEPHRA_ASSIGN_OR_RETURN(CertificateMaterial material, Reconcile());
   return WriteFiles(material);
 }
@@ -287,9 +287,9 @@ Status CertManager::SyncUntilReady(std::chrono::milliseconds timeout) {
     Status s = Sync();
     if (s.ok()) return s;
     LOG(WARNING) << "certificates not ready: " << s.ToString();
-    std::unique_lock<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     auto next = std::min(deadline, clock_.Monotonic() + options_.retry_interval);
-    clock_.WaitUntil(lock, cv_, next, [&] { return stopped_; });
+    clock_.WaitUntil(mu_, cv_, next, [&]() REQUIRES(mu_) { return stopped_; });
     if (stopped_) return Cancelled("stopped while waiting for certificates");
     if (clock_.Monotonic() >= deadline) return s;
   }
@@ -304,34 +304,34 @@ void CertManager::Start(kube::InformerFactory& factory) {
   handlers.on_update = [this](const kube::ObjectPtr&, const kube::ObjectPtr&) { Wake(); };
   handlers.on_delete = [this](const kube::ObjectPtr&, bool) { Wake(); };
   informer->AddEventHandler(std::move(handlers));
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(mu_);
   if (!thread_.joinable() && !stopped_) thread_ = std::thread([this] { Loop(); });
 }
 
 void CertManager::Stop() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     stopped_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
 void CertManager::Wake() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(mu_);
     wake_ = true;
   }
-  cv_.notify_all();
+  cv_.NotifyAll();
 }
 
 void CertManager::Loop() {
   auto interval = options_.check_interval;
   while (true) {
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      clock_.WaitUntil(lock, cv_, clock_.Monotonic() + interval,
-                       [&] { return stopped_ || wake_; });
+      base::MutexLock lock(mu_);
+      clock_.WaitUntil(mu_, cv_, clock_.Monotonic() + interval,
+                       [&]() REQUIRES(mu_) { return stopped_ || wake_; });
       if (stopped_) return;
       wake_ = false;
     }

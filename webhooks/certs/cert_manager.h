@@ -24,19 +24,18 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
-#include "kube/client.h"
 #include "base/clock.h"
-#include "kube/informer.h"
+#include "base/mutex.h"
 #include "base/status.h"
+#include "kube/client.h"
+#include "kube/informer.h"
 #include "webhooks/certs/certificates.h"
 
 namespace tephra::webhooks {
@@ -121,13 +120,13 @@ class CertManager {
   const CertManagerOptions options_;
   base::ClockInterface& clock_;
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopped_ = false;                 // guarded by mu_
-  bool wake_ = false;                    // guarded by mu_
-  CertificateMaterial written_;          // guarded by mu_
-  std::vector<Listener> listeners_;      // guarded by mu_
-  std::mutex sync_mu_;                   // one Sync at a time
+  mutable base::Mutex mu_;
+  base::CondVar cv_;
+  bool stopped_ GUARDED_BY(mu_) = false;
+  bool wake_ GUARDED_BY(mu_) = false;
+  CertificateMaterial written_ GUARDED_BY(mu_);
+  std::vector<Listener> listeners_ GUARDED_BY(mu_);
+  base::Mutex sync_mu_;  // one Sync at a time
   std::thread thread_;
 };
 

@@ -18,13 +18,13 @@ TEST_CASE("FakeClock advances wall and monotonic time together") {
 
 TEST_CASE("FakeClock wakes a waiter only when advanced past its deadline") {
   FakeClock clock;
-  std::mutex mu;
-  std::condition_variable cv;
+  base::Mutex mu;
+  base::CondVar cv;
   bool done = false;
   bool result = true;
   std::thread waiter([&] {
-    std::unique_lock<std::mutex> lock(mu);
-    result = clock.WaitUntil(lock, cv, clock.Monotonic() + std::chrono::seconds(10),
+    base::MutexLock lock(mu);
+    result = clock.WaitUntil(mu, cv, clock.Monotonic() + std::chrono::seconds(10),
                              [] { return false; });
     done = true;
   });
@@ -32,7 +32,7 @@ TEST_CASE("FakeClock wakes a waiter only when advanced past its deadline") {
   clock.Advance(std::chrono::seconds(9));
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   {
-    std::lock_guard<std::mutex> l(mu);
+    base::MutexLock l(mu);
     CHECK_FALSE(done);
   }
   clock.Advance(std::chrono::seconds(1));
@@ -42,10 +42,10 @@ TEST_CASE("FakeClock wakes a waiter only when advanced past its deadline") {
 }
 
 TEST_CASE("RealClock waits for a predicate") {
-  std::mutex mu;
-  std::condition_variable cv;
-  std::unique_lock<std::mutex> lock(mu);
-  bool ok = RealClock().WaitUntil(lock, cv, RealClock().Monotonic() + std::chrono::seconds(5),
+  base::Mutex mu;
+  base::CondVar cv;
+  base::MutexLock lock(mu);
+  bool ok = RealClock().WaitUntil(mu, cv, RealClock().Monotonic() + std::chrono::seconds(5),
                                   [] { return true; });
   CHECK(ok);
 }

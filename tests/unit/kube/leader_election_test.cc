@@ -34,13 +34,14 @@ std::shared_ptr<Client> ClientOn(const std::shared_ptr<FakeApiServer>& fake) {
 struct Candidate {
   Candidate(std::shared_ptr<Client> client, LeaderElectionConfig config) {
     LeaderCallbacks cb;
+    // The time first: the flag's store publishes it to a thread that sees the flag.
     cb.on_started_leading = [this] {
-      started = true;
       started_at = std::chrono::steady_clock::now();
+      started = true;
     };
     cb.on_stopped_leading = [this] {
-      stopped = true;
       stopped_at = std::chrono::steady_clock::now();
+      stopped = true;
     };
     elector = std::make_unique<LeaderElector>(std::move(client), std::move(config), cb);
     thread = std::thread([this] { result = elector->Run(); });
@@ -132,6 +133,7 @@ TEST_CASE("a leader cut off from the API server stops before another starts") {
   REQUIRE(Within(std::chrono::seconds(3), [&] { return b.started.load(); }));
   REQUIRE(a.stopped);
   CHECK_FALSE(a.elector->IsLeader());
+  a.thread.join();  // Run() returned after losing the lease; its result is safe to read now
   CHECK_FALSE(a.result.ok());
   // The guarantee: a had stopped acting before b began.
   CHECK(a.stopped_at < b.started_at);
