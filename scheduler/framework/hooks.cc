@@ -44,7 +44,7 @@ TEPHRA_ADD_FN(AddNodeOrderFn, node_order_, NodeOrderFn, kNodeOrder)
 TEPHRA_ADD_FN(AddBatchNodeOrderFn, batch_node_order_, BatchNodeOrderFn, kNodeOrder)
 TEPHRA_ADD_FN(AddJobReadyFn, job_ready_, JobPredicateFn, kJobReady)
 TEPHRA_ADD_FN(AddJobPipelinedFn, job_pipelined_, JobVoteFn, kJobPipelined)
-TEPHRA_ADD_FN(AddJobEnqueueableFn, job_enqueueable_, JobVoteFn, kJobEnqueued)
+TEPHRA_ADD_FN(AddJobEnqueueableFn, job_enqueueable_, JobEnqueueableFn, kJobEnqueued)
 TEPHRA_ADD_FN(AddJobEnqueuedFn, job_enqueued_, JobNotifyFn, kJobEnqueued)
 TEPHRA_ADD_FN(AddJobStarvingFn, job_starving_, JobPredicateFn, kJobStarving)
 TEPHRA_ADD_FN(AddOverusedFn, overused_, QueuePredicateFn, kOverused)
@@ -229,11 +229,12 @@ bool Hooks::JobReady(const JobInfo& job) const {
 namespace {
 
 // Reject anywhere wins; otherwise the first tier with a Permit decides; all abstain: true.
-bool Votes(const std::vector<std::vector<JobVoteFn>>& tiers, const JobInfo& job) {
+template <typename Fn, typename... Args>
+bool Votes(const std::vector<std::vector<Fn>>& tiers, const Args&... args) {
   for (const auto& tier : tiers) {
     bool permitted = false;
     for (const auto& fn : tier) {
-      Vote v = fn(job);
+      Vote v = fn(args...);
       if (v == Vote::kReject) return false;
       if (v == Vote::kPermit) permitted = true;
     }
@@ -246,8 +247,8 @@ bool Votes(const std::vector<std::vector<JobVoteFn>>& tiers, const JobInfo& job)
 
 bool Hooks::JobPipelined(const JobInfo& job) const { return Votes(job_pipelined_.tiers(), job); }
 
-bool Hooks::JobEnqueueable(const JobInfo& job) const {
-  return Votes(job_enqueueable_.tiers(), job);
+bool Hooks::JobEnqueueable(const JobInfo& job, const api::Resources& credit) const {
+  return Votes(job_enqueueable_.tiers(), job, credit);
 }
 
 void Hooks::JobEnqueued(const JobInfo& job) const {

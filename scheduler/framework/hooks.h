@@ -62,7 +62,7 @@ class Hooks {
   void AddJobValidFn(std::string_view plugin, JobValidFn fn);
   void AddJobReadyFn(std::string_view plugin, JobPredicateFn fn);
   void AddJobPipelinedFn(std::string_view plugin, JobVoteFn fn);
-  void AddJobEnqueueableFn(std::string_view plugin, JobVoteFn fn);
+  void AddJobEnqueueableFn(std::string_view plugin, JobEnqueueableFn fn);
   void AddJobEnqueuedFn(std::string_view plugin, JobNotifyFn fn);
   void AddJobStarvingFn(std::string_view plugin, JobPredicateFn fn);
   void AddOverusedFn(std::string_view plugin, QueuePredicateFn fn);
@@ -92,7 +92,7 @@ class Hooks {
   ValidateResult JobValid(const JobInfo& job) const;
   bool JobReady(const JobInfo& job) const;
   bool JobPipelined(const JobInfo& job) const;
-  bool JobEnqueueable(const JobInfo& job) const;
+  bool JobEnqueueable(const JobInfo& job, const api::Resources& credit) const;
   void JobEnqueued(const JobInfo& job) const;
   bool JobStarving(const JobInfo& job) const;
   bool Overused(const QueueInfo& queue) const;
@@ -133,7 +133,7 @@ class Hooks {
   TieredHooks<JobValidFn> job_valid_;  // one tier
   TieredHooks<JobPredicateFn> job_ready_;
   TieredHooks<JobVoteFn> job_pipelined_;
-  TieredHooks<JobVoteFn> job_enqueueable_;
+  TieredHooks<JobEnqueueableFn> job_enqueueable_;
   TieredHooks<JobNotifyFn> job_enqueued_;
   TieredHooks<JobPredicateFn> job_starving_;
   TieredHooks<QueuePredicateFn> overused_;

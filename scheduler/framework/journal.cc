@@ -61,6 +61,16 @@ const std::vector<JobNote>* Journal::JobNotes(size_t job) const {
   return it == notes_.end() ? nullptr : &it->second;
 }
 
+void Journal::TruncateJobNotes(size_t job, size_t count) {
+  auto it = notes_.find(job);
+  if (it == notes_.end()) return;
+  if (count == 0) {
+    notes_.erase(it);
+  } else if (it->second.size() > count) {
+    it->second.resize(count);
+  }
+}
+
 void Journal::NoteWithdrawn(size_t job, std::vector<std::string> uids) {
   std::vector<std::string>& kept = withdrawn_[job];
   if (uids.size() > kept.size()) kept = std::move(uids);

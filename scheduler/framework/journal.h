@@ -71,6 +71,8 @@ class Journal {
   // Keeps the first kMaxJobNotes notes per job.
   void AddJobNote(size_t job, JobNote note);
   const std::vector<JobNote>* JobNotes(size_t job) const;
+  // Keeps only the first `count` notes of `job` (none: as if it had never had any).
+  void TruncateJobNotes(size_t job, size_t count);
   void ClearJobNotes(size_t job) { notes_.erase(job); }
 
   // Keeps the largest set of placements of `job` withdrawn so far.

@@ -55,9 +55,11 @@ size_t Session::NodesToFind(size_t n) const {
 }
 
 bool Session::JobEnqueueable(const JobInfo& job, const api::Resources& credit) {
-  admission_credit_ = credit;
-  bool permitted = hooks_.JobEnqueueable(job);
-  admission_credit_ = api::Resources();
+  std::optional<size_t> j = view_.JobIndex(job.id);
+  const std::vector<JobNote>* notes = j ? journal_.JobNotes(*j) : nullptr;
+  const size_t noted = notes != nullptr ? notes->size() : 0;
+  bool permitted = hooks_.JobEnqueueable(job, credit);
+  if (j && !credit.IsEmpty()) journal_.TruncateJobNotes(*j, noted);
   return permitted;
 }
 

@@ -111,7 +111,7 @@ class Session {
   void AddJobPipelinedFn(std::string_view plugin, JobVoteFn fn) {
     hooks_.AddJobPipelinedFn(plugin, std::move(fn));
   }
-  void AddJobEnqueueableFn(std::string_view plugin, JobVoteFn fn) {
+  void AddJobEnqueueableFn(std::string_view plugin, JobEnqueueableFn fn) {
     hooks_.AddJobEnqueueableFn(plugin, std::move(fn));
   }
   void AddJobEnqueuedFn(std::string_view plugin, JobNotifyFn fn) {
@@ -184,13 +184,14 @@ class Session {
   ValidateResult JobValid(const JobInfo& job) const { return hooks_.JobValid(job); }
   bool JobReady(const JobInfo& job) const { return hooks_.JobReady(job); }
   bool JobPipelined(const JobInfo& job) const { return hooks_.JobPipelined(job); }
-  bool JobEnqueueable(const JobInfo& job) const { return hooks_.JobEnqueueable(job); }
+  bool JobEnqueueable(const JobInfo& job) const {
+    return hooks_.JobEnqueueable(job, api::Resources());
+  }
   // The same vote, with `credit`: resources the job could take by preempting lower-priority
-  // tasks of its own queue. Plugins that count the cluster's or the queue's usage read it
-  // through AdmissionCredit() and treat it as free.
+  // tasks of its own queue, which the plugins' votes (JobEnqueueableFn) treat as free. Notes
+  // the plugins leave on the job during such a vote are dropped: measured against a limit the
+  // credit inflated, they would restate the first vote's refusal less clearly.
   bool JobEnqueueable(const JobInfo& job, const api::Resources& credit);
-  // During a JobEnqueueable vote: the credit it was given (empty otherwise).
-  const api::Resources& AdmissionCredit() const { return admission_credit_; }
   void JobEnqueued(const JobInfo& job) const { hooks_.JobEnqueued(job); }
   bool JobStarving(const JobInfo& job) const { return hooks_.JobStarving(job); }
   bool Overused(const QueueInfo& queue) const { return hooks_.Overused(queue); }
@@ -273,7 +274,6 @@ class Session {
   ClusterView view_;
   Journal journal_;
   Hooks hooks_;
-  api::Resources admission_credit_;  // set only during JobEnqueueable(job, credit)
 };
 
 // An ordered list of session changes, applied at once and then either committed (binds and
