@@ -2,7 +2,7 @@
 //
 // The Session is the face plugins and actions see; it composes three parts:
 //  * Hooks (hooks.h): the callbacks plugins register per extension point, combined by tier
-//    with Volcano's rules (reference §4.5) into the answers actions ask for;
+//    as docs/scheduler.md describes, into the answers actions ask for;
 //  * ClusterView (cluster_view.h): the snapshot with this session's changes, copy-on-write;
 //  * Journal (journal.h): what the session decided beyond the cluster state (conditions, fit
 //    errors, notes), read at close.
