@@ -38,11 +38,35 @@ StatusOr<std::optional<std::chrono::milliseconds>> SettleOrphanCommand(
     const ControllerContext& ctx, const PendingCommand& command, const kube::Resource& resource,
     const std::string& target_namespace, const std::string& target_name);
 
-// SettleOrphanCommand over a controller's inbox for one missing target `key`: items that are
-// not live Commands (to_command gives nullopt) and Commands dealt with leave the inbox, those
-// still waiting go back to its front, and schedule(delay) asks for the next look. The first
-// error is returned; its item stays. `*inbox` is guarded by `mu`, which this takes (a pointer:
-// the analysis cannot express that a parameter is guarded, and flags a guarded reference).
+// SettleOrphanCommand over `items` taken from a controller's inbox for one missing target:
+// items that are not live Commands (to_command gives nullopt) and Commands dealt with leave
+// `items`, those still waiting stay, and `again` says when to look next. The first error is
+// returned; its item stays.
+template <typename Item, typename ToCommand>
+Status SettleOrphanCommandItems(const ControllerContext& ctx, std::deque<Item>& items,
+                                ToCommand to_command, const kube::Resource& resource,
+                                const std::string& target_namespace,
+                                const std::string& target_name,
+                                std::optional<std::chrono::milliseconds>* again) {
+  std::deque<Item> waiting;
+  Status result;
+  for (Item& item : items) {
+    std::optional<PendingCommand> command = to_command(item);
+    if (!command) continue;
+    auto settled = SettleOrphanCommand(ctx, *command, resource, target_namespace, target_name);
+    if (!settled.ok() && result.ok()) result = settled.status();
+    if (settled.ok() && !settled->has_value()) continue;
+    if (settled.ok()) *again = std::min(again->value_or(**settled), **settled);
+    waiting.push_back(std::move(item));
+  }
+  items.swap(waiting);
+  return result;
+}
+
+// SettleOrphanCommandItems over a controller's inbox for one missing target `key`: the items
+// still waiting go back to the inbox's front, and schedule(delay) asks for the next look.
+// `*inbox` is guarded by `mu`, which this takes (a pointer: the analysis cannot express that a
+// parameter is guarded, and flags a guarded reference).
 template <typename Item, typename ToCommand, typename Schedule>
 Status SettleOrphanCommands(const ControllerContext& ctx, base::Mutex& mu,
                             std::unordered_map<std::string, std::deque<Item>>* inbox,
@@ -57,23 +81,14 @@ Status SettleOrphanCommands(const ControllerContext& ctx, base::Mutex& mu,
     items.swap(it->second);
     inbox->erase(it);
   }
-  std::deque<Item> waiting;
   std::optional<std::chrono::milliseconds> again;
-  Status result;
-  for (Item& item : items) {
-    std::optional<PendingCommand> command = to_command(item);
-    if (!command) continue;
-    auto settled = SettleOrphanCommand(ctx, *command, resource, target_namespace, target_name);
-    if (!settled.ok() && result.ok()) result = settled.status();
-    if (settled.ok() && !settled->has_value()) continue;
-    if (settled.ok()) again = std::min(again.value_or(**settled), **settled);
-    waiting.push_back(std::move(item));
-  }
-  if (!waiting.empty()) {
+  Status result = SettleOrphanCommandItems(ctx, items, to_command, resource, target_namespace,
+                                           target_name, &again);
+  if (!items.empty()) {
     base::MutexLock l(mu);
     auto& box = (*inbox)[key];
-    box.insert(box.begin(), std::make_move_iterator(waiting.begin()),
-               std::make_move_iterator(waiting.end()));
+    box.insert(box.begin(), std::make_move_iterator(items.begin()),
+               std::make_move_iterator(items.end()));
   }
   if (again) schedule(*again);
   return result;

@@ -25,7 +25,6 @@ namespace {
 
 namespace ev = api::job_event;
 
-constexpr size_t kInboxLimit = 1024;
 constexpr int kParallelWrites = 16;
 // A pod this process created but the cache does not show yet is assumed pending for this long.
 constexpr auto kCreationExpectationTtl = std::chrono::seconds(30);
@@ -97,12 +96,6 @@ Request RequestFor(std::string_view event) {
 
 }  // namespace
 
-JobController::InboxItem JobController::Item(Request request) {
-  InboxItem item;
-  item.request = std::move(request);
-  return item;
-}
-
 JobController::JobController() = default;
 
 JobController::~JobController() { Stop(); }
@@ -165,10 +158,10 @@ Status JobController::Initialize(ControllerContext& context) {
 
   kube::EventHandlers job_handlers;
   job_handlers.on_add = [this](const kube::ObjectPtr& o) {
-    Enqueue(o->metadata.Key(), Item(RequestFor(ev::kOutOfSync)));
+    Enqueue(o->metadata.Key(), InboxItem::For(RequestFor(ev::kOutOfSync)));
   };
   job_handlers.on_update = [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
-    Enqueue(o->metadata.Key(), Item(RequestFor(ev::kOutOfSync)));
+    Enqueue(o->metadata.Key(), InboxItem::For(RequestFor(ev::kOutOfSync)));
   };
   job_handlers.on_delete = [this](const kube::ObjectPtr& o, bool) { queue_->Add(o->metadata.Key()); };
   jobs_->AddEventHandler(job_handlers);
@@ -205,7 +198,7 @@ Status JobController::Initialize(ControllerContext& context) {
     if (key.empty() || before.status.phase == now.status.phase) return;
     Request r;
     if (now.status.phase == api::podgroup_phase::kUnknown) r.event = std::string(ev::kJobUnknown);
-    Enqueue(key, Item(std::move(r)));
+    Enqueue(key, InboxItem::For(std::move(r)));
   };
   pg_handlers.on_delete = [this, pg_job_key](const kube::ObjectPtr& o, bool) {
     std::string key = pg_job_key(*o);
@@ -237,21 +230,7 @@ Status JobController::Initialize(ControllerContext& context) {
 }
 
 void JobController::Enqueue(const std::string& key, InboxItem item, std::chrono::milliseconds delay) {
-  {
-    base::MutexLock l(mu_);
-    auto& box = inbox_[key];
-    // Plain syncs carry no information beyond "look again": keep one.
-    const bool plain = item.command_name.empty() && item.request.pod_name.empty() &&
-                       (item.request.event.empty() ||
-                                                     item.request.event == ev::kOutOfSync) &&
-                       item.request.action.empty();
-    bool redundant = plain && !box.empty() && box.back().command_name.empty() &&
-                     box.back().request.action.empty() &&
-                     (box.back().request.event.empty() || box.back().request.event == ev::kOutOfSync);
-    if (!redundant && (box.size() < kInboxLimit || !item.command_name.empty())) {
-      box.push_back(std::move(item));
-    }
-  }
+  inbox_.Add(key, std::move(item));
   if (delay.count() > 0) {
     queue_->AddAfter(key, delay);
   } else {
@@ -272,7 +251,8 @@ void JobController::OnPod(const api::Pod& pod, Request request) {
   std::string key = JobKeyOfPod(pod);
   if (key.empty()) return;
   const bool progress = request.event == ev::kPodPending || request.event == ev::kPodRunning;
-  Enqueue(key, Item(std::move(request)), progress ? kPodProgressCoalesce : std::chrono::milliseconds(0));
+  Enqueue(key, InboxItem::For(std::move(request)),
+          progress ? kPodProgressCoalesce : std::chrono::milliseconds(0));
 }
 
 void JobController::Start() {
@@ -327,12 +307,9 @@ void JobController::HandleResult(const std::string& key, const Status& status) {
                   "giving up after " + std::to_string(max) + " failed passes (" +
                       status.ToString() + "); terminating the job");
     }
-    InboxItem item;
-    item.request.action = std::string(ActionName(Action::kTerminateJob));
-    {
-      base::MutexLock l(mu_);
-      inbox_[key].push_front(std::move(item));
-    }
+    InboxItem terminate;
+    terminate.request.action = std::string(ActionName(Action::kTerminateJob));
+    inbox_.PutBack(key, {terminate});
     q.AddRateLimited(key);
     return;
   }
@@ -395,19 +372,11 @@ Status JobController::Sync(const std::string& key) {
   defaults.default_queue = ctx_.options.default_queue;
   api::ApplyJobDefaults(&job, defaults);
 
-  std::deque<InboxItem> items;
-  {
-    base::MutexLock l(mu_);
-    auto it = inbox_.find(key);
-    if (it != inbox_.end()) {
-      items.swap(it->second);
-      inbox_.erase(it);
-    }
-  }
+  std::deque<InboxItem> items = inbox_.Take(key);
+  // Items from `from` on wait for the next pass.
   auto put_back = [&](std::deque<InboxItem>::iterator from) {
-    base::MutexLock l(mu_);
-    auto& box = inbox_[key];
-    box.insert(box.begin(), std::make_move_iterator(from), std::make_move_iterator(items.end()));
+    items.erase(items.begin(), from);
+    inbox_.PutBack(key, std::move(items));
   };
 
   {
@@ -483,11 +452,9 @@ Status JobController::Sync(const std::string& key) {
   Status s = Execute(job, pods, action, action_request, reason);
   if (!s.ok() && acted) {
     // The action did not complete: run it again on the retry.
-    InboxItem again;
-    again.request = action_request;
+    InboxItem again = InboxItem::For(action_request);
     again.request.action = std::string(ActionName(action));
-    base::MutexLock l(mu_);
-    inbox_[key].push_front(std::move(again));
+    inbox_.PutBack(key, {again});
   }
   if (s.ok() && acted) delayed_->OnActionExecuted(key, action, action_request);
   return s;
@@ -497,13 +464,13 @@ Status JobController::SettleCommandsWithoutJob(const std::string& key) {
   Forget(key);
   const auto [ns, name] = kube::SplitObjectKey(key);
   // Pod events of a job that is gone need nothing; a consumed Command is done.
-  auto command_of = [&ns = ns](const InboxItem& item) -> std::optional<PendingCommand> {
-    if (item.command_name.empty() || item.command_consumed) return std::nullopt;
-    return PendingCommand{ns, item.command_name, item.command_uid, item.request.action,
-                          item.command_seen};
-  };
-  return SettleOrphanCommands(ctx_, mu_, &inbox_, key, command_of, api::kJobs, ns, name,
-                              [&](std::chrono::milliseconds delay) { queue_->AddAfter(key, delay); });
+  auto command_of = [&ns = ns](const InboxItem& item) { return item.Command(ns); };
+  std::deque<InboxItem> items = inbox_.Take(key);
+  std::optional<std::chrono::milliseconds> again;
+  Status s = SettleOrphanCommandItems(ctx_, items, command_of, api::kJobs, ns, name, &again);
+  inbox_.PutBack(key, std::move(items));
+  if (again) queue_->AddAfter(key, *again);
+  return s;
 }
 
 Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<const api::Pod>>& pods,

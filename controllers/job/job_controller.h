@@ -10,7 +10,6 @@
 #pragma once
 
 #include <chrono>
-#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -26,6 +25,7 @@
 #include "base/mutex.h"
 #include "base/workqueue.h"
 #include "controllers/framework/controller.h"
+#include "controllers/job/job_inbox.h"
 #include "controllers/job/policy.h"
 #include "controllers/job/state_machine.h"
 #include "metrics/metrics.h"
@@ -47,13 +47,6 @@ class JobController : public Controller {
   Status Sync(const std::string& key);
 
  private:
-  struct InboxItem {
-    Request request;
-    std::string command_name;  // set for Commands: deleted before the action runs
-    std::string command_uid;
-    std::chrono::steady_clock::time_point command_seen;  // monotonic
-    bool command_consumed = false;
-  };
   // What this process did that the caches may not show yet.
   struct Expectations {
     std::map<std::string, base::Time> created;  // pod name → when
@@ -62,7 +55,6 @@ class JobController : public Controller {
     int64_t plugins_updated_generation = -1;
   };
 
-  static InboxItem Item(Request request);
   // Queues `item` for the job; the job is synced at once, or after `delay` (coalescing).
   void Enqueue(const std::string& key, InboxItem item,
                std::chrono::milliseconds delay = std::chrono::milliseconds(0));
@@ -109,9 +101,9 @@ class JobController : public Controller {
   std::unique_ptr<base::ShardedWorkQueue> queue_;
   std::unique_ptr<DelayedActions> delayed_;
   std::vector<std::thread> workers_;
+  JobInbox inbox_;
 
   base::Mutex mu_;
-  std::unordered_map<std::string, std::deque<InboxItem>> inbox_ GUARDED_BY(mu_);
   std::unordered_map<std::string, Expectations> expectations_ GUARDED_BY(mu_);
   std::unordered_map<std::string, std::pair<std::string, std::string>> phases_;  // key → queue, phase
 

@@ -51,6 +51,10 @@ using BatchNodeOrderFn = std::function<void(const TaskInfo& task,
                                             std::vector<double>* scores)>;
 using JobPredicateFn = std::function<bool(const JobInfo& job)>;
 using JobVoteFn = std::function<Vote(const JobInfo& job)>;
+// The JobEnqueueable vote. `credit` is what the job could take by preempting lower-priority
+// tasks of its own queue (empty on a first vote): plugins that count the cluster's or the
+// queue's usage treat it as free.
+using JobEnqueueableFn = std::function<Vote(const JobInfo& job, const api::Resources& credit)>;
 using JobValidFn = std::function<std::optional<ValidateResult>(const JobInfo& job)>;
 using QueuePredicateFn = std::function<bool(const QueueInfo& queue)>;
 using QueueTaskPredicateFn = std::function<bool(const QueueInfo& queue, const TaskInfo& task)>;

@@ -115,7 +115,7 @@ class CapacityPlugin : public Plugin {
       return victims;
     });
     Session* s = &ssn;
-    ssn.AddJobEnqueueableFn(name(), [this, s](const JobInfo& job) {
+    ssn.AddJobEnqueueableFn(name(), [this, s](const JobInfo& job, const Resources& credit) {
       const Attr* leaf = Find(job.queue);
       if (leaf == nullptr || leaf->queue == nullptr || !leaf->queue->IsOpen()) {
         NoteJob(*s, job, QueueNotOpenNote(name(), job.queue, leaf == nullptr ? nullptr : leaf->queue));
@@ -128,7 +128,7 @@ class CapacityPlugin : public Plugin {
         want.Add(a->allocated);
         want.Add(a->inqueue);
         Resources capability = a->real_capability;
-        capability.Add(s->AdmissionCredit());  // the leaf's own tasks, so every ancestor's too
+        capability.Add(credit);  // the leaf's own tasks, so every ancestor's too
         if (!want.LessEqualInDims(capability, min)) {
           NoteJob(*s, job, AdmissionShortfallNote(name(), a->queue != nullptr ? a->queue->name : job.queue, min,
                                                          a->allocated, a->inqueue, a->real_capability, a->capability));

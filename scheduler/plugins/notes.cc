@@ -54,9 +54,6 @@ JobNote QueueNotOpenNote(std::string_view plugin, const std::string& queue, cons
 }
 
 void NoteJob(Session& ssn, const JobInfo& job, JobNote note) {
-  // The re-vote with preemption credit (enqueue) would restate the first refusal against a
-  // limit inflated by the credit; the first note is the one that explains.
-  if (!ssn.AdmissionCredit().IsEmpty()) return;
   if (auto j = ssn.JobIndex(job.id)) ssn.AddJobNote(*j, std::move(note));
 }
 

@@ -27,12 +27,12 @@ class OvercommitPlugin : public Plugin {
       }
     }
     Session* s = &ssn;
-    ssn.AddJobEnqueueableFn(name(), [this, s](const JobInfo& job) {
+    ssn.AddJobEnqueueableFn(name(), [this, s](const JobInfo& job, const api::Resources& credit) {
       if (!job.min_resources) return Vote::kPermit;
       api::Resources want = inqueue_;
       want.Add(*job.min_resources);
       api::Resources room = idle_;
-      room.Add(s->AdmissionCredit());  // tasks the job may preempt free their share
+      room.Add(credit);  // tasks the job may preempt free their share
       if (want.LessEqual(room, api::Resources::Missing::kZero)) return Vote::kPermit;
       NoteJob(*s, job, {std::string(name()),
                         "the cluster has no room to admit it: minResources " + WithoutPods(*job.min_resources).ToString() +

@@ -143,7 +143,7 @@ class ProportionPlugin : public Plugin {
       return future.LessEqualInDims(it->second.deserved, task.request());
     });
     Session* s = &ssn;
-    ssn.AddJobEnqueueableFn(name(), [this, s](const JobInfo& job) {
+    ssn.AddJobEnqueueableFn(name(), [this, s](const JobInfo& job, const Resources& credit) {
       const QueueInfo* q = s->queue(job.queue);
       if (q == nullptr || !q->IsOpen()) {
         NoteJob(*s, job, QueueNotOpenNote(name(), job.queue, q));
@@ -158,7 +158,7 @@ class ProportionPlugin : public Plugin {
       want.Add(a.inqueue);
       want.Sub(a.elastic);
       Resources capability = a.real_capability;
-      capability.Add(s->AdmissionCredit());  // the queue's own tasks the job may preempt
+      capability.Add(credit);  // the queue's own tasks the job may preempt
       if (want.LessEqualInDims(capability, *job.min_resources)) return Vote::kPermit;
       Resources allocated = a.allocated;
       allocated.Sub(a.elastic);

@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include "scheduler/framework/conf.h"
+#include "scheduler/framework/hooks.h"
 #include "tests/unit/scheduler/harness.h"
 
 namespace tephra::scheduler::testing {
@@ -149,6 +150,35 @@ tiers:
   CHECK(ssn.JobStarving(ssn.job(0)));
   // JobValid is never switched off.
   CHECK(ssn.JobValid(ssn.job(0)).pass);
+}
+
+TEST_CASE("hooks sit in their plugin's tier, in configured order, where the plugin is enabled") {
+  auto conf = ParseSchedulerConf(R"(actions: allocate
+tiers:
+- plugins: [{name: gang}, {name: priority}, {name: drf, enableJobOrder: false}]
+- plugins: [{name: proportion}, {name: gang}])", {}, {});
+  REQUIRE(conf.ok());
+  Hooks hooks(*conf);
+  std::vector<std::string> asked;
+  auto order = [&](std::string label) {
+    return [&asked, label](const JobInfo&, const JobInfo&) {
+      asked.push_back(label);
+      return 0;
+    };
+  };
+  // Registered out of configured order; a plugin may register more than one hook.
+  hooks.AddJobOrderFn("proportion", order("proportion"));
+  hooks.AddJobOrderFn("priority", order("priority"));
+  hooks.AddJobOrderFn("drf", order("drf"));  // switched off
+  hooks.AddJobOrderFn("gang", order("gang 1"));
+  hooks.AddJobOrderFn("gang", order("gang 2"));
+  hooks.AddJobOrderFn("binpack", order("binpack"));  // not configured
+  JobInfo l, r;
+  l.uid = "a";
+  r.uid = "b";
+  CHECK(hooks.JobOrder(l, r));  // no plugin decides: uid
+  CHECK(asked == std::vector<std::string>{"gang 1", "gang 2", "priority", "proportion", "gang 1",
+                                          "gang 2"});
 }
 
 }  // namespace
