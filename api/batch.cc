@@ -117,7 +117,8 @@ void EncodeJobSpecInto(const JobSpec& spec, JsonObject& o) {
     }
   });
   o.EditList(
-      "tasks", spec.tasks.size(), [&](size_t i, JsonObject& t) { EncodeTaskInto(spec.tasks[i], t); },
+      "tasks", spec.tasks.size(),
+      [&](size_t i, JsonObject& t) { EncodeTaskInto(spec.tasks[i], t); },
       [&](size_t i) { return spec.tasks[i].name; });
   EncodePoliciesInto(o, spec.policies);
   o.SetStringListMap("plugins", spec.plugins);

@@ -12,10 +12,10 @@
 #include "api/codec.h"
 #include "api/core.h"
 #include "api/duration.h"
-#include "json/json.h"
-#include "kube/object.h"
 #include "base/status.h"
 #include "base/time.h"
+#include "json/json.h"
+#include "kube/object.h"
 
 namespace tephra::api {
 
@@ -192,7 +192,8 @@ class Command : public kube::Object {
   std::string message;
 };
 
-StatusOr<std::shared_ptr<Job>> DecodeJob(const json::Value& value, const DecodeOptions& options = {});
+StatusOr<std::shared_ptr<Job>> DecodeJob(const json::Value& value,
+                                         const DecodeOptions& options = {});
 StatusOr<std::shared_ptr<Job>> DecodeJob(std::string_view text, const DecodeOptions& options = {});
 StatusOr<std::shared_ptr<Command>> DecodeCommand(const json::Value& value,
                                                  const DecodeOptions& options = {});

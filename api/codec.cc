@@ -31,12 +31,24 @@ std::optional<Quantity> QuantityOf(const json::Value& v) {
   return DecodeQuantity(json::Reader(&v, &ignored));
 }
 
-bool EmptyString(const json::Value& v) { return json::IsString(v) && v.GetStringLength() == 0; }
-bool ZeroNumber(const json::Value& v) { return json::IntegerOf(v) == 0; }
-bool FalseBool(const json::Value& v) { return v.IsFalse(); }
-bool EmptyObject(const json::Value& v) { return v.IsObject() && v.ObjectEmpty(); }
-bool EmptyArray(const json::Value& v) { return v.IsArray() && v.Empty(); }
-bool Never(const json::Value&) { return false; }
+bool EmptyString(const json::Value& v) {
+  return json::IsString(v) && v.GetStringLength() == 0;
+}
+bool ZeroNumber(const json::Value& v) {
+  return json::IntegerOf(v) == 0;
+}
+bool FalseBool(const json::Value& v) {
+  return v.IsFalse();
+}
+bool EmptyObject(const json::Value& v) {
+  return v.IsObject() && v.ObjectEmpty();
+}
+bool EmptyArray(const json::Value& v) {
+  return v.IsArray() && v.Empty();
+}
+bool Never(const json::Value&) {
+  return false;
+}
 
 // By value, so that 3.0 or a raw 3.00 stays as written when the model holds 3.
 bool SameInt(const json::Value* v, int64_t value) {
@@ -114,8 +126,7 @@ std::optional<Duration> DecodeDuration(const json::Reader& r) {
   return *d;
 }
 
-Status WithParsedJson(std::string_view text,
-                      const std::function<Status(const json::Value&)>& fn) {
+Status WithParsedJson(std::string_view text, const std::function<Status(const json::Value&)>& fn) {
   json::Document doc;
   TEPHRA_RETURN_IF_ERROR(json::Parse(text, &doc));
   return fn(doc);
@@ -220,9 +231,13 @@ std::vector<SizeType> MatchOldElements(const json::Value& old, size_t count,
 
 }  // namespace
 
-bool JsonObject::empty() const { return value_->ObjectEmpty(); }
+bool JsonObject::empty() const {
+  return value_->ObjectEmpty();
+}
 
-bool JsonObject::Has(std::string_view key) const { return FindMember(value_, key) != nullptr; }
+bool JsonObject::Has(std::string_view key) const {
+  return FindMember(value_, key) != nullptr;
+}
 
 void JsonObject::Remove(std::string_view key) {
   auto it = value_->FindMember(StringRef(key.data(), static_cast<SizeType>(key.size())));
@@ -361,8 +376,7 @@ void JsonObject::SetStringListMap(std::string_view key,
   PutMember(value_, key, std::move(obj), alloc);
 }
 
-void JsonObject::SetQuantities(std::string_view key, const ResourceList& value,
-                               bool keep_empty) {
+void JsonObject::SetQuantities(std::string_view key, const ResourceList& value, bool keep_empty) {
   json::Value* cur = FindMember(value_, key);
   auto& alloc = context_->alloc();
   if (value.empty()) {
@@ -575,14 +589,13 @@ std::string OverlayJson(std::string_view base, const std::function<void(JsonObje
 }
 
 std::string EncodeObject(const kube::Object& obj, const std::function<void(JsonObject&)>& body) {
-  return OverlayJson(obj.raw ? std::string_view(*obj.raw) : std::string_view(),
-                     [&](JsonObject& root) {
-                       root.SetString("apiVersion", obj.api_version);
-                       root.SetString("kind", obj.kind);
-                       root.Edit("metadata",
-                                 [&](JsonObject& m) { EncodeObjectMetaInto(obj.metadata, m); });
-                       body(root);
-                     });
+  return OverlayJson(
+      obj.raw ? std::string_view(*obj.raw) : std::string_view(), [&](JsonObject& root) {
+        root.SetString("apiVersion", obj.api_version);
+        root.SetString("kind", obj.kind);
+        root.Edit("metadata", [&](JsonObject& m) { EncodeObjectMetaInto(obj.metadata, m); });
+        body(root);
+      });
 }
 
 }  // namespace tephra::api

@@ -13,10 +13,10 @@
 
 #include "api/duration.h"
 #include "api/resources.h"
-#include "json/json.h"
-#include "kube/object.h"
 #include "base/status.h"
 #include "base/time.h"
+#include "json/json.h"
+#include "kube/object.h"
 
 namespace tephra::api {
 
@@ -45,8 +45,8 @@ Status DecodeObjectInto(const json::Value& value, const DecodeOptions& options,
 
 template <typename T, typename Fill>
 StatusOr<std::shared_ptr<T>> DecodeTypedObject(const json::Value& value,
-                                               const DecodeOptions& options,
-                                               std::string_view kind, Fill fill) {
+                                               const DecodeOptions& options, std::string_view kind,
+                                               Fill fill) {
   auto obj = std::make_shared<T>();
   TEPHRA_RETURN_IF_ERROR(DecodeObjectInto(value, options, kind, obj.get(),
                                           [&](const json::Reader& r) { fill(r, obj.get()); }));
@@ -136,8 +136,7 @@ std::string OverlayJson(std::string_view base, const std::function<void(JsonObje
 
 // Encodes an object: starts from obj.raw (or {}), writes apiVersion, kind and metadata, then
 // lets `body` write the rest. Returns compact JSON text.
-std::string EncodeObject(const kube::Object& obj,
-                         const std::function<void(JsonObject&)>& body);
+std::string EncodeObject(const kube::Object& obj, const std::function<void(JsonObject&)>& body);
 
 // Writes ObjectMeta's modelled fields (labels, annotations, ownerReferences, ...) over `m`.
 void EncodeObjectMetaInto(const kube::ObjectMeta& meta, JsonObject& m);

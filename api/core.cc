@@ -171,7 +171,8 @@ void EncodeContainersInto(JsonObject& o, std::string_view key,
         const Container& ctr = containers[i];
         c.SetString("name", ctr.name);
         c.SetString("image", ctr.image);
-        c.Edit("resources", [&](JsonObject& r) { EncodeResourceRequirementsInto(ctr.resources, r); });
+        c.Edit("resources",
+               [&](JsonObject& r) { EncodeResourceRequirementsInto(ctr.resources, r); });
         c.EditList("ports", ctr.ports.size(), [&](size_t j, JsonObject& p) {
           const ContainerPort& port = ctr.ports[j];
           p.SetString("name", port.name);
@@ -549,7 +550,9 @@ void FillPriorityClass(const json::Reader& r, PriorityClass* pc) {
   pc->description = r["description"].String();
 }
 
-void FillNamespace(const json::Reader& r, Namespace* ns) { ns->phase = r["status"]["phase"].String(); }
+void FillNamespace(const json::Reader& r, Namespace* ns) {
+  ns->phase = r["status"]["phase"].String();
+}
 
 }  // namespace
 

@@ -15,10 +15,10 @@
 
 #include "api/codec.h"
 #include "api/resources.h"
-#include "json/json.h"
-#include "kube/object.h"
 #include "base/status.h"
 #include "base/time.h"
+#include "json/json.h"
+#include "kube/object.h"
 
 namespace tephra::api {
 
@@ -295,10 +295,13 @@ class Namespace : public kube::Object {
 };
 
 // Decoders; errors name the object and the field path. The text overloads parse first.
-StatusOr<std::shared_ptr<Pod>> DecodePod(const json::Value& value, const DecodeOptions& options = {});
+StatusOr<std::shared_ptr<Pod>> DecodePod(const json::Value& value,
+                                         const DecodeOptions& options = {});
 StatusOr<std::shared_ptr<Pod>> DecodePod(std::string_view text, const DecodeOptions& options = {});
-StatusOr<std::shared_ptr<Node>> DecodeNode(const json::Value& value, const DecodeOptions& options = {});
-StatusOr<std::shared_ptr<Node>> DecodeNode(std::string_view text, const DecodeOptions& options = {});
+StatusOr<std::shared_ptr<Node>> DecodeNode(const json::Value& value,
+                                           const DecodeOptions& options = {});
+StatusOr<std::shared_ptr<Node>> DecodeNode(std::string_view text,
+                                           const DecodeOptions& options = {});
 StatusOr<std::shared_ptr<PriorityClass>> DecodePriorityClass(const json::Value& value,
                                                              const DecodeOptions& options = {});
 StatusOr<std::shared_ptr<PriorityClass>> DecodePriorityClass(std::string_view text,

@@ -53,8 +53,8 @@ void ApplyJobDefaults(Job* job, const JobDefaultingOptions& options) {
     sum += *task.min_available;
   }
   if (spec.min_available == 0) {
-    spec.min_available = static_cast<int32_t>(
-        std::clamp<int64_t>(sum, 0, std::numeric_limits<int32_t>::max()));
+    spec.min_available =
+        static_cast<int32_t>(std::clamp<int64_t>(sum, 0, std::numeric_limits<int32_t>::max()));
   }
   bool needs_svc = HasPlugin(spec, "tensorflow") || HasPlugin(spec, "mpi") ||
                    HasPlugin(spec, "pytorch") || HasPlugin(spec, "ray");

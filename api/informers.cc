@@ -14,14 +14,30 @@ kube::ObjectDecoder Typed(DecodeFn<T> decode) {
 
 }  // namespace
 
-kube::ObjectDecoder JobDecoder() { return Typed<Job>(DecodeJob); }
-kube::ObjectDecoder CommandDecoder() { return Typed<Command>(DecodeCommand); }
-kube::ObjectDecoder PodDecoder() { return Typed<Pod>(DecodePod); }
-kube::ObjectDecoder NodeDecoder() { return Typed<Node>(DecodeNode); }
-kube::ObjectDecoder NamespaceDecoder() { return Typed<Namespace>(DecodeNamespace); }
-kube::ObjectDecoder PriorityClassDecoder() { return Typed<PriorityClass>(DecodePriorityClass); }
-kube::ObjectDecoder QueueDecoder() { return Typed<Queue>(DecodeQueue); }
-kube::ObjectDecoder PodGroupDecoder() { return Typed<PodGroup>(DecodePodGroup); }
+kube::ObjectDecoder JobDecoder() {
+  return Typed<Job>(DecodeJob);
+}
+kube::ObjectDecoder CommandDecoder() {
+  return Typed<Command>(DecodeCommand);
+}
+kube::ObjectDecoder PodDecoder() {
+  return Typed<Pod>(DecodePod);
+}
+kube::ObjectDecoder NodeDecoder() {
+  return Typed<Node>(DecodeNode);
+}
+kube::ObjectDecoder NamespaceDecoder() {
+  return Typed<Namespace>(DecodeNamespace);
+}
+kube::ObjectDecoder PriorityClassDecoder() {
+  return Typed<PriorityClass>(DecodePriorityClass);
+}
+kube::ObjectDecoder QueueDecoder() {
+  return Typed<Queue>(DecodeQueue);
+}
+kube::ObjectDecoder PodGroupDecoder() {
+  return Typed<PodGroup>(DecodePodGroup);
+}
 kube::ObjectDecoder SchedPluginsPodGroupDecoder() {
   return Typed<SchedPluginsPodGroup>(DecodeSchedPluginsPodGroup);
 }

@@ -13,10 +13,10 @@ using validation::Field;
 using validation::Index;
 using validation::Join;
 
-constexpr std::string_view kPolicyEvents[] = {
-    job_event::kAny,           job_event::kPodFailed,    job_event::kPodEvicted,
-    job_event::kPodPending,    job_event::kJobUnknown,   job_event::kTaskCompleted,
-    job_event::kTaskFailed,    job_event::kJobUpdated};
+constexpr std::string_view kPolicyEvents[] = {job_event::kAny,        job_event::kPodFailed,
+                                              job_event::kPodEvicted, job_event::kPodPending,
+                                              job_event::kJobUnknown, job_event::kTaskCompleted,
+                                              job_event::kTaskFailed, job_event::kJobUpdated};
 constexpr std::string_view kPolicyActions[] = {
     job_action::kAbortJob,    job_action::kRestartJob,       job_action::kRestartTask,
     job_action::kRestartPod,  job_action::kRestartPartition, job_action::kTerminateJob,
@@ -61,21 +61,21 @@ void ValidatePartition(const TaskSpec& task, const std::string& tpath, FieldErro
   if (p.min_partitions < 0) {
     errors->push_back({Field(ppath, "minPartitions"), "must be greater than or equal to 0"});
   } else if (p.total_partitions > 0 && p.min_partitions > p.total_partitions) {
-    errors->push_back({Field(ppath, "minPartitions"),
-                       "must be less than or equal to totalPartitions (" +
-                           std::to_string(p.total_partitions) + ")"});
+    errors->push_back(
+        {Field(ppath, "minPartitions"), "must be less than or equal to totalPartitions (" +
+                                            std::to_string(p.total_partitions) + ")"});
   }
   int64_t total = int64_t{p.total_partitions} * p.partition_size;
   if (p.total_partitions > 0 && p.partition_size > 0 && task.replicas != total) {
-    errors->push_back({Field(tpath, "replicas"),
-                       "must equal totalPartitions × partitionSize (" + std::to_string(total) +
-                           ") when partitionPolicy is set"});
+    errors->push_back({Field(tpath, "replicas"), "must equal totalPartitions × partitionSize (" +
+                                                     std::to_string(total) +
+                                                     ") when partitionPolicy is set"});
   }
   int64_t min = int64_t{p.min_partitions} * p.partition_size;
   if (p.min_partitions > 0 && task.min_available && *task.min_available != min) {
-    errors->push_back({Field(tpath, "minAvailable"),
-                       "must equal minPartitions × partitionSize (" + std::to_string(min) +
-                           ") when minPartitions is set"});
+    errors->push_back({Field(tpath, "minAvailable"), "must equal minPartitions × partitionSize (" +
+                                                         std::to_string(min) +
+                                                         ") when minPartitions is set"});
   }
   validation::ValidateNetworkTopology(p.network_topology, Field(ppath, "networkTopology"), errors);
 }
@@ -89,9 +89,8 @@ void ValidateTaskRanges(const TaskSpec& task, const std::string& tpath, FieldErr
     if (*task.min_available < 0) {
       errors->push_back({Field(tpath, "minAvailable"), "must be greater than or equal to 0"});
     } else if (task.replicas >= 0 && *task.min_available > task.replicas) {
-      errors->push_back({Field(tpath, "minAvailable"),
-                         "must be less than or equal to replicas (" +
-                             std::to_string(task.replicas) + ")"});
+      errors->push_back({Field(tpath, "minAvailable"), "must be less than or equal to replicas (" +
+                                                           std::to_string(task.replicas) + ")"});
     }
   }
   ValidatePartition(task, tpath, errors);
@@ -104,9 +103,9 @@ void ValidateJobMinAvailable(const Job& job, FieldErrors* errors) {
   if (job.spec.min_available < 0) {
     errors->push_back({"spec.minAvailable", "must be greater than or equal to 0"});
   } else if (job.spec.min_available > total) {
-    errors->push_back({"spec.minAvailable",
-                       "must be less than or equal to the total replicas of all tasks (" +
-                           std::to_string(total) + ")"});
+    errors->push_back(
+        {"spec.minAvailable", "must be less than or equal to the total replicas of all tasks (" +
+                                  std::to_string(total) + ")"});
   }
 }
 
@@ -115,8 +114,8 @@ void ValidateTopologyPolicy(const TaskSpec& task, const std::string& tpath, Fiel
   if (policy.empty() || policy == "none") return;
   std::string path = Field(tpath, "topologyPolicy");
   if (!OneOf(policy, kTopologyPolicies)) {
-    errors->push_back({path, "must be one of " + ListOf(kTopologyPolicies) + ", not \"" + policy +
-                                 "\""});
+    errors->push_back(
+        {path, "must be one of " + ListOf(kTopologyPolicies) + ", not \"" + policy + "\""});
     return;
   }
   // NUMA alignment needs exclusive whole cpus: limits stand in for missing requests.
@@ -126,7 +125,8 @@ void ValidateTopologyPolicy(const TaskSpec& task, const std::string& tpath, Fiel
     if (cpu == nullptr || cpu->MilliValue() % 1000 != 0 || cpu->Sign() <= 0) {
       errors->push_back({path, "topologyPolicy " + policy +
                                    " requires a whole number of cpus in every container; container "
-                                   "\"" + c.name + "\" requests " +
+                                   "\"" +
+                                   c.name + "\" requests " +
                                    (cpu == nullptr ? std::string("none") : cpu->String())});
     }
   }
@@ -146,8 +146,8 @@ void ValidateTaskCreate(const Job& job, size_t i, std::set<std::string>* names,
       errors->push_back({name_path, "duplicate task name \"" + task.name + "\""});
     }
     // Pods are named <job>-<task>-<index>; the longest index must still make a valid name.
-    std::string pod_name = job.metadata.name + "-" + task.name + "-" +
-                           std::to_string(std::max(task.replicas - 1, 0));
+    std::string pod_name =
+        job.metadata.name + "-" + task.name + "-" + std::to_string(std::max(task.replicas - 1, 0));
     validation::AddNameProblems(errors, name_path, "generated pod name", pod_name,
                                 QualifiedNameProblems(pod_name));
   }
@@ -174,7 +174,8 @@ void ValidateVolumes(const std::vector<VolumeSpec>& volumes, FieldErrors* errors
     } else if (v.mount_path.find(':') != std::string::npos) {
       errors->push_back({Field(vpath, "mountPath"), "must not contain ':'"});
     } else if (!mounts.insert(v.mount_path).second) {
-      errors->push_back({Field(vpath, "mountPath"), "duplicate mountPath \"" + v.mount_path + "\""});
+      errors->push_back(
+          {Field(vpath, "mountPath"), "duplicate mountPath \"" + v.mount_path + "\""});
     }
     bool has_claim = v.volume_claim_json.has_value();
     bool has_name = !v.volume_claim_name.empty();
@@ -200,8 +201,8 @@ void ValidatePlugins(const Job& job, FieldErrors* errors) {
   if (mpi != job.spec.plugins.end()) {
     std::string master = MpiMasterTask(mpi->second);
     if (job.Task(master) == nullptr) {
-      errors->push_back({"spec.plugins.mpi",
-                         "the mpi plugin's master task \"" + master + "\" is not a task of this job"});
+      errors->push_back({"spec.plugins.mpi", "the mpi plugin's master task \"" + master +
+                                                 "\" is not a task of this job"});
     }
   }
 }
@@ -252,8 +253,8 @@ std::vector<size_t> FindCycle(const std::vector<std::vector<size_t>>& edges) {
       size_t w = edges[top.task][top.next_edge++];
       if (colour[w] == kGrey) {
         std::vector<size_t> cycle;
-        auto from = std::find_if(stack.begin(), stack.end(),
-                                 [&](const Frame& f) { return f.task == w; });
+        auto from =
+            std::find_if(stack.begin(), stack.end(), [&](const Frame& f) { return f.task == w; });
         for (auto it = from; it != stack.end(); ++it) cycle.push_back(it->task);
         cycle.push_back(w);
         return cycle;
@@ -296,7 +297,8 @@ void ValidateDependencies(const Job& job, FieldErrors* errors) {
     const DependsOn& d = *tasks[i].depends_on;
     std::string dpath = Field(Index("spec.tasks", i), "dependsOn");
     if (!d.iteration.empty() && d.iteration != "any" && d.iteration != "all") {
-      errors->push_back({Field(dpath, "iteration"), "must be any or all, not \"" + d.iteration + "\""});
+      errors->push_back(
+          {Field(dpath, "iteration"), "must be any or all, not \"" + d.iteration + "\""});
     }
     for (size_t j = 0; j < d.names.size(); ++j) {
       std::string npath = Index(Field(dpath, "name"), j);
@@ -341,8 +343,8 @@ FieldErrors ValidateLifecyclePolicies(const std::vector<LifecyclePolicy>& polici
     }
     for (const auto& [event, epath] : events) {
       if (!OneOf(event, kPolicyEvents)) {
-        errors.push_back({epath, "invalid event \"" + event + "\"; valid events: " +
-                                     ListOf(kPolicyEvents)});
+        errors.push_back(
+            {epath, "invalid event \"" + event + "\"; valid events: " + ListOf(kPolicyEvents)});
         continue;
       }
       auto [owner, inserted] = event_owner.emplace(event, ppath);
@@ -356,13 +358,14 @@ FieldErrors ValidateLifecyclePolicies(const std::vector<LifecyclePolicy>& polici
       if (*policy.exit_code == 0) {
         errors.push_back({Field(ppath, "exitCode"), "must not be 0 (exit code 0 means success)"});
       } else if (!exit_codes.insert(*policy.exit_code).second) {
-        errors.push_back({Field(ppath, "exitCode"),
-                          "duplicate exitCode " + std::to_string(*policy.exit_code)});
+        errors.push_back(
+            {Field(ppath, "exitCode"), "duplicate exitCode " + std::to_string(*policy.exit_code)});
       }
     }
     if (!OneOf(policy.action, kPolicyActions)) {
-      errors.push_back({Field(ppath, "action"), "invalid action \"" + policy.action +
-                                                    "\"; valid actions: " + ListOf(kPolicyActions)});
+      errors.push_back(
+          {Field(ppath, "action"),
+           "invalid action \"" + policy.action + "\"; valid actions: " + ListOf(kPolicyActions)});
     }
   }
   if (wildcard && event_count > 1) {
@@ -419,7 +422,8 @@ bool SameVolumes(const std::vector<VolumeSpec>& a, const std::vector<VolumeSpec>
 void CompareTask(const TaskSpec& a, const TaskSpec& b, const std::string& tpath,
                  FieldErrors* errors) {
   auto changed = [&](std::string_view field) {
-    errors->push_back({Field(tpath, field), "may not be changed; " + std::string(kUpdatableFields)});
+    errors->push_back(
+        {Field(tpath, field), "may not be changed; " + std::string(kUpdatableFields)});
   };
   if (a.name != b.name) changed("name");
   if (!validation::JsonTextEqual(a.template_.json, b.template_.json)) changed("template");
@@ -452,7 +456,8 @@ FieldErrors ValidateJobUpdate(const Job& old_job, const Job& new_job) {
     }
   }
   auto changed = [&](std::string_view field) {
-    errors.push_back({Field("spec", field), "may not be changed; " + std::string(kUpdatableFields)});
+    errors.push_back(
+        {Field("spec", field), "may not be changed; " + std::string(kUpdatableFields)});
   };
   if (o.scheduler_name != n.scheduler_name) changed("schedulerName");
   if (!SameVolumes(o.volumes, n.volumes)) changed("volumes");
@@ -461,7 +466,8 @@ FieldErrors ValidateJobUpdate(const Job& old_job, const Job& new_job) {
   if (o.running_estimate != n.running_estimate) changed("runningEstimate");
   if (o.queue != n.queue) changed("queue");
   if (o.max_retry != n.max_retry) changed("maxRetry");
-  if (o.ttl_seconds_after_finished != n.ttl_seconds_after_finished) changed("ttlSecondsAfterFinished");
+  if (o.ttl_seconds_after_finished != n.ttl_seconds_after_finished)
+    changed("ttlSecondsAfterFinished");
   if (o.min_success != n.min_success) changed("minSuccess");
   if (o.network_topology != n.network_topology) changed("networkTopology");
   return errors;

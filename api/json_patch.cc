@@ -142,8 +142,8 @@ Status ApplyOne(json::Document* doc, const PatchOp& op) {
   json::Value* parent = doc;
   for (size_t i = 0; i + 1 < tokens.size(); ++i) {
     if (parent->IsObject()) {
-      auto it = parent->FindMember(json::Value(tokens[i].data(),
-                                               static_cast<SizeType>(tokens[i].size())));
+      auto it = parent->FindMember(
+          json::Value(tokens[i].data(), static_cast<SizeType>(tokens[i].size())));
       if (it == parent->MemberEnd()) return PatchError(op, "\"" + tokens[i] + "\" not found");
       parent = &it->value;
     } else if (parent->IsArray()) {

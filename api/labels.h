@@ -12,11 +12,11 @@ inline constexpr std::string_view kGroupNameAnnotation = "scheduling.k8s.io/grou
 inline constexpr std::string_view kSchedPluginsPodGroupLabel = "scheduling.x-k8s.io/pod-group";
 
 // Set by the job controller on the pods of a Job.
-inline constexpr std::string_view kJobNameKey = "volcano.sh/job-name";            // label + annotation
+inline constexpr std::string_view kJobNameKey = "volcano.sh/job-name";  // label + annotation
 inline constexpr std::string_view kJobNamespaceKey = "volcano.sh/job-namespace";  // label
-inline constexpr std::string_view kTaskSpecKey = "volcano.sh/task-spec";          // label + annotation
-inline constexpr std::string_view kTaskIndexKey = "volcano.sh/task-index";        // label + annotation
-inline constexpr std::string_view kQueueNameKey = "volcano.sh/queue-name";        // label + annotation
+inline constexpr std::string_view kTaskSpecKey = "volcano.sh/task-spec";    // label + annotation
+inline constexpr std::string_view kTaskIndexKey = "volcano.sh/task-index";  // label + annotation
+inline constexpr std::string_view kQueueNameKey = "volcano.sh/queue-name";  // label + annotation
 inline constexpr std::string_view kJobVersionAnnotation = "volcano.sh/job-version";
 inline constexpr std::string_view kJobRetryCountAnnotation = "volcano.sh/job-retry-count";
 inline constexpr std::string_view kTemplateUidAnnotation = "volcano.sh/template-uid";
@@ -44,7 +44,8 @@ inline constexpr std::string_view kSchedulingQueueNameAnnotation =
 inline constexpr std::string_view kGroupMinMemberAnnotation =
     "scheduling.volcano.sh/group-min-member";
 // Pod scheduling gate used by opt-in queue admission.
-inline constexpr std::string_view kQueueAllocationGate = "scheduling.volcano.sh/queue-allocation-gate";
+inline constexpr std::string_view kQueueAllocationGate =
+    "scheduling.volcano.sh/queue-allocation-gate";
 
 // Multi-cluster forwarding.
 inline constexpr std::string_view kJobForwardingKey = "volcano.sh/job-forwarding";

@@ -42,9 +42,8 @@ struct Member {
 constexpr Member kNameOnly[] = {{"name", Shape::kString}};
 constexpr Member kEnvVar[] = {
     {"name", Shape::kString}, {"value", Shape::kString}, {"valueFrom", Shape::kObject}};
-constexpr Member kEnvFrom[] = {{"prefix", Shape::kString},
-                               {"configMapRef", Shape::kObject},
-                               {"secretRef", Shape::kObject}};
+constexpr Member kEnvFrom[] = {
+    {"prefix", Shape::kString}, {"configMapRef", Shape::kObject}, {"secretRef", Shape::kObject}};
 constexpr Member kContainerPort[] = {{"name", Shape::kString},
                                      {"hostPort", Shape::kInt32},
                                      {"containerPort", Shape::kInt32},
@@ -159,16 +158,16 @@ constexpr Member kPodSpec[] = {{"volumes", Shape::kObjectList},
                                {"os", Shape::kObject, kNameOnly},
                                {"schedulingGates", Shape::kObjectList, kNameOnly},
                                {"resources", Shape::kObject, kResources}};
-constexpr Member kObjectMeta[] = {{"name", Shape::kString},
-                                  {"generateName", Shape::kString},
-                                  {"namespace", Shape::kString},
-                                  {"labels", Shape::kStringMap},
-                                  {"annotations", Shape::kStringMap},
-                                  {"finalizers", Shape::kStringList}};
+constexpr Member kObjectMeta[] = {
+    {"name", Shape::kString},           {"generateName", Shape::kString},
+    {"namespace", Shape::kString},      {"labels", Shape::kStringMap},
+    {"annotations", Shape::kStringMap}, {"finalizers", Shape::kStringList}};
 constexpr Member kPodTemplateSpec[] = {{"metadata", Shape::kObject, kObjectMeta},
                                        {"spec", Shape::kObject, kPodSpec}};
 
-std::string Got(const json::Value& v) { return ", not " + std::string(json::TypeOf(v)); }
+std::string Got(const json::Value& v) {
+  return ", not " + std::string(json::TypeOf(v));
+}
 
 bool IsInteger(const json::Value& v, int64_t min, int64_t max) {
   std::optional<int64_t> i = json::IntegerOf(v);
@@ -182,8 +181,8 @@ void CheckShape(const json::Value& obj, std::span<const Member> schema, const st
                 FieldErrors* errors) {
   for (auto m = obj.MemberBegin(); m != obj.MemberEnd(); ++m) {
     std::string_view name(m->name.GetString(), m->name.GetStringLength());
-    auto rule = std::find_if(schema.begin(), schema.end(),
-                             [&](const Member& r) { return r.name == name; });
+    auto rule =
+        std::find_if(schema.begin(), schema.end(), [&](const Member& r) { return r.name == name; });
     const json::Value& v = m->value;
     if (rule == schema.end() || v.IsNull()) continue;
     std::string at = Field(path, name);
@@ -210,7 +209,8 @@ void CheckShape(const json::Value& obj, std::span<const Member> schema, const st
           break;
         }
         for (rapidjson::SizeType i = 0; i < v.Size(); ++i) {
-          if (!json::IsString(v[i])) errors->push_back({Index(at, i), "must be a string" + Got(v[i])});
+          if (!json::IsString(v[i]))
+            errors->push_back({Index(at, i), "must be a string" + Got(v[i])});
         }
         break;
       case Shape::kStringMap:
@@ -298,8 +298,12 @@ void CheckRange(const json::Value* v, int64_t min, int64_t max, const std::strin
 // ---------------------------------------------------------------------------------------------
 // Name rules of core/v1 that validation.h does not already have
 
-bool IsAlpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsAlpha(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 // Environment variable names: [-._a-zA-Z][-._a-zA-Z0-9]*.
 bool IsEnvVarName(std::string_view s) {
@@ -314,7 +318,8 @@ bool IsEnvVarName(std::string_view s) {
 std::vector<std::string> PortNameProblems(std::string_view s) {
   std::vector<std::string> out;
   if (s.size() > 15) out.emplace_back("must be no more than 15 characters");
-  if (!std::all_of(s.begin(), s.end(), [](char c) { return (c >= 'a' && c <= 'z') || IsDigit(c) || c == '-'; })) {
+  if (!std::all_of(s.begin(), s.end(),
+                   [](char c) { return (c >= 'a' && c <= 'z') || IsDigit(c) || c == '-'; })) {
     out.emplace_back("must contain only lowercase alphanumeric characters and '-'");
   }
   if (std::none_of(s.begin(), s.end(), [](char c) { return c >= 'a' && c <= 'z'; })) {
@@ -349,13 +354,13 @@ void ValidateResourceNames(const ResourceRequirements& res, const std::string& p
       std::string at = Field(lpath, name);
       if (name.find('/') == std::string::npos) {
         if (!IsStandardContainerResource(name)) {
-          errors->push_back({at, "\"" + name + "\" is not a container resource (cpu, memory, "
-                                 "ephemeral-storage, hugepages-<size>) nor a fully qualified "
-                                 "extended resource such as example.com/gpu"});
+          errors->push_back({at, "\"" + name +
+                                     "\" is not a container resource (cpu, memory, "
+                                     "ephemeral-storage, hugepages-<size>) nor a fully qualified "
+                                     "extended resource such as example.com/gpu"});
         }
       } else {
-        validation::AddNameProblems(errors, at, "resource name", name,
-                                    QualifiedNameProblems(name));
+        validation::AddNameProblems(errors, at, "resource name", name, QualifiedNameProblems(name));
       }
     }
     validation::ValidateCountedQuantities(*list, lpath, errors);
@@ -394,9 +399,8 @@ constexpr std::array<std::string_view, 3> kPullPolicies{"Always", "IfNotPresent"
 constexpr std::array<std::string_view, 2> kTerminationMessagePolicies{"File",
                                                                       "FallbackToLogsOnError"};
 constexpr std::array<std::string_view, 3> kProtocols{"TCP", "UDP", "SCTP"};
-constexpr std::array<std::string_view, 5> kEnvSources{"fieldRef", "resourceFieldRef",
-                                                      "configMapKeyRef", "secretKeyRef",
-                                                      "fileKeyRef"};
+constexpr std::array<std::string_view, 5> kEnvSources{
+    "fieldRef", "resourceFieldRef", "configMapKeyRef", "secretKeyRef", "fileKeyRef"};
 constexpr int64_t kMaxId = 2147483647;
 
 void ValidateEnv(const json::Value& c, const std::string& cpath, FieldErrors* errors) {
@@ -421,7 +425,7 @@ void ValidateEnv(const json::Value& c, const std::string& cpath, FieldErrors* er
       errors->push_back({Field(epath, "valueFrom"), "may not be set when value is not empty"});
     }
     auto sources = std::count_if(kEnvSources.begin(), kEnvSources.end(),
-                                   [&](std::string_view s) { return Get(from, s) != nullptr; });
+                                 [&](std::string_view s) { return Get(from, s) != nullptr; });
     if (sources != 1) {
       errors->push_back({Field(epath, "valueFrom"),
                          "must set exactly one of fieldRef, resourceFieldRef, configMapKeyRef, "
@@ -440,7 +444,8 @@ void ValidatePorts(const json::Value& c, const std::string& cpath, bool host_net
       validation::AddNameProblems(errors, Field(ppath, "name"), "port name", name,
                                   PortNameProblems(name));
       if (!names.insert(name).second) {
-        errors->push_back({Field(ppath, "name"), "duplicate port name \"" + std::string(name) + "\""});
+        errors->push_back(
+            {Field(ppath, "name"), "duplicate port name \"" + std::string(name) + "\""});
       }
     }
     CheckOneOf(StringAt(&p, "protocol"), kProtocols, Field(ppath, "protocol"), errors);
@@ -448,7 +453,8 @@ void ValidatePorts(const json::Value& c, const std::string& cpath, bool host_net
     const json::Value* container = Get(&p, "containerPort");
     if (host_network && host != nullptr && container != nullptr && json::IntegerOf(*host) != 0 &&
         json::IntegerOf(*host) != json::IntegerOf(*container)) {
-      errors->push_back({Field(ppath, "hostPort"), "must equal containerPort when hostNetwork is true"});
+      errors->push_back(
+          {Field(ppath, "hostPort"), "must equal containerPort when hostNetwork is true"});
     }
   });
 }
@@ -462,15 +468,15 @@ void ValidateMounts(const json::Value& c, const std::string& cpath,
     if (name.empty()) {
       errors->push_back({Field(mpath, "name"), "is required"});
     } else if (volumes.count(name) == 0) {
-      errors->push_back({Field(mpath, "name"), "no volume named \"" + std::string(name) +
-                                                   "\" in spec.volumes"});
+      errors->push_back(
+          {Field(mpath, "name"), "no volume named \"" + std::string(name) + "\" in spec.volumes"});
     }
     std::string_view mount_path = StringAt(&m, "mountPath");
     if (mount_path.empty()) {
       errors->push_back({Field(mpath, "mountPath"), "is required"});
     } else if (!paths.insert(mount_path).second) {
-      errors->push_back({Field(mpath, "mountPath"),
-                         "duplicate mountPath \"" + std::string(mount_path) + "\""});
+      errors->push_back(
+          {Field(mpath, "mountPath"), "duplicate mountPath \"" + std::string(mount_path) + "\""});
     }
   });
 }
@@ -514,11 +520,12 @@ void ValidateContainers(const std::vector<Container>& containers, const json::Va
     ValidateResources(c.resources, Field(cpath, "resources"), errors);
     if (c.restart_policy) {
       if (!init) {
-        errors->push_back({Field(cpath, "restartPolicy"),
-                           "may only be set on init containers (sidecars)"});
+        errors->push_back(
+            {Field(cpath, "restartPolicy"), "may only be set on init containers (sidecars)"});
       } else if (*c.restart_policy != "Always") {
-        errors->push_back({Field(cpath, "restartPolicy"),
-                           "must be Always (a sidecar) when set, not \"" + *c.restart_policy + "\""});
+        errors->push_back(
+            {Field(cpath, "restartPolicy"),
+             "must be Always (a sidecar) when set, not \"" + *c.restart_policy + "\""});
       }
     }
     for (size_t p = 0; p < c.ports.size(); ++p) {
@@ -562,7 +569,8 @@ std::set<std::string_view> ValidateVolumes(const json::Value* spec, const std::s
       validation::AddNameProblems(errors, Field(vpath, "name"), "volume name", name,
                                   DnsLabelProblems(name));
       if (!names.insert(name).second) {
-        errors->push_back({Field(vpath, "name"), "duplicate volume name \"" + std::string(name) + "\""});
+        errors->push_back(
+            {Field(vpath, "name"), "duplicate volume name \"" + std::string(name) + "\""});
       }
     }
     size_t sources = 0;
@@ -621,9 +629,8 @@ std::vector<std::string> LabelValueProblems(std::string_view value) {
   if (value.size() > 63) out.emplace_back("must be no more than 63 characters");
   auto alnum = [](char c) { return IsAlpha(c) || IsDigit(c); };
   bool ok = alnum(value.front()) && alnum(value.back()) &&
-            std::all_of(value.begin(), value.end(), [&](char c) {
-              return alnum(c) || c == '-' || c == '_' || c == '.';
-            });
+            std::all_of(value.begin(), value.end(),
+                        [&](char c) { return alnum(c) || c == '-' || c == '_' || c == '.'; });
   if (!ok) {
     out.emplace_back(
         "must be empty or consist of alphanumeric characters, '-', '_' or '.', and must start "

@@ -13,7 +13,9 @@ constexpr int kNanoExponent = -9;
 constexpr int64_t kMaxExponent = 1'000'000'000;
 constexpr std::string_view kMaxBinary = "9223372036854775807";  // 2^63-1: the binary cap
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 bool IsSuffixChar(char c) {
   return std::string_view("eEinumkKMGTP").find(c) != std::string_view::npos;
@@ -36,9 +38,22 @@ struct NamedSuffix {
 };
 
 constexpr std::array<NamedSuffix, 16> kSuffixes{{
-    {"n", 10, -9}, {"u", 10, -6}, {"m", 10, -3}, {"", 10, 0}, {"k", 10, 3}, {"M", 10, 6},
-    {"G", 10, 9}, {"T", 10, 12}, {"P", 10, 15}, {"E", 10, 18},
-    {"Ki", 2, 10}, {"Mi", 2, 20}, {"Gi", 2, 30}, {"Ti", 2, 40}, {"Pi", 2, 50}, {"Ei", 2, 60},
+    {"n", 10, -9},
+    {"u", 10, -6},
+    {"m", 10, -3},
+    {"", 10, 0},
+    {"k", 10, 3},
+    {"M", 10, 6},
+    {"G", 10, 9},
+    {"T", 10, 12},
+    {"P", 10, 15},
+    {"E", 10, 18},
+    {"Ki", 2, 10},
+    {"Mi", 2, 20},
+    {"Gi", 2, 30},
+    {"Ti", 2, 40},
+    {"Pi", 2, 50},
+    {"Ei", 2, 60},
 }};
 
 // Reads a suffix the way Kubernetes does: a known SI suffix, else e/E followed by a signed
@@ -163,8 +178,9 @@ StatusOr<Quantity> Quantity::Parse(std::string_view text) {
   if (pos < text.size() && (text[pos] == '+' || text[pos] == '-')) ++pos;
   while (pos < text.size() && IsDigit(text[pos])) ++pos;
   if (pos != text.size()) {
-    return Invalid(text, "expected [+-]digits[.digits] and an optional suffix (n u m k M G T P E, "
-                         "Ki Mi Gi Ti Pi Ei, or an exponent such as e3)");
+    return Invalid(text,
+                   "expected [+-]digits[.digits] and an optional suffix (n u m k M G T P E, "
+                   "Ki Mi Gi Ti Pi Ei, or an exponent such as e3)");
   }
   std::string_view suffix_text = text.substr(suffix_start);
   Suffix suffix;
@@ -214,7 +230,8 @@ StatusOr<Quantity> Quantity::Parse(std::string_view text) {
       q.exponent_ = 0;
     }
     // A fraction of one cannot be written with a binary suffix.
-    if (CompareMagnitude(q.digits_, q.exponent_, "1", 0) < 0) q.format_ = QuantityFormat::kDecimalSI;
+    if (CompareMagnitude(q.digits_, q.exponent_, "1", 0) < 0)
+      q.format_ = QuantityFormat::kDecimalSI;
   }
   return q;
 }
@@ -272,7 +289,9 @@ int64_t Quantity::ScaledInt(int shift) const {
                                           : -static_cast<int64_t>(magnitude);
 }
 
-int64_t Quantity::Value() const { return ScaledInt(0); }
+int64_t Quantity::Value() const {
+  return ScaledInt(0);
+}
 
 std::string Quantity::ReadableString() const {
   const int64_t value = ScaledInt(0);
@@ -294,7 +313,9 @@ std::string Quantity::ReadableString() const {
   return std::string("~") + (negative_ ? "-" : "") + number + std::string(kBinaryPowers[power]);
 }
 
-int64_t Quantity::MilliValue() const { return ScaledInt(3); }
+int64_t Quantity::MilliValue() const {
+  return ScaledInt(3);
+}
 
 std::string Quantity::String() const {
   if (IsZero()) return "0";

@@ -68,9 +68,7 @@ class Quantity {
   // Numeric comparison; the format does not take part (Kubernetes Cmp/Equal).
   int Compare(const Quantity& other) const;
   bool operator==(const Quantity& other) const { return Compare(other) == 0; }
-  std::strong_ordering operator<=>(const Quantity& other) const {
-    return Compare(other) <=> 0;
-  }
+  std::strong_ordering operator<=>(const Quantity& other) const { return Compare(other) <=> 0; }
 
  private:
   // value = (negative_ ? -1 : 1) * digits_ * 10^exponent_, where digits_ has neither leading

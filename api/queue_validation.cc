@@ -31,9 +31,9 @@ void ValidateOwnResources(const Queue& q, FieldErrors* errors) {
   const ResourceList& capability = q.spec.capability;
   const ResourceList& deserved = q.spec.deserved;
   const ResourceList& guarantee = GuaranteeOf(q);
-  for (const auto& [list, path] : {std::pair{&capability, kCapabilityPath},
-                                   std::pair{&deserved, kDeservedPath},
-                                   std::pair{&guarantee, kGuaranteePath}}) {
+  for (const auto& [list, path] :
+       {std::pair{&capability, kCapabilityPath}, std::pair{&deserved, kDeservedPath},
+        std::pair{&guarantee, kGuaranteePath}}) {
     validation::ValidateNonNegativeQuantities(*list, std::string(path), errors);
     validation::ValidateCountedQuantities(*list, std::string(path), errors);
   }
@@ -88,7 +88,8 @@ void ValidateHierarchyAnnotations(const Queue& q, const QueueLookup& queues, Fie
   if (path_it == ann.end() && weights_it == ann.end()) return;
   std::string hierarchy = path_it == ann.end() ? std::string() : path_it->second;
   std::string weights = weights_it == ann.end() ? std::string() : weights_it->second;
-  std::vector<std::string> parts = hierarchy.empty() ? std::vector<std::string>{} : SplitPath(hierarchy);
+  std::vector<std::string> parts =
+      hierarchy.empty() ? std::vector<std::string>{} : SplitPath(hierarchy);
   std::vector<std::string> ws = weights.empty() ? std::vector<std::string>{} : SplitPath(weights);
   std::string weights_path = AnnotationPath(kQueueHierarchyWeightsAnnotation);
   if (parts.size() != ws.size()) {
@@ -118,8 +119,8 @@ void ValidateHierarchyAnnotations(const Queue& q, const QueueLookup& queues, Fie
 
 // Parent exists, is not the queue itself, no cycle, depth within bounds, and a leaf with pods
 // does not become a parent.
-void ValidateParent(const Queue& q, const QueueLookup& queues, const QueueValidationOptions& options,
-                    FieldErrors* errors) {
+void ValidateParent(const Queue& q, const QueueLookup& queues,
+                    const QueueValidationOptions& options, FieldErrors* errors) {
   const std::string& name = q.metadata.name;
   if (name == kRootQueue) {
     if (!q.spec.parent.empty()) errors->push_back({"spec.parent", "the root queue has no parent"});
@@ -172,8 +173,7 @@ std::string QuantityText(const Resources& r, const std::string& name) {
 
 // Within the hierarchy: capability <= nearest ancestor's, siblings' guarantee and deserved sums
 // <= the parent's, and capability >= every descendant's.
-void ValidateHierarchicalResources(const Queue& q, const QueueLookup& queues,
-                                   FieldErrors* errors) {
+void ValidateHierarchicalResources(const Queue& q, const QueueLookup& queues, FieldErrors* errors) {
   const std::string& name = q.metadata.name;
   if (name == kRootQueue) return;
   for (const auto& [resource, cap] : q.spec.capability) {
@@ -216,7 +216,8 @@ void ValidateHierarchicalResources(const Queue& q, const QueueLookup& queues,
                          std::string_view what) {
       if (limit.empty()) return;
       Resources limit_values = Resources::FromList(limit);
-      for (const std::string& resource : sum.Exceeding(limit_values, Resources::Missing::kUnlimited)) {
+      for (const std::string& resource :
+           sum.Exceeding(limit_values, Resources::Missing::kUnlimited)) {
         errors->push_back({Field(path, resource),
                            "the " + std::string(what) + " of queue \"" + parent_name +
                                "\"'s children would add up to " + QuantityText(sum, resource) +
@@ -281,8 +282,8 @@ FieldErrors ValidateQueueUpdate(const Queue& old_queue, const Queue& new_queue,
   if (new_queue.metadata.name == kRootQueue && options.enable_root_queue_protection) {
     auto fixed = [&](bool same, std::string_view path, std::string_view what) {
       if (!same) {
-        errors.push_back({std::string(path),
-                          "the root queue's " + std::string(what) + " may not be changed"});
+        errors.push_back(
+            {std::string(path), "the root queue's " + std::string(what) + " may not be changed"});
       }
     };
     fixed(old_queue.spec.capability == new_queue.spec.capability, kCapabilityPath, "capability");
@@ -304,12 +305,12 @@ FieldErrors ValidateQueueDelete(const Queue& queue, const QueueLookup& queues,
     return errors;
   }
   if (!queues.Children(name).empty()) {
-    errors.push_back({"metadata.name",
-                      "queue \"" + name + "\" has child queues and cannot be deleted"});
+    errors.push_back(
+        {"metadata.name", "queue \"" + name + "\" has child queues and cannot be deleted"});
   }
   if (options.enable_queue_allocated_pods_check && queues.HasAllocatedPods(queue)) {
-    errors.push_back({"metadata.name",
-                      "queue \"" + name + "\" has allocated pods and cannot be deleted"});
+    errors.push_back(
+        {"metadata.name", "queue \"" + name + "\" has allocated pods and cannot be deleted"});
   }
   return errors;
 }
@@ -322,7 +323,8 @@ FieldErrors ValidatePodGroupCreate(const PodGroup& pg, const QueueLookup* queues
     errors.push_back({"spec.minMember", "must be greater than or equal to 0"});
   }
   for (const auto& [task, n] : pg.spec.min_task_member) {
-    if (n < 0) errors.push_back({Field("spec.minTaskMember", task), "must be greater than or equal to 0"});
+    if (n < 0)
+      errors.push_back({Field("spec.minTaskMember", task), "must be greater than or equal to 0"});
   }
   if (pg.spec.min_resources) {
     validation::ValidateNonNegativeQuantities(*pg.spec.min_resources, "spec.minResources", &errors);
@@ -332,8 +334,9 @@ FieldErrors ValidatePodGroupCreate(const PodGroup& pg, const QueueLookup* queues
     if (queue == nullptr) {
       errors.push_back({"spec.queue", "queue \"" + pg.spec.queue + "\" does not exist"});
     } else if (queue->status.state != queue_state::kOpen) {
-      errors.push_back({"spec.queue", "can only submit PodGroup to queue with state Open; queue \"" +
-                                          pg.spec.queue + "\" is \"" + queue->status.state + "\""});
+      errors.push_back(
+          {"spec.queue", "can only submit PodGroup to queue with state Open; queue \"" +
+                             pg.spec.queue + "\" is \"" + queue->status.state + "\""});
     }
   }
   validation::ValidateNetworkTopology(pg.spec.network_topology, "spec.networkTopology", &errors);

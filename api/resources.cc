@@ -153,10 +153,13 @@ bool IsHugePages(std::string_view name) {
 // The quantity a dimension's value stands for, in the form Kubernetes writes such values.
 Quantity FixedQuantity(int index, int64_t value) {
   switch (index) {
-    case 0: return Quantity::FromMilli(value);
+    case 0:
+      return Quantity::FromMilli(value);
     case 1:
-    case 2: return Quantity::FromInt(value, QuantityFormat::kBinarySI);
-    default: return Quantity::FromInt(value);
+    case 2:
+      return Quantity::FromInt(value, QuantityFormat::kBinarySI);
+    default:
+      return Quantity::FromInt(value);
   }
 }
 
@@ -169,11 +172,17 @@ Quantity ScalarQuantity(std::string_view name, int64_t milli) {
 
 }  // namespace
 
-ResourceId InternResourceName(std::string_view name) { return Names().Intern(name); }
+ResourceId InternResourceName(std::string_view name) {
+  return Names().Intern(name);
+}
 
-std::optional<ResourceId> FindResourceId(std::string_view name) { return Names().Find(name); }
+std::optional<ResourceId> FindResourceId(std::string_view name) {
+  return Names().Find(name);
+}
 
-const std::string& ResourceIdName(ResourceId id) { return Names().Name(id); }
+const std::string& ResourceIdName(ResourceId id) {
+  return Names().Name(id);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Resources
@@ -299,10 +308,13 @@ Resources& Resources::Combine(const Resources& other, Fn fn) {
   return *this;
 }
 
-Resources& Resources::Add(const Resources& other) { return Combine(other, SaturatingAdd); }
+Resources& Resources::Add(const Resources& other) {
+  return Combine(other, SaturatingAdd);
+}
 
 Resources& Resources::Sub(const Resources& other) {
-  return Combine(other, [](int64_t a, int64_t b) { return std::max<int64_t>(0, SaturatingSub(a, b)); });
+  return Combine(other,
+                 [](int64_t a, int64_t b) { return std::max<int64_t>(0, SaturatingSub(a, b)); });
 }
 
 Resources& Resources::SubAllowNegative(const Resources& other) {

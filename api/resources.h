@@ -148,7 +148,7 @@ class Resources {
   Resources& Combine(const Resources& other, Fn fn);
 
   int64_t fixed_[kFixedCount] = {0, 0, 0, 0};  // 0 for every missing dimension
-  uint8_t present_ = 0;  // bit per Fixed
+  uint8_t present_ = 0;                        // bit per Fixed
   std::vector<Scalar> scalars_;
 };
 

@@ -164,19 +164,26 @@ std::string ImplicitPodGroupName(const kube::ObjectMeta& pod) {
 
 std::string_view ToString(PodGroupPhase phase) {
   switch (phase) {
-    case PodGroupPhase::kNone: return "";
-    case PodGroupPhase::kPending: return podgroup_phase::kPending;
-    case PodGroupPhase::kInqueue: return podgroup_phase::kInqueue;
-    case PodGroupPhase::kRunning: return podgroup_phase::kRunning;
-    case PodGroupPhase::kUnknown: return podgroup_phase::kUnknown;
-    case PodGroupPhase::kCompleted: return podgroup_phase::kCompleted;
+    case PodGroupPhase::kNone:
+      return "";
+    case PodGroupPhase::kPending:
+      return podgroup_phase::kPending;
+    case PodGroupPhase::kInqueue:
+      return podgroup_phase::kInqueue;
+    case PodGroupPhase::kRunning:
+      return podgroup_phase::kRunning;
+    case PodGroupPhase::kUnknown:
+      return podgroup_phase::kUnknown;
+    case PodGroupPhase::kCompleted:
+      return podgroup_phase::kCompleted;
   }
   return podgroup_phase::kUnknown;
 }
 
 PodGroupPhase PodGroupPhaseFromString(std::string_view text) {
-  for (PodGroupPhase phase : {PodGroupPhase::kNone, PodGroupPhase::kPending, PodGroupPhase::kInqueue,
-                              PodGroupPhase::kRunning, PodGroupPhase::kCompleted}) {
+  for (PodGroupPhase phase :
+       {PodGroupPhase::kNone, PodGroupPhase::kPending, PodGroupPhase::kInqueue,
+        PodGroupPhase::kRunning, PodGroupPhase::kCompleted}) {
     if (text == ToString(phase)) return phase;
   }
   return PodGroupPhase::kUnknown;
@@ -192,7 +199,8 @@ std::string SchedPluginsPhaseFor(std::string_view phase) {
   return std::string(sched_plugins_phase::kUnknown);
 }
 
-StatusOr<std::shared_ptr<Queue>> DecodeQueue(const json::Value& value, const DecodeOptions& options) {
+StatusOr<std::shared_ptr<Queue>> DecodeQueue(const json::Value& value,
+                                             const DecodeOptions& options) {
   return DecodeTypedObject<Queue>(value, options, "Queue", FillQueue);
 }
 
@@ -283,8 +291,9 @@ std::string EncodePodGroup(const PodGroup& pg) {
             EncodeNetworkTopologyInto(p, "networkTopology", policy.network_topology);
             p.SetOptInt("subGroupSize", policy.sub_group_size);
             p.SetOptInt("minSubGroups", policy.min_sub_groups);
-            p.EditIf("labelSelector", policy.label_selector.has_value(),
-                     [&](JsonObject& sel) { EncodeLabelSelectorInto(*policy.label_selector, sel); });
+            p.EditIf("labelSelector", policy.label_selector.has_value(), [&](JsonObject& sel) {
+              EncodeLabelSelectorInto(*policy.label_selector, sel);
+            });
             p.SetStringList("matchLabelKeys", policy.match_label_keys);
           },
           [&](size_t i) { return pg.spec.sub_group_policy[i].name; });

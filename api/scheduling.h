@@ -13,10 +13,10 @@
 #include "api/codec.h"
 #include "api/core.h"
 #include "api/resources.h"
-#include "json/json.h"
-#include "kube/object.h"
 #include "base/status.h"
 #include "base/time.h"
+#include "json/json.h"
+#include "kube/object.h"
 
 namespace tephra::api {
 
@@ -220,8 +220,10 @@ std::string SchedPluginsPhaseFor(std::string_view volcano_phase);
 // name to hold such a pod before the group exists.
 std::string ImplicitPodGroupName(const kube::ObjectMeta& pod);
 
-StatusOr<std::shared_ptr<Queue>> DecodeQueue(const json::Value& value, const DecodeOptions& options = {});
-StatusOr<std::shared_ptr<Queue>> DecodeQueue(std::string_view text, const DecodeOptions& options = {});
+StatusOr<std::shared_ptr<Queue>> DecodeQueue(const json::Value& value,
+                                             const DecodeOptions& options = {});
+StatusOr<std::shared_ptr<Queue>> DecodeQueue(std::string_view text,
+                                             const DecodeOptions& options = {});
 StatusOr<std::shared_ptr<PodGroup>> DecodePodGroup(const json::Value& value,
                                                    const DecodeOptions& options = {});
 StatusOr<std::shared_ptr<PodGroup>> DecodePodGroup(std::string_view text,

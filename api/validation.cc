@@ -64,8 +64,12 @@ std::vector<std::shared_ptr<const Queue>> StaticQueueLookup::List() const {
 
 namespace {
 
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); }
-bool IsAlnum(char c) { return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z'); }
+bool IsLowerAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
+}
+bool IsAlnum(char c) {
+  return IsLowerAlnum(c) || (c >= 'A' && c <= 'Z');
+}
 
 bool IsDnsLabelShape(std::string_view s) {
   if (s.empty() || !IsLowerAlnum(s.front()) || !IsLowerAlnum(s.back())) return false;
@@ -202,9 +206,15 @@ bool IsExtendedResource(std::string_view name) {
 }
 
 bool IsCountedResource(std::string_view name) {
-  constexpr std::string_view kCounts[] = {
-      "pods",    "services",   "replicationcontrollers", "resourcequotas",       "secrets",
-      "configmaps", "persistentvolumeclaims", "services.nodeports", "services.loadbalancers"};
+  constexpr std::string_view kCounts[] = {"pods",
+                                          "services",
+                                          "replicationcontrollers",
+                                          "resourcequotas",
+                                          "secrets",
+                                          "configmaps",
+                                          "persistentvolumeclaims",
+                                          "services.nodeports",
+                                          "services.loadbalancers"};
   return IsExtendedResource(name) ||
          std::find(std::begin(kCounts), std::end(kCounts), name) != std::end(kCounts);
 }

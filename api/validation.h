@@ -76,8 +76,8 @@ class StaticQueueLookup : public QueueLookup {
 // Jobs
 
 // The job plugins Tephra runs.
-inline constexpr std::string_view kJobPlugins[] = {"env", "svc", "ssh", "mpi", "pytorch",
-                                                   "tensorflow", "ray", "hcclrank"};
+inline constexpr std::string_view kJobPlugins[] = {"env",     "svc",        "ssh", "mpi",
+                                                   "pytorch", "tensorflow", "ray", "hcclrank"};
 
 // CREATE: every §3.3 rule. `queues` may be null (a controller without queue state): the queue
 // rules are then skipped.
@@ -101,8 +101,8 @@ FieldErrors ValidatePodTemplate(const PodTemplate& tmpl, std::string_view path);
 // Queues
 
 struct QueueValidationOptions {
-  int max_queue_depth = 5;                   // levels below root
-  bool enable_root_queue_protection = true;  // root's capability/deserved/guarantee are fixed
+  int max_queue_depth = 5;                         // levels below root
+  bool enable_root_queue_protection = true;        // root's capability/deserved/guarantee are fixed
   bool enable_queue_allocated_pods_check = false;  // refuse deleting queues with pods
 };
 

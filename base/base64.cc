@@ -12,7 +12,8 @@ constexpr std::string_view kAlphabet =
 constexpr std::array<int8_t, 256> MakeReverse() {
   std::array<int8_t, 256> r{};
   for (auto& v : r) v = -1;
-  for (size_t i = 0; i < kAlphabet.size(); ++i) r[static_cast<uint8_t>(kAlphabet[i])] = static_cast<int8_t>(i);
+  for (size_t i = 0; i < kAlphabet.size(); ++i)
+    r[static_cast<uint8_t>(kAlphabet[i])] = static_cast<int8_t>(i);
   return r;
 }
 

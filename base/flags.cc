@@ -34,7 +34,9 @@ constexpr DurationUnit kDurationUnits[] = {
     {"h", 3'600'000'000'000},
 };
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 }  // namespace
 
@@ -49,8 +51,8 @@ StatusOr<nanoseconds> ParseDuration(std::string_view text) {
   if (s == "0") return nanoseconds(0);
   if (s.empty()) return InvalidArgument("invalid duration " + quoted);
   // Exact integer arithmetic: the magnitude may reach 2^63 when negative (INT64_MIN).
-  const Uint128 limit = negative ? (uint64_t{1} << 63)
-                                 : static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  const Uint128 limit =
+      negative ? (uint64_t{1} << 63) : static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   Uint128 total = 0;
   while (!s.empty()) {
     // [digits][.digits] then a unit.
@@ -128,8 +130,8 @@ std::string FormatDuration(nanoseconds d) {
   if (d.count() == 0) return "0s";
   const bool negative = d.count() < 0;
   // Negating through unsigned keeps INT64_MIN representable.
-  const uint64_t u = negative ? 0 - static_cast<uint64_t>(d.count())
-                              : static_cast<uint64_t>(d.count());
+  const uint64_t u =
+      negative ? 0 - static_cast<uint64_t>(d.count()) : static_cast<uint64_t>(d.count());
   std::string out;
   if (u < 1'000) {
     out = std::to_string(u) + "ns";
@@ -218,7 +220,9 @@ std::string FormatNumber(double value) {
   return std::string(buf, static_cast<size_t>(r.ptr - buf));
 }
 
-std::string Quote(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string Quote(std::string_view s) {
+  return "\"" + std::string(s) + "\"";
+}
 
 std::string FormatList(const std::vector<std::string>& values) {
   std::string out = "[";
@@ -281,7 +285,9 @@ void FlagSet::SetGroup(std::string group) {
   }
 }
 
-void FlagSet::SetVersion(std::string version) { version_ = std::move(version); }
+void FlagSet::SetVersion(std::string version) {
+  version_ = std::move(version);
+}
 
 void FlagSet::Register(std::string_view name, std::string type, std::string default_text,
                        std::string_view help, bool is_bool,
@@ -320,15 +326,13 @@ void FlagSet::AddString(std::string_view name, std::string* target, std::string_
 }
 
 void FlagSet::AddInt(std::string_view name, int* target, std::string_view help) {
-  Register(name, "int", std::to_string(*target), help, false, [target](std::string_view v) {
-    return ParseInteger(v, target, "a 32-bit integer");
-  });
+  Register(name, "int", std::to_string(*target), help, false,
+           [target](std::string_view v) { return ParseInteger(v, target, "a 32-bit integer"); });
 }
 
 void FlagSet::AddInt64(std::string_view name, int64_t* target, std::string_view help) {
-  Register(name, "int64", std::to_string(*target), help, false, [target](std::string_view v) {
-    return ParseInteger(v, target, "a 64-bit integer");
-  });
+  Register(name, "int64", std::to_string(*target), help, false,
+           [target](std::string_view v) { return ParseInteger(v, target, "a 64-bit integer"); });
 }
 
 void FlagSet::AddDouble(std::string_view name, double* target, std::string_view help) {
@@ -342,8 +346,7 @@ void FlagSet::AddBool(std::string_view name, bool* target, std::string_view help
 }
 
 void FlagSet::AddDurationNanos(std::string_view name, nanoseconds current, nanoseconds unit,
-                               std::string_view help,
-                               std::function<void(nanoseconds)> assign) {
+                               std::string_view help, std::function<void(nanoseconds)> assign) {
   Register(name, "duration", FormatDuration(current), help, false,
            [unit, assign = std::move(assign)](std::string_view v) -> Status {
              TEPHRA_ASSIGN_OR_RETURN(nanoseconds value, ParseDuration(v));
@@ -390,28 +393,28 @@ void FlagSet::AddGlogFlags() {
   // glog's flag variables are plain globals (int32 is int, strings are std::string), so most
   // bind directly.
   AddInt("v", &FLAGS_v, "Log level for V logs; higher is more verbose.");
-  Register("vmodule", "string", Quote(FLAGS_vmodule),
-           "Per-file V levels: comma list of pattern=N (file names without extension, * and ? "
-           "wildcards), e.g. workqueue=4,http_*=2.",
-           false, [](std::string_view text) -> Status {
-             std::vector<std::pair<std::string, int>> levels;
-             for (const std::string& item : SplitCommaList(text)) {
-               const size_t eq = item.find('=');
-               int level = 0;
-               if (eq == std::string::npos || eq == 0 ||
-                   !ParseInteger(std::string_view(item).substr(eq + 1), &level, "an integer")
-                        .ok()) {
-                 return InvalidArgument("expected pattern=N, got " + Quote(item));
-               }
-               levels.emplace_back(item.substr(0, eq), level);
-             }
-             FLAGS_vmodule = std::string(text);
-             // FLAGS_vmodule is read only once by glog; set the levels directly as well.
-             for (const auto& [pattern, level] : levels) {
-               google::SetVLOGLevel(pattern.c_str(), level);
-             }
-             return Status::Ok();
-           });
+  Register(
+      "vmodule", "string", Quote(FLAGS_vmodule),
+      "Per-file V levels: comma list of pattern=N (file names without extension, * and ? "
+      "wildcards), e.g. workqueue=4,http_*=2.",
+      false, [](std::string_view text) -> Status {
+        std::vector<std::pair<std::string, int>> levels;
+        for (const std::string& item : SplitCommaList(text)) {
+          const size_t eq = item.find('=');
+          int level = 0;
+          if (eq == std::string::npos || eq == 0 ||
+              !ParseInteger(std::string_view(item).substr(eq + 1), &level, "an integer").ok()) {
+            return InvalidArgument("expected pattern=N, got " + Quote(item));
+          }
+          levels.emplace_back(item.substr(0, eq), level);
+        }
+        FLAGS_vmodule = std::string(text);
+        // FLAGS_vmodule is read only once by glog; set the levels directly as well.
+        for (const auto& [pattern, level] : levels) {
+          google::SetVLOGLevel(pattern.c_str(), level);
+        }
+        return Status::Ok();
+      });
   AddBool("logtostderr", &FLAGS_logtostderr, "Log to standard error instead of files.");
   AddBool("alsologtostderr", &FLAGS_alsologtostderr, "Log to standard error as well as files.");
   Register("stderrthreshold", "int", std::to_string(FLAGS_stderrthreshold),
@@ -434,7 +437,9 @@ FlagSet::Flag* FlagSet::Find(std::string_view name) {
   return it == flags_.end() ? nullptr : &it->second;
 }
 
-bool FlagSet::Has(std::string_view name) const { return flags_.count(Normalize(name)) > 0; }
+bool FlagSet::Has(std::string_view name) const {
+  return flags_.count(Normalize(name)) > 0;
+}
 
 bool FlagSet::IsSet(std::string_view name) const {
   auto it = flags_.find(Normalize(name));
@@ -521,8 +526,8 @@ Status FlagSet::Parse(const std::vector<std::string>& args) {
     }
     Status status = flag->set(*value);
     if (!status.ok()) {
-      return InvalidArgument("invalid value " + Quote(*value) + " for flag --" + flag->name +
-                             ": " + status.message());
+      return InvalidArgument("invalid value " + Quote(*value) + " for flag --" + flag->name + ": " +
+                             status.message());
     }
     flag->set_on_command_line = true;
   }

@@ -71,8 +71,7 @@ class FlagSet {
   void AddStringList(std::string_view name, std::vector<std::string>* target,
                      std::string_view help);
   // Comma-separated: --x=a,b; occurrences accumulate; the first replaces the default.
-  void AddCommaList(std::string_view name, std::vector<std::string>* target,
-                    std::string_view help);
+  void AddCommaList(std::string_view name, std::vector<std::string>* target, std::string_view help);
   // Any other type: `set` parses a value and returns InvalidArgument explaining the rule.
   // `type` and `default_text` are shown in --help.
   void AddCustom(std::string_view name, std::string_view type, std::string default_text,

@@ -48,8 +48,7 @@ using boost::system::error_code;
 namespace {
 
 bool IEquals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() &&
-         std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
            return std::tolower(static_cast<unsigned char>(x)) ==
                   std::tolower(static_cast<unsigned char>(y));
          });
@@ -214,9 +213,9 @@ StatusOr<std::shared_ptr<ssl::context>> LoadTlsContext(const TlsOptions& tls) {
     ctx->use_certificate_chain_file(tls.cert_file, ec);
     if (ec) return InvalidArgument("loading certificate " + tls.cert_file + ": " + ec.message());
     ctx->use_private_key_file(tls.key_file, ssl::context::pem, ec);
-    const bool mismatch = ec && ec.category() == asio::error::get_ssl_category() &&
-                          ERR_GET_REASON(static_cast<unsigned long>(ec.value())) ==
-                              X509_R_KEY_VALUES_MISMATCH;
+    const bool mismatch =
+        ec && ec.category() == asio::error::get_ssl_category() &&
+        ERR_GET_REASON(static_cast<unsigned long>(ec.value())) == X509_R_KEY_VALUES_MISMATCH;
     if (ec && !mismatch) {
       return InvalidArgument("loading private key " + tls.key_file + ": " + ec.message());
     }
@@ -266,9 +265,7 @@ class SessionBase {
   std::atomic<int64_t> idle_since_ns{0};
 
  protected:
-  void MarkIdle() {
-    idle_since_ns = std::chrono::steady_clock::now().time_since_epoch().count();
-  }
+  void MarkIdle() { idle_since_ns = std::chrono::steady_clock::now().time_since_epoch().count(); }
   void MarkBusy() { idle_since_ns = 0; }
 };
 
@@ -334,8 +331,7 @@ class HttpServer::Impl final : public SessionHost {
   bool Submit(std::function<void()> work, std::shared_ptr<const std::atomic<bool>> cancelled,
               size_t body_bytes) override {
     WorkerPool& pool =
-        large_pool_ != nullptr && body_bytes > options_.large_request_bytes ? *large_pool_
-                                                                            : *pool_;
+        large_pool_ != nullptr && body_bytes > options_.large_request_bytes ? *large_pool_ : *pool_;
     return pool.TrySubmit(std::move(work), std::move(cancelled));
   }
   ByteBudget& budget() override { return budget_; }
@@ -391,7 +387,7 @@ class HttpServer::Impl final : public SessionHost {
   std::atomic<uint64_t> over_budget_{0};
   std::atomic<uint64_t> timed_out_{0};
   std::atomic<size_t> abandoned_{0};
-  std::atomic<int64_t> last_tick_ns_{0};      // steady clock, set by the event loop
+  std::atomic<int64_t> last_tick_ns_{0};     // steady clock, set by the event loop
   std::atomic<size_t> connections_peak_{0};  // since the last memory trim
   bool trim_pending_ = false;                // a burst ended; touched on the tick's strand only
 
@@ -515,8 +511,7 @@ std::string SerializeResponse(HttpResponse response, unsigned version, bool keep
 template <bool kTls>
 class Session final : public SessionBase, public std::enable_shared_from_this<Session<kTls>> {
  public:
-  using Stream =
-      std::conditional_t<kTls, beast::ssl_stream<beast::tcp_stream>, beast::tcp_stream>;
+  using Stream = std::conditional_t<kTls, beast::ssl_stream<beast::tcp_stream>, beast::tcp_stream>;
 
   Session(SessionHost* server, tcp::socket socket, std::shared_ptr<ssl::context> tls)
       : server_(server),
@@ -568,16 +563,15 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     if constexpr (kTls) {
       state_ = State::kHandshake;
       Arm(options_.read_timeout);
-      stream_.async_handshake(ssl::stream_base::server,
-                              [self = this->shared_from_this()](error_code ec) {
-                                if (ec) {
-                                  VLOG(2) << "TLS handshake with " << self->remote_
-                                          << " failed: " << ec.message();
-                                  self->CloseNow();
-                                  return;
-                                }
-                                self->ReadRequest(/*first=*/true);
-                              });
+      stream_.async_handshake(
+          ssl::stream_base::server, [self = this->shared_from_this()](error_code ec) {
+            if (ec) {
+              VLOG(2) << "TLS handshake with " << self->remote_ << " failed: " << ec.message();
+              self->CloseNow();
+              return;
+            }
+            self->ReadRequest(/*first=*/true);
+          });
     } else {
       ReadRequest(/*first=*/true);
     }
@@ -641,8 +635,8 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
     request_version_ = 11;
     request_keep_alive_ = false;
     parser_->body_limit(static_cast<std::uint64_t>(options_.max_body_bytes));
-    parser_->header_limit(static_cast<std::uint32_t>(
-        std::min<size_t>(options_.max_header_bytes, UINT32_MAX)));
+    parser_->header_limit(
+        static_cast<std::uint32_t>(std::min<size_t>(options_.max_header_bytes, UINT32_MAX)));
     timed_out_ = false;
     if (!first && buffer_.size() == 0) {
       // Keep-alive: wait for the next request's first bytes under the idle timeout.
@@ -685,28 +679,27 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   }
 
   void ReadMore(Stage stage) {
-    stream_.async_read_some(
-        buffer_.prepare(kReadChunk),
-        [self = this->shared_from_this(), stage](error_code ec, size_t n) {
-          if (ec == asio::error::eof) {
-            // The client closed: mid-message is an error, between messages the normal end.
-            self->OnReadError(self->parser_->got_some() ? http::error::partial_message
-                                                        : http::error::end_of_stream);
-            return;
-          }
-          if (ec) {
-            self->OnReadError(ec);
-            return;
-          }
-          self->buffer_.commit(n);
-          if (n > 0) self->MarkBusy();
-          if (self->state_ == State::kIdle) {
-            // The next request has begun: from now on the read timeout applies.
-            self->state_ = State::kReading;
-            self->Arm(self->options_.read_timeout);
-          }
-          self->Parse(stage);
-        });
+    stream_.async_read_some(buffer_.prepare(kReadChunk), [self = this->shared_from_this(), stage](
+                                                             error_code ec, size_t n) {
+      if (ec == asio::error::eof) {
+        // The client closed: mid-message is an error, between messages the normal end.
+        self->OnReadError(self->parser_->got_some() ? http::error::partial_message
+                                                    : http::error::end_of_stream);
+        return;
+      }
+      if (ec) {
+        self->OnReadError(ec);
+        return;
+      }
+      self->buffer_.commit(n);
+      if (n > 0) self->MarkBusy();
+      if (self->state_ == State::kIdle) {
+        // The next request has begun: from now on the read timeout applies.
+        self->state_ = State::kReading;
+        self->Arm(self->options_.read_timeout);
+      }
+      self->Parse(stage);
+    });
   }
 
   // The request as handlers see it; the body is moved out of `message`.
@@ -868,11 +861,12 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
 
   // A handler's answer, from its worker (under the delivery gate).
   void Complete(uint64_t id, HttpResponse response) {
-    asio::post(executor_, [self = this->shared_from_this(), id,
-                           response = std::move(response)]() mutable {
-      if (self->state_ != State::kHandling || id != self->request_id_) return;  // too late
-      self->Respond(std::move(response), /*close=*/false);
-    });
+    asio::post(executor_,
+               [self = this->shared_from_this(), id, response = std::move(response)]() mutable {
+                 if (self->state_ != State::kHandling || id != self->request_id_)
+                   return;  // too late
+                 self->Respond(std::move(response), /*close=*/false);
+               });
   }
 
   // ---- Writing
@@ -900,9 +894,15 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
                           return;
                         }
                         switch (after) {
-                          case AfterWrite::kReadBody: self->ReadBody(); return;
-                          case AfterWrite::kNextRequest: self->ReadRequest(/*first=*/false); return;
-                          case AfterWrite::kLinger: self->Linger(); return;
+                          case AfterWrite::kReadBody:
+                            self->ReadBody();
+                            return;
+                          case AfterWrite::kNextRequest:
+                            self->ReadRequest(/*first=*/false);
+                            return;
+                          case AfterWrite::kLinger:
+                            self->Linger();
+                            return;
                         }
                       });
   }
@@ -993,7 +993,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
 
   SessionHost* const server_;
   const HttpServerOptions& options_;
-  const asio::any_io_executor executor_;      // the connection's strand
+  const asio::any_io_executor executor_;     // the connection's strand
   const std::shared_ptr<ssl::context> tls_;  // keeps this connection's certificate alive
   Stream stream_;
   asio::steady_timer timer_;
@@ -1011,14 +1011,14 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
   std::string method_;
   std::string path_;
   size_t discarded_ = 0;
-  ByteBudget::Lease body_lease_;  // the body being read
+  ByteBudget::Lease body_lease_;                  // the body being read
   std::shared_ptr<std::atomic<bool>> cancelled_;  // of the request on the workers
 };
 
 }  // namespace
 
-Status HttpServer::Impl::Handle(std::string_view method, std::string_view path,
-                                HttpHandler handler, Dispatch dispatch) {
+Status HttpServer::Impl::Handle(std::string_view method, std::string_view path, HttpHandler handler,
+                                Dispatch dispatch) {
   base::MutexLock lock(control_mu_);
   if (started_) return FailedPrecondition("routes must be added before the server starts");
   if (path.empty() || path[0] != '/') {
@@ -1034,8 +1034,7 @@ Status HttpServer::Impl::Handle(std::string_view method, std::string_view path,
   return Status::Ok();
 }
 
-const RouteEntry* HttpServer::Impl::Route(const HttpRequest& request,
-                                          HttpResponse* error) const {
+const RouteEntry* HttpServer::Impl::Route(const HttpRequest& request, HttpResponse* error) const {
   auto path = routes_.find(request.path);
   if (path == routes_.end()) {
     *error = HttpResponse::Text(404, "404 page not found\n");
@@ -1090,9 +1089,9 @@ Status HttpServer::Impl::Health() const {
   const auto since_tick = std::chrono::steady_clock::now().time_since_epoch() -
                           std::chrono::nanoseconds(last_tick_ns_.load());
   if (since_tick > stall + kTickInterval) {
-    return Unavailable(options_.name + " server: event loop has not run for " +
-                       std::to_string(std::chrono::duration_cast<std::chrono::seconds>(
-                                          since_tick).count()) + "s");
+    return Unavailable(
+        options_.name + " server: event loop has not run for " +
+        std::to_string(std::chrono::duration_cast<std::chrono::seconds>(since_tick).count()) + "s");
   }
   TEPHRA_RETURN_IF_ERROR(pool_->CheckProgress(stall).WithContext(options_.name + " server"));
   if (large_pool_ != nullptr) {
@@ -1235,8 +1234,8 @@ void HttpServer::Impl::RunWorker() {
       runtime_->io.run();
       return;
     } catch (const std::exception& e) {
-      LOG(ERROR) << options_.name << " server: unexpected exception in the event loop: "
-                 << e.what();
+      LOG(ERROR) << options_.name
+                 << " server: unexpected exception in the event loop: " << e.what();
     } catch (...) {
       LOG(ERROR) << options_.name << " server: unexpected exception in the event loop";
     }
@@ -1285,7 +1284,7 @@ void HttpServer::Impl::OnAccept(error_code ec, tcp::socket socket) {
 template <bool kTls>
 void HttpServer::Impl::StartSession(tcp::socket socket) {
   auto session = std::make_shared<Session<kTls>>(this, std::move(socket),
-                                                  kTls ? CurrentTlsContext() : nullptr);
+                                                 kTls ? CurrentTlsContext() : nullptr);
   {
     base::MutexLock lock(sessions_mu_);
     sessions_.emplace(session.get(), session);
@@ -1343,8 +1342,8 @@ void HttpServer::Impl::CheckTlsFiles() {
   if (status.ok()) {
     LOG(INFO) << options_.name << " server: reloaded TLS certificate " << options_.tls->cert_file;
   } else {
-    LOG(WARNING) << options_.name << " server: keeping the current TLS certificate: "
-                 << status.ToString();
+    LOG(WARNING) << options_.name
+                 << " server: keeping the current TLS certificate: " << status.ToString();
     base::MutexLock lock(tls_mu_);
     tls_failed_ = current;
   }
@@ -1424,20 +1423,36 @@ Status HttpServer::Handle(std::string_view method, std::string_view path, HttpHa
   return impl_->Handle(method, path, std::move(handler), dispatch);
 }
 
-Status HttpServer::Start() { return impl_->Start(); }
+Status HttpServer::Start() {
+  return impl_->Start();
+}
 
-uint16_t HttpServer::port() const { return impl_->port(); }
+uint16_t HttpServer::port() const {
+  return impl_->port();
+}
 
-void HttpServer::Stop(std::chrono::milliseconds grace) { impl_->Stop(grace); }
+void HttpServer::Stop(std::chrono::milliseconds grace) {
+  impl_->Stop(grace);
+}
 
-Status HttpServer::ReloadTls() { return impl_->ReloadTls(); }
+Status HttpServer::ReloadTls() {
+  return impl_->ReloadTls();
+}
 
-size_t HttpServer::ActiveConnections() const { return impl_->ActiveConnections(); }
+size_t HttpServer::ActiveConnections() const {
+  return impl_->ActiveConnections();
+}
 
-size_t HttpServer::abandoned_handlers() const { return impl_->abandoned_handlers(); }
+size_t HttpServer::abandoned_handlers() const {
+  return impl_->abandoned_handlers();
+}
 
-Status HttpServer::Health() const { return impl_->Health(); }
+Status HttpServer::Health() const {
+  return impl_->Health();
+}
 
-HttpServerStats HttpServer::stats() const { return impl_->stats(); }
+HttpServerStats HttpServer::stats() const {
+  return impl_->stats();
+}
 
 }  // namespace tephra::base

@@ -51,10 +51,10 @@
 namespace tephra::base {
 
 struct HttpRequest {
-  std::string method;  // "GET"
-  std::string target;  // "/readyz?verbose"
-  std::string path;    // "/readyz"
-  std::string query;   // "verbose" (raw, without '?')
+  std::string method;                                        // "GET"
+  std::string target;                                        // "/readyz?verbose"
+  std::string path;                                          // "/readyz"
+  std::string query;                                         // "verbose" (raw, without '?')
   std::vector<std::pair<std::string, std::string>> headers;  // in arrival order
   std::string body;
   std::string remote_address;  // "127.0.0.1:53412"
@@ -100,8 +100,8 @@ struct TlsOptions {
 struct HttpServerOptions {
   // Numeric IPv4 or IPv6 address ("0.0.0.0" to serve kubelet probes on the pod IP).
   std::string address = "127.0.0.1";
-  uint16_t port = 0;  // 0: the kernel picks one; see port()
-  int threads = 0;    // handler worker threads; 0: one per core
+  uint16_t port = 0;   // 0: the kernel picks one; see port()
+  int threads = 0;     // handler worker threads; 0: one per core
   int io_threads = 1;  // event-loop threads (TLS, parsing); inline handlers run here
   // Requests that may wait for a busy worker; more get 429 with Retry-After.
   size_t max_queued_requests = 64;
@@ -152,9 +152,9 @@ struct HttpServerStats {
   size_t busy_workers = 0;
   size_t queued_requests = 0;
   size_t buffered_bytes = 0;
-  uint64_t refused_connections = 0;  // over max_connections, none idle to evict
-  uint64_t evicted_connections = 0;  // idle ones closed to make room
-  uint64_t overloaded_requests = 0;  // workers and queue full
+  uint64_t refused_connections = 0;   // over max_connections, none idle to evict
+  uint64_t evicted_connections = 0;   // idle ones closed to make room
+  uint64_t overloaded_requests = 0;   // workers and queue full
   uint64_t over_budget_requests = 0;  // over max_buffered_bytes
   uint64_t timed_out_handlers = 0;
 };

@@ -60,7 +60,9 @@ size_t ByteBudget::in_use() const {
   return state_->used;
 }
 
-size_t ByteBudget::limit() const { return state_->limit; }
+size_t ByteBudget::limit() const {
+  return state_->limit;
+}
 
 size_t ByteBudget::TakePeak() {
   base::MutexLock lock(state_->mu);
@@ -131,7 +133,9 @@ void RunWorker(const std::shared_ptr<WorkerPool::State>& state, const std::strin
 WorkerPool::WorkerPool(Options options)
     : options_(std::move(options)), state_(std::make_shared<State>()) {}
 
-WorkerPool::~WorkerPool() { Shutdown(std::chrono::milliseconds(0)); }
+WorkerPool::~WorkerPool() {
+  Shutdown(std::chrono::milliseconds(0));
+}
 
 Status WorkerPool::Start() {
   if (started_) return FailedPrecondition(options_.name + " workers already started");
@@ -187,8 +191,8 @@ WorkerPool::Stats WorkerPool::stats() const {
 Status WorkerPool::CheckProgress(std::chrono::milliseconds stall) const {
   const Stats s = stats();
   if (s.threads == 0 || s.busy < s.threads) return Status::Ok();
-  const auto quiet = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() -
-                                                                           s.last_progress);
+  const auto quiet =
+      std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - s.last_progress);
   if (quiet < stall) return Status::Ok();
   return Unavailable("all " + std::to_string(s.threads) + " " + options_.name +
                      " workers busy with no request finished for " +

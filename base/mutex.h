@@ -114,16 +114,15 @@ class CondVar {
   }
   // As above, giving up at `deadline`; returns pred().
   template <typename ClockType, typename Duration, typename Predicate>
-  bool WaitUntil(Mutex& mu, std::chrono::time_point<ClockType, Duration> deadline,
-                 Predicate pred) REQUIRES(mu) NO_THREAD_SAFETY_ANALYSIS {
+  bool WaitUntil(Mutex& mu, std::chrono::time_point<ClockType, Duration> deadline, Predicate pred)
+      REQUIRES(mu) NO_THREAD_SAFETY_ANALYSIS {
     while (!pred()) {
       if (!WaitUntil(mu, deadline)) return pred();
     }
     return true;
   }
   template <typename Rep, typename Period, typename Predicate>
-  bool WaitFor(Mutex& mu, std::chrono::duration<Rep, Period> timeout, Predicate pred)
-      REQUIRES(mu) {
+  bool WaitFor(Mutex& mu, std::chrono::duration<Rep, Period> timeout, Predicate pred) REQUIRES(mu) {
     return WaitUntil(mu, std::chrono::steady_clock::now() + timeout, std::move(pred));
   }
 

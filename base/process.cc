@@ -4,14 +4,13 @@
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-#include <signal.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <iostream>
+#include <signal.h>
 #include <thread>
+#include <unistd.h>
 
 #include <glog/logging.h>
 
@@ -112,9 +111,12 @@ namespace {
 
 const char* SignalName(int signo) {
   switch (signo) {
-    case SIGTERM: return "SIGTERM";
-    case SIGINT: return "SIGINT";
-    default: return "a signal";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGINT:
+      return "SIGINT";
+    default:
+      return "a signal";
   }
 }
 

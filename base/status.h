@@ -63,19 +63,33 @@ class [[nodiscard]] Status {
   std::string message_;
 };
 
-inline Status InvalidArgument(std::string m) { return {StatusCode::kInvalidArgument, std::move(m)}; }
-inline Status NotFound(std::string m) { return {StatusCode::kNotFound, std::move(m)}; }
-inline Status AlreadyExists(std::string m) { return {StatusCode::kAlreadyExists, std::move(m)}; }
-inline Status Conflict(std::string m) { return {StatusCode::kConflict, std::move(m)}; }
-inline Status Unavailable(std::string m) { return {StatusCode::kUnavailable, std::move(m)}; }
-inline Status Internal(std::string m) { return {StatusCode::kInternal, std::move(m)}; }
+inline Status InvalidArgument(std::string m) {
+  return {StatusCode::kInvalidArgument, std::move(m)};
+}
+inline Status NotFound(std::string m) {
+  return {StatusCode::kNotFound, std::move(m)};
+}
+inline Status AlreadyExists(std::string m) {
+  return {StatusCode::kAlreadyExists, std::move(m)};
+}
+inline Status Conflict(std::string m) {
+  return {StatusCode::kConflict, std::move(m)};
+}
+inline Status Unavailable(std::string m) {
+  return {StatusCode::kUnavailable, std::move(m)};
+}
+inline Status Internal(std::string m) {
+  return {StatusCode::kInternal, std::move(m)};
+}
 inline Status FailedPrecondition(std::string m) {
   return {StatusCode::kFailedPrecondition, std::move(m)};
 }
 inline Status DeadlineExceeded(std::string m) {
   return {StatusCode::kDeadlineExceeded, std::move(m)};
 }
-inline Status Cancelled(std::string m) { return {StatusCode::kCancelled, std::move(m)}; }
+inline Status Cancelled(std::string m) {
+  return {StatusCode::kCancelled, std::move(m)};
+}
 
 // Either a value or a non-OK Status.
 template <typename T>
@@ -87,12 +101,13 @@ class [[nodiscard]] StatusOr {
   StatusOr(Status&& status) : data_(std::move(status)) {                    // NOLINT(implicit)
     assert(!std::get<Status>(data_).ok());
   }
-  StatusOr(const T& value) : data_(value) {}       // NOLINT(implicit)
+  StatusOr(const T& value) : data_(value) {}        // NOLINT(implicit)
   StatusOr(T&& value) : data_(std::move(value)) {}  // NOLINT(implicit)
   template <typename U>
-    requires(std::is_constructible_v<T, U &&> && !std::is_same_v<std::decay_t<U>, Status> &&
-             !std::is_same_v<std::decay_t<U>, StatusOr<T>> && !std::is_same_v<std::decay_t<U>, T>)
-  StatusOr(U&& value) : data_(T(std::forward<U>(value))) {}  // NOLINT(implicit)
+  requires(std::is_constructible_v<T, U&&> && !std::is_same_v<std::decay_t<U>, Status> &&
+           !std::is_same_v<std::decay_t<U>, StatusOr<T>> && !std::is_same_v<std::decay_t<U>, T>)
+      StatusOr(U&& value)
+      : data_(T(std::forward<U>(value))) {}  // NOLINT(implicit)
 
   bool ok() const { return std::holds_alternative<T>(data_); }
   Status status() const { return ok() ? Status::Ok() : std::get<Status>(data_); }
@@ -113,10 +128,10 @@ class [[nodiscard]] StatusOr {
 }  // namespace tephra
 
 // Returns early with the Status of `expr` if it is not OK.
-#define TEPHRA_RETURN_IF_ERROR(expr)                   \
-  do {                                                 \
-    ::tephra::Status tephra_status_ = (expr);          \
-    if (!tephra_status_.ok()) return tephra_status_;   \
+#define TEPHRA_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::tephra::Status tephra_status_ = (expr);        \
+    if (!tephra_status_.ok()) return tephra_status_; \
   } while (false)
 
 #define TEPHRA_STATUS_CONCAT_INNER(a, b) a##b

@@ -98,7 +98,11 @@ std::string Format(Time t, bool micro) {
 
 }  // namespace
 
-std::string FormatTime(Time t) { return Format(t, false); }
-std::string FormatMicroTime(Time t) { return Format(t, true); }
+std::string FormatTime(Time t) {
+  return Format(t, false);
+}
+std::string FormatMicroTime(Time t) {
+  return Format(t, true);
+}
 
 }  // namespace tephra::base

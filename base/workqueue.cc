@@ -103,12 +103,11 @@ struct WorkQueue::Metrics {
                         {"name"})
             .WithLabels(values),
         r.AddHistogramVec("workqueue_queue_duration_seconds",
-                          "How long a key waits in the queue before it is handed out.",
-                          {"name"}, buckets)
+                          "How long a key waits in the queue before it is handed out.", {"name"},
+                          buckets)
             .WithLabels(values),
         r.AddHistogramVec("workqueue_work_duration_seconds",
-                          "How long processing a key takes, from Get to Done.", {"name"},
-                          buckets)
+                          "How long processing a key takes, from Get to Done.", {"name"}, buckets)
             .WithLabels(values),
     });
   }
@@ -128,7 +127,9 @@ WorkQueue::WorkQueue(WorkQueueOptions options)
                                                     : NewDefaultControllerRateLimiter(*clock_)),
       metrics_(Metrics::Create(options)) {}
 
-WorkQueue::~WorkQueue() { ShutDown(); }
+WorkQueue::~WorkQueue() {
+  ShutDown();
+}
 
 void WorkQueue::AddLocked(const std::string& key, TimePoint now) {
   if (shutting_down_) return;
@@ -183,9 +184,13 @@ void WorkQueue::AddAfter(const std::string& key, nanoseconds delay) {
   }
 }
 
-void WorkQueue::AddRateLimited(const std::string& key) { AddAfter(key, rate_limiter_->When(key)); }
+void WorkQueue::AddRateLimited(const std::string& key) {
+  AddAfter(key, rate_limiter_->When(key));
+}
 
-void WorkQueue::Forget(const std::string& key) { rate_limiter_->Forget(key); }
+void WorkQueue::Forget(const std::string& key) {
+  rate_limiter_->Forget(key);
+}
 
 int WorkQueue::NumRequeues(const std::string& key) const {
   return rate_limiter_->NumRequeues(key);

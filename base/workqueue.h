@@ -182,7 +182,7 @@ class WorkQueue {
   base::CondVar cv_;          // keys queued, shutdown, or an earlier delayed key
   base::CondVar drained_cv_;  // processing_ became empty
   std::deque<std::string> queue_ GUARDED_BY(mu_);  // ready keys, each at most once
-  std::unordered_map<std::string, TimePoint> dirty_ GUARDED_BY(mu_);  // key -> added at
+  std::unordered_map<std::string, TimePoint> dirty_ GUARDED_BY(mu_);       // key -> added at
   std::unordered_map<std::string, TimePoint> processing_ GUARDED_BY(mu_);  // key -> handed out
   std::priority_queue<Waiting, std::vector<Waiting>, LaterFirst> heap_ GUARDED_BY(mu_);
   // The live entry of each delayed key; heap entries with another seq are stale.

@@ -33,8 +33,8 @@
 #include "api/scheduling.h"
 #include "api/validation.h"
 #include "metrics/metrics.h"
-#include "webhooks/certs/certificates.h"
 #include "webhooks/admission/handlers.h"
+#include "webhooks/certs/certificates.h"
 #include "webhooks/server/server.h"
 
 namespace {
@@ -48,8 +48,7 @@ using Clock = std::chrono::steady_clock;
 
 std::string Arg(int argc, char** argv, const std::string& name, const std::string& def) {
   for (int i = 1; i + 1 < argc; ++i) {
-    if (argv[i] == name)
-      return argv[i + 1];
+    if (argv[i] == name) return argv[i + 1];
   }
   return def;
 }
@@ -105,11 +104,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Start(const asio::ip::tcp::endpoint& endpoint) {
     beast::get_lowest_layer(stream_).async_connect(
         endpoint, [self = shared_from_this()](beast::error_code ec) {
-          if (ec)
-            return self->Fail("connect", ec);
+          if (ec) return self->Fail("connect", ec);
           self->stream_.async_handshake(ssl::stream_base::client, [self](beast::error_code e) {
-            if (e)
-              return self->Fail("handshake", e);
+            if (e) return self->Fail("handshake", e);
             self->Next();
           });
         });
@@ -119,8 +116,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Next() {
     if (run_.rate <= 0) {
       scheduled_ = Clock::now();
-      if (scheduled_ >= run_.end)
-        return;
+      if (scheduled_ >= run_.end) return;
       Send();
       return;
     }
@@ -128,21 +124,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
     scheduled_ =
         run_.start + std::chrono::duration_cast<Clock::duration>(
                          std::chrono::duration<double>(static_cast<double>(slot) / run_.rate));
-    if (scheduled_ >= run_.end)
-      return;
+    if (scheduled_ >= run_.end) return;
     timer_.expires_at(scheduled_);
     timer_.async_wait([self = shared_from_this()](beast::error_code) { self->Send(); });
   }
 
   void Send() {
     http::async_write(stream_, req_, [self = shared_from_this()](beast::error_code ec, size_t) {
-      if (ec)
-        return self->Fail("write", ec);
+      if (ec) return self->Fail("write", ec);
       self->res_ = {};
       http::async_read(self->stream_, self->buffer_, self->res_,
                        [self](beast::error_code e, size_t) {
-                         if (e)
-                           return self->Fail("read", e);
+                         if (e) return self->Fail("read", e);
                          self->Record();
                          self->Next();
                        });
@@ -152,8 +145,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void Record() {
     bool ok =
         res_.result_int() == 200 && res_.body().find(R"("allowed":true)") != std::string::npos;
-    if (scheduled_ < run_.record_from)
-      return;
+    if (scheduled_ < run_.record_from) return;
     if (!ok) {
       ++run_.errors;
       return;
@@ -185,8 +177,7 @@ struct Result {
 };
 
 double Percentile(const std::vector<double>& sorted, double p) {
-  if (sorted.empty())
-    return 0;
+  if (sorted.empty()) return 0;
   size_t i = static_cast<size_t>(p * static_cast<double>(sorted.size() - 1) + 0.5);
   return sorted[std::min(i, sorted.size() - 1)];
 }
@@ -267,13 +258,11 @@ int main(int argc, char** argv) {
 
   // Certificates as the daemon makes them, in a scratch directory.
   std::string dir = "/tmp/tephra-bench-admission-XXXXXX";
-  if (::mkdtemp(dir.data()) == nullptr)
-    return 1;
+  if (::mkdtemp(dir.data()) == nullptr) return 1;
   auto now = std::chrono::system_clock::now();
   auto ca = webhooks::GenerateCa("bench-ca", std::chrono::hours(24), now);
   webhooks::SubjectAltNames sans;
-  if (!ca.ok() || !webhooks::AddSubjectAltName("IP:127.0.0.1", &sans).ok())
-    return 1;
+  if (!ca.ok() || !webhooks::AddSubjectAltName("IP:127.0.0.1", &sans).ok()) return 1;
   auto serving =
       webhooks::IssueServingCertificate(*ca, "tephra-admission", sans, std::chrono::hours(24), now);
   if (!serving.ok() || !WriteFile(dir + "/ca.crt", ca->cert_pem) ||
@@ -284,8 +273,7 @@ int main(int argc, char** argv) {
 
   api::StaticQueueLookup queues;
   auto queue = api::DecodeQueue(R"({"metadata":{"name":"default"},"status":{"state":"Open"}})");
-  if (!queue.ok())
-    return 1;
+  if (!queue.ok()) return 1;
   queues.Put(*queue);
   metrics::Registry registry;
   webhooks::AdmissionServerOptions options;
@@ -308,8 +296,7 @@ int main(int argc, char** argv) {
   Result fastest = Measure(server.webhook_port(), dir + "/ca.crt", connections, 0, seconds);
   Print("maximum throughput", fastest);
   server.Stop(std::chrono::seconds(1));
-  for (const char* f : {"/ca.crt", "/tls.crt", "/tls.key"})
-    ::unlink((dir + f).c_str());
+  for (const char* f : {"/ca.crt", "/tls.crt", "/tls.key"}) ::unlink((dir + f).c_str());
   ::rmdir(dir.c_str());
 
   if (!json_out.empty()) {
@@ -317,8 +304,7 @@ int main(int argc, char** argv) {
                        ",\n  \"cores\": " + std::to_string(std::thread::hardware_concurrency()) +
                        ",\n  \"fixed_load\": " + ToJson(fixed) +
                        ",\n  \"max_throughput\": " + ToJson(fastest) + "\n}\n";
-    if (!WriteFile(json_out, text))
-      return 1;
+    if (!WriteFile(json_out, text)) return 1;
   }
   return fixed.errors + fastest.errors == 0 ? 0 : 1;
 }

@@ -7,10 +7,9 @@
 //                [--max-seconds 3600]
 //
 // Runs until SIGTERM/SIGINT or --max-seconds.
-#include <csignal>
-
 #include <atomic>
 #include <chrono>
+#include <csignal>
 #include <deque>
 #include <iostream>
 #include <string>
@@ -26,7 +25,9 @@ namespace {
 using namespace tephra;
 
 std::atomic<bool> g_stop{false};
-void OnSignal(int) { g_stop = true; }
+void OnSignal(int) {
+  g_stop = true;
+}
 
 struct PodRef {
   std::string namespace_, name, uid;
@@ -70,16 +71,30 @@ class Binder {
         slot = next_++ % nodes_.size();
       }
       json::Writer body;
-      body.StartObject().Field("apiVersion", "v1").Field("kind", "Binding").Key("metadata").StartObject()
-          .Field("name", pod.name).Field("namespace", pod.namespace_).Field("uid", pod.uid).EndObject()
-          .Key("target").StartObject().Field("apiVersion", "v1").Field("kind", "Node")
-          .Field("name", nodes_[slot]).EndObject().EndObject();
-      auto r = client_->CreateSubresource(kube::resources::kPods, pod.namespace_, pod.name, "binding", body.str());
+      body.StartObject()
+          .Field("apiVersion", "v1")
+          .Field("kind", "Binding")
+          .Key("metadata")
+          .StartObject()
+          .Field("name", pod.name)
+          .Field("namespace", pod.namespace_)
+          .Field("uid", pod.uid)
+          .EndObject()
+          .Key("target")
+          .StartObject()
+          .Field("apiVersion", "v1")
+          .Field("kind", "Node")
+          .Field("name", nodes_[slot])
+          .EndObject()
+          .EndObject();
+      auto r = client_->CreateSubresource(kube::resources::kPods, pod.namespace_, pod.name,
+                                          "binding", body.str());
       if (r.ok()) {
         ++bound_;
       } else {
         ++failed_;
-        if (failed_ <= 10) std::cerr << "bench_binder: " << pod.name << ": " << r.status().ToString() << "\n";
+        if (failed_ <= 10)
+          std::cerr << "bench_binder: " << pod.name << ": " << r.status().ToString() << "\n";
       }
     }
   }
@@ -121,10 +136,10 @@ int main(int argc, char** argv) {
 
   Binder binder(client, nodes, workers);
   bench::ListWatcher pending(client, kube::resources::kPods, "",
-                            "spec.schedulerName=" + scheduler_name + ",spec.nodeName=",
-                            [&](const json::Value& pod, bool added) {
-                              if (added) binder.Add(RefOf(pod));
-                            });
+                             "spec.schedulerName=" + scheduler_name + ",spec.nodeName=",
+                             [&](const json::Value& pod, bool added) {
+                               if (added) binder.Add(RefOf(pod));
+                             });
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(max_seconds);
   while (!g_stop && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));

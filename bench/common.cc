@@ -58,7 +58,9 @@ ListWatcher::ListWatcher(std::shared_ptr<kube::Client> client, const kube::Resou
   thread_ = std::thread([this] { Loop(); });
 }
 
-ListWatcher::~ListWatcher() { Stop(); }
+ListWatcher::~ListWatcher() {
+  Stop();
+}
 
 void ListWatcher::Stop() {
   stop_ = true;

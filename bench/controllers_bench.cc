@@ -21,11 +21,11 @@
 
 #include "api/kinds.h"
 #include "api/scheduling.h"
+#include "base/flags.h"
 #include "bench/common.h"
+#include "json/json.h"
 #include "kube/client.h"
 #include "kube/config.h"
-#include "base/flags.h"
-#include "json/json.h"
 #include "tests/support/process.h"
 
 namespace tephra::bench {
@@ -74,8 +74,9 @@ class PodCounter {
   Clock::time_point WaitFor(int64_t n, std::chrono::seconds timeout) {
     auto deadline = Clock::now() + timeout;
     while (added_.load() < n) {
-      if (Clock::now() > deadline) Die("timed out waiting for " + std::to_string(n) + " pods (have " +
-                                       std::to_string(added_.load()) + ")");
+      if (Clock::now() > deadline)
+        Die("timed out waiting for " + std::to_string(n) + " pods (have " +
+            std::to_string(added_.load()) + ")");
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     return last_.load();
@@ -90,7 +91,8 @@ class PodCounter {
 };
 
 // Waits until `count` PodGroups exist in ns and returns their names.
-std::vector<std::string> WaitForPodGroups(kube::Client& client, const std::string& ns, size_t count) {
+std::vector<std::string> WaitForPodGroups(kube::Client& client, const std::string& ns,
+                                          size_t count) {
   auto deadline = Clock::now() + std::chrono::seconds(120);
   while (Clock::now() < deadline) {
     std::vector<std::string> names;
@@ -121,8 +123,9 @@ void Admit(kube::Client& client, const std::string& ns, const std::vector<std::s
 }
 
 void CreateNamespace(kube::Client& client, const std::string& ns) {
-  auto r = client.Create(kube::resources::kNamespaces, "",
-                         R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})");
+  auto r = client.Create(
+      kube::resources::kNamespaces, "",
+      R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":")" + ns + R"("}})");
   if (!r.ok() && r.status().code() != StatusCode::kAlreadyExists) Die(r.status().ToString());
 }
 
@@ -134,7 +137,9 @@ void CreateJobs(kube::Client& client, const std::string& ns, int jobs, int repli
   }
 }
 
-double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+double Seconds(Clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
 
 // process_resident_memory_bytes from the manager's /metrics.
 double ResidentBytes(int port) {
@@ -222,12 +227,12 @@ int Run(int argc, char** argv) {
     for (int t = 0; t < 16; ++t) {
       threads.emplace_back([&] {
         for (int i = next++; i < 1000; i = next++) {
-          std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"direct-)" +
-                            std::to_string(i) +
-                            R"(","labels":{"app":"bench"}},"spec":{"schedulerName":"none",)"
-                            R"("restartPolicy":"Never","containers":[{"name":"main","image":"busybox",)"
-                            R"("command":["sleep","3600"],"resources":{"requests":{"cpu":"100m",)"
-                            R"("memory":"64Mi"}}}]}})";
+          std::string pod =
+              R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"direct-)" + std::to_string(i) +
+              R"(","labels":{"app":"bench"}},"spec":{"schedulerName":"none",)"
+              R"("restartPolicy":"Never","containers":[{"name":"main","image":"busybox",)"
+              R"("command":["sleep","3600"],"resources":{"requests":{"cpu":"100m",)"
+              R"("memory":"64Mi"}}}]}})";
           auto r = admin->Create(kube::resources::kPods, ns, pod);
           if (!r.ok()) Die(r.status().ToString());
         }
@@ -254,4 +259,6 @@ int Run(int argc, char** argv) {
 }  // namespace
 }  // namespace tephra::bench
 
-int main(int argc, char** argv) { return tephra::bench::Run(argc, argv); }
+int main(int argc, char** argv) {
+  return tephra::bench::Run(argc, argv);
+}

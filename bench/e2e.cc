@@ -25,15 +25,15 @@
 #include <chrono>
 #include <cmath>
 #include <fstream>
-#include <iostream>
 #include <functional>
+#include <iostream>
 #include <map>
 #include <numeric>
 #include <sstream>
 #include <string>
 #include <thread>
-#include <unordered_map>
 #include <unistd.h>
+#include <unordered_map>
 #include <vector>
 
 #include "api/kinds.h"
@@ -50,7 +50,9 @@ using bench::Arg;
 using bench::Die;
 using Clock = std::chrono::steady_clock;
 
-double Since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double Since(Clock::time_point t0) {
+  return std::chrono::duration<double>(Clock::now() - t0).count();
+}
 
 // Runs `fn(i)` for i in [0, n) on `threads` threads.
 void Parallel(int64_t n, int threads, const std::function<void(int64_t)>& fn) {
@@ -77,11 +79,13 @@ int Setup(int argc, char** argv) {
   bench::ClusterSpec cluster;
   bench::WorkloadSpec work;
   cluster.nodes = std::stoi(Arg(argc, argv, "--nodes", "500"));
-  if (!bench::ParseNodeShape(Arg(argc, argv, "--shape", "uniform"), &cluster.shape)) Die("bad --shape");
+  if (!bench::ParseNodeShape(Arg(argc, argv, "--shape", "uniform"), &cluster.shape))
+    Die("bad --shape");
   work.queues = std::stoi(Arg(argc, argv, "--queues", "4"));
   auto t0 = Clock::now();
   for (const auto& pc : bench::PriorityClassJsons(work)) {
-    if (!CreateIgnoringExists(*client, kube::resources::kPriorityClasses, "", pc)) Die("creating priority classes");
+    if (!CreateIgnoringExists(*client, kube::resources::kPriorityClasses, "", pc))
+      Die("creating priority classes");
   }
   for (const auto& q : bench::QueueJsons(work)) {
     auto res = client->Create(api::kQueues, "", q);
@@ -92,7 +96,8 @@ int Setup(int argc, char** argv) {
   }
   std::atomic<int> failures{0};
   Parallel(cluster.nodes, 16, [&](int64_t i) {
-    if (!CreateIgnoringExists(*client, kube::resources::kNodes, "", bench::NodeJson(cluster, static_cast<int>(i)))) {
+    if (!CreateIgnoringExists(*client, kube::resources::kNodes, "",
+                              bench::NodeJson(cluster, static_cast<int>(i)))) {
       ++failures;
     }
   });
@@ -193,8 +198,9 @@ struct PodTimes {
 class PodWatcher {
  public:
   PodWatcher(std::shared_ptr<kube::Client> client, const std::string& ns, Clock::time_point t0)
-      : t0_(t0), watch_(std::move(client), kube::resources::kPods, ns, "",
-                        [this](const json::Value& pod, bool) { Observe(pod); }) {}
+      : t0_(t0),
+        watch_(std::move(client), kube::resources::kPods, ns, "",
+               [this](const json::Value& pod, bool) { Observe(pod); }) {}
   void Stop() { watch_.Stop(); }
   int64_t seen() const { return seen_; }
   int64_t bound() const { return bound_; }
@@ -235,7 +241,7 @@ class PodWatcher {
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
-  size_t k = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size()))) ;
+  size_t k = static_cast<size_t>(std::ceil(p / 100.0 * static_cast<double>(v.size())));
   return v[std::min(v.size() - 1, k == 0 ? 0 : k - 1)];
 }
 
@@ -252,9 +258,11 @@ std::vector<Item> CreationStream(const bench::WorkloadSpec& work, const std::str
       items.push_back({&api::kJobs, bench::VolcanoJobJson(work, job)});
       continue;
     }
-    if (mode == "grouped") items.push_back({&api::kPodGroups, bench::PodGroupJson(work, job, "Pending")});
+    if (mode == "grouped")
+      items.push_back({&api::kPodGroups, bench::PodGroupJson(work, job, "Pending")});
     for (int i = 0; i < job.size; ++i) {
-      items.push_back({&kube::resources::kPods, bench::PodJson(work, job, i, mode == "grouped", work.scheduler_name)});
+      items.push_back({&kube::resources::kPods,
+                       bench::PodJson(work, job, i, mode == "grouped", work.scheduler_name)});
     }
   }
   return items;
@@ -267,7 +275,8 @@ int Manifests(int argc, char** argv) {
   bench::ClusterSpec cluster;
   bench::WorkloadSpec work;
   cluster.nodes = std::stoi(Arg(argc, argv, "--nodes", "10"));
-  if (!bench::ParseNodeShape(Arg(argc, argv, "--shape", "uniform"), &cluster.shape)) Die("bad --shape");
+  if (!bench::ParseNodeShape(Arg(argc, argv, "--shape", "uniform"), &cluster.shape))
+    Die("bad --shape");
   const std::string mode = Arg(argc, argv, "--mode", "grouped");
   if (mode != "pods" && mode != "grouped" && mode != "jobs") Die("bad --mode " + mode);
   work.shape = cluster.shape;
@@ -276,11 +285,13 @@ int Manifests(int argc, char** argv) {
   work.pods = std::stoll(Arg(argc, argv, "--pods", "100"));
   work.gang_size = std::stoi(Arg(argc, argv, "--gang-size", "10"));
   work.queues = std::stoi(Arg(argc, argv, "--queues", "4"));
-  work.plain_fraction = mode == "pods" ? 1.0 : std::stod(Arg(argc, argv, "--plain-fraction", "0.2"));
+  work.plain_fraction =
+      mode == "pods" ? 1.0 : std::stod(Arg(argc, argv, "--plain-fraction", "0.2"));
   std::vector<std::string> objects = bench::PriorityClassJsons(work);
   for (auto& q : bench::QueueJsons(work)) objects.push_back(std::move(q));
   for (int i = 0; i < cluster.nodes; ++i) objects.push_back(bench::NodeJson(cluster, i));
-  objects.push_back(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":)" + json::Quote(work.namespace_) + "}}");
+  objects.push_back(R"({"apiVersion":"v1","kind":"Namespace","metadata":{"name":)" +
+                    json::Quote(work.namespace_) + "}}");
   for (auto& item : CreationStream(work, mode)) objects.push_back(std::move(item.body));
   std::cout << R"({"apiVersion":"v1","kind":"List","items":[)";
   for (size_t i = 0; i < objects.size(); ++i) std::cout << (i ? ",\n" : "\n") << objects[i];
@@ -307,7 +318,8 @@ int Run(int argc, char** argv) {
   work.gang_size = std::stoi(Arg(argc, argv, "--gang-size", "10"));
   work.queues = std::stoi(Arg(argc, argv, "--queues", "4"));
   work.plain_fraction = mode == "pods" ? 1.0 : std::stod(Arg(argc, argv, "--plain-fraction", "0"));
-  if (!bench::ParseNodeShape(Arg(argc, argv, "--shape", "uniform"), &work.shape)) Die("bad --shape");
+  if (!bench::ParseNodeShape(Arg(argc, argv, "--shape", "uniform"), &work.shape))
+    Die("bad --shape");
   if (mode != "pods" && mode != "grouped" && mode != "jobs") Die("bad --mode " + mode);
   // Processes to account: name=pid pairs.
   std::vector<std::pair<std::string, std::string>> pids;
@@ -417,25 +429,29 @@ int Run(int argc, char** argv) {
   }
   const double throughput = last_bind > 0 ? static_cast<double>(binds.size()) / last_bind : 0;
   std::ostringstream out;
-  out << "{\"mode\":\"" << mode << "\",\"scheduler_name\":\"" << scheduler_name << "\",\"namespace\":\""
-      << work.namespace_ << "\",\"outcome\":\"" << outcome << "\",\"pods\":" << work.pods
-      << ",\"objects\":" << items.size() << ",\"created\":" << created.load()
-      << ",\"create_errors\":" << create_errors.load() << ",\"creators\":" << creators
-      << ",\"create_qps\":" << create_qps << ",\"last_create_s\":" << last_create.load()
-      << ",\"create_rate\":" << (last_create.load() > 0 ? static_cast<double>(created.load()) / last_create.load() : 0)
+  out << "{\"mode\":\"" << mode << "\",\"scheduler_name\":\"" << scheduler_name
+      << "\",\"namespace\":\"" << work.namespace_ << "\",\"outcome\":\"" << outcome
+      << "\",\"pods\":" << work.pods << ",\"objects\":" << items.size()
+      << ",\"created\":" << created.load() << ",\"create_errors\":" << create_errors.load()
+      << ",\"creators\":" << creators << ",\"create_qps\":" << create_qps
+      << ",\"last_create_s\":" << last_create.load() << ",\"create_rate\":"
+      << (last_create.load() > 0 ? static_cast<double>(created.load()) / last_create.load() : 0)
       << ",\"bound\":" << binds.size() << ",\"first_bind_s\":" << first_bind
       << ",\"first_create_to_last_bind_s\":" << last_bind << ",\"pods_per_second\":" << throughput
       << ",\"bind_rate_per_s\":{\"mean\":"
-      << (per_second.empty() ? 0 : std::accumulate(per_second.begin(), per_second.end(), 0.0) / static_cast<double>(per_second.size()))
+      << (per_second.empty() ? 0
+                             : std::accumulate(per_second.begin(), per_second.end(), 0.0) /
+                                   static_cast<double>(per_second.size()))
       << ",\"p50\":" << Percentile(per_second, 50) << ",\"p90\":" << Percentile(per_second, 90)
-      << ",\"max\":" << Percentile(per_second, 100) << "},\"latency_s\":{\"p50\":" << Percentile(latencies, 50)
+      << ",\"max\":" << Percentile(per_second, 100)
+      << "},\"latency_s\":{\"p50\":" << Percentile(latencies, 50)
       << ",\"p90\":" << Percentile(latencies, 90) << ",\"p99\":" << Percentile(latencies, 99)
       << ",\"max\":" << Percentile(latencies, 100) << "},\"processes\":{";
   bool first = true;
   for (const auto& [name, pid] : pids) {
     out << (first ? "" : ",") << "\"" << name << "\":{\"cpu_seconds\":" << cpu[name]
-        << ",\"cpu_cores_avg\":" << (last_bind > 0 ? cpu[name] / end : 0) << ",\"peak_rss_mib\":" << hwm[name]
-        << ",\"rss_mib\":" << rss[name] << "}";
+        << ",\"cpu_cores_avg\":" << (last_bind > 0 ? cpu[name] / end : 0)
+        << ",\"peak_rss_mib\":" << hwm[name] << ",\"rss_mib\":" << rss[name] << "}";
     first = false;
   }
   out << "},\"measured_s\":" << end << "}\n";
@@ -449,7 +465,8 @@ int Run(int argc, char** argv) {
       std::ofstream lat(series_path + ".latency");
       const size_t step = std::max<size_t>(1, latencies.size() / 2000);
       for (size_t i = 0; i < latencies.size(); i += step) {
-        lat << 100.0 * static_cast<double>(i + 1) / static_cast<double>(latencies.size()) << " " << latencies[i] << "\n";
+        lat << 100.0 * static_cast<double>(i + 1) / static_cast<double>(latencies.size()) << " "
+            << latencies[i] << "\n";
       }
       lat << "100 " << latencies.back() << "\n";
     }
@@ -465,6 +482,7 @@ int main(int argc, char** argv) {
   if (cmd == "run") return Run(argc, argv);
   if (cmd == "reset") return Reset(argc, argv);
   if (cmd == "manifests") return Manifests(argc, argv);
-  std::cerr << "usage: bench_e2e setup|run|reset|manifests --kubeconfig FILE ... (see bench/e2e.cc)\n";
+  std::cerr
+      << "usage: bench_e2e setup|run|reset|manifests --kubeconfig FILE ... (see bench/e2e.cc)\n";
   return 2;
 }

@@ -4,13 +4,12 @@
 //
 //   bench_kube_decode populate --namespace NS --pods N --nodes-prefix P --nodes K
 //   bench_kube_decode measure  --namespace NS [--rounds R] [--json FILE]
-#include <malloc.h>
-
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <malloc.h>
 #include <string>
 #include <thread>
 #include <vector>
@@ -50,10 +49,12 @@ std::string RealisticPod(const std::string& name, const std::string& node) {
     "volcano.sh/task-spec":"worker","volcano.sh/template-uid":"train-worker","volcano.sh/job-retry-count":"0"},
   "ownerReferences":[{"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","name":"train",
     "uid":"0b5d2f7e-1f7a-4c1e-9d25-5e6f0e7b8a90","controller":true,"blockOwnerDeletion":true}]},
- "spec":{"schedulerName":"volcano","priorityClassName":"","nodeName":")" + node + R"(",
+ "spec":{"schedulerName":"volcano","priorityClassName":"","nodeName":")" +
+         node + R"(",
   "containers":[{"name":"worker","image":"registry.example.com/ml/trainer:2026.11.3",
     "command":["python","-m","trainer.main"],"args":["--epochs=90","--batch-size=256","--lr=0.1"],
-    "env":[)" + env + R"(],
+    "env":[)" +
+         env + R"(],
     "ports":[{"name":"dist","containerPort":23456,"protocol":"TCP"}],
     "resources":{"requests":{"cpu":"4","memory":"16Gi"},"limits":{"cpu":"4","memory":"16Gi"}},
     "volumeMounts":[{"name":"data","mountPath":"/data"},{"name":"shm","mountPath":"/dev/shm"}]},
@@ -118,8 +119,9 @@ int Measure(kube::Client& client, const std::string& ns, int rounds, const std::
     lo.limit = 500;
     while (true) {
       kube::ApiRequest req;
-      req.target = kube::resources::kPods.Path(ns) + "?limit=500" +
-                   (lo.continue_token.empty() ? "" : "&continue=" + kube::QueryEscape(lo.continue_token));
+      req.target =
+          kube::resources::kPods.Path(ns) + "?limit=500" +
+          (lo.continue_token.empty() ? "" : "&continue=" + kube::QueryEscape(lo.continue_token));
       auto resp = client.Do(req, true);
       if (!resp.ok() || resp->status != 200) {
         std::fprintf(stderr, "list failed\n");
@@ -135,8 +137,8 @@ int Measure(kube::Client& client, const std::string& ns, int rounds, const std::
       if (lo.continue_token.empty()) break;
     }
   }
-  std::fprintf(stderr, "LIST: %zu pods, %.1f MB in %zu pages\n", count, static_cast<double>(bytes) / 1e6,
-               pages.size());
+  std::fprintf(stderr, "LIST: %zu pods, %.1f MB in %zu pages\n", count,
+               static_cast<double>(bytes) / 1e6, pages.size());
 
   // 2. Parse + typed decode throughput (no network).
   std::vector<double> decode_s;
@@ -190,12 +192,14 @@ int Measure(kube::Client& client, const std::string& ns, int rounds, const std::
   malloc_trim(0);
   size_t heap1 = HeapInUse(), rss1 = RssBytes();
   double heap_per_pod = static_cast<double>(heap1 - heap0) / static_cast<double>(store.size());
-  double rss_per_pod = static_cast<double>(rss1 > rss0 ? rss1 - rss0 : 0) / static_cast<double>(store.size());
+  double rss_per_pod =
+      static_cast<double>(rss1 > rss0 ? rss1 - rss0 : 0) / static_cast<double>(store.size());
   double avg_json = static_cast<double>(bytes) / static_cast<double>(count);
 
   double d = Median(decode_s), l = Median(list_s);
   std::printf("pods                      %zu\n", count);
-  std::printf("LIST size                 %.1f MB (%.0f bytes/pod)\n", static_cast<double>(bytes) / 1e6, avg_json);
+  std::printf("LIST size                 %.1f MB (%.0f bytes/pod)\n",
+              static_cast<double>(bytes) / 1e6, avg_json);
   std::printf("parse+decode (in memory)  %.3f s  %.0f pods/s  %.1f MB/s\n", d,
               static_cast<double>(count) / d, static_cast<double>(bytes) / 1e6 / d);
   std::printf("LIST+decode via client    %.3f s  %.0f pods/s  %.1f MB/s\n", l,

@@ -15,9 +15,6 @@
 //     are preemptable lower-priority pods; a gang loses only tasks above its minimum or all of
 //     them; the preemptor's tasks must then all fit). Reports how often the planner found a
 //     plan when one exists and how many more victims it chose than the optimum.
-#include <sys/resource.h>
-#include <time.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -27,6 +24,8 @@
 #include <random>
 #include <set>
 #include <string>
+#include <sys/resource.h>
+#include <time.h>
 #include <vector>
 
 #include "bench/common.h"
@@ -41,7 +40,9 @@ using namespace tephra::scheduler;
 using tephra::bench::Arg;
 using Clock = std::chrono::steady_clock;
 
-double Millis(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+double Millis(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
 
 double ThreadCpuMillis() {
   timespec ts{};
@@ -181,20 +182,23 @@ Decision RunOne(SchedulerCache& cache, const SchedulerConf& conf, const Registry
 }
 
 // (1) one 100-pod gang on a full cluster.
-Decision AtScale(const SchedulerConf& conf, const Registry& registry, int nodes, int running, int gang,
-                 int victim_min) {
+Decision AtScale(const SchedulerConf& conf, const Registry& registry, int nodes, int running,
+                 int gang, int victim_min) {
   SchedulerCache cache(CacheOptions{});
   ClusterBuilder b(cache);
   const int per_node = running / nodes;
   const int milli = 32000 / per_node;  // running pods fill every node's 32 CPUs
   const std::string request = "cpu=" + std::to_string(milli) + "m,memory=1Gi";
-  for (int n = 0; n < nodes; ++n) b.AddNode("node-" + std::to_string(n), "cpu=32,memory=256Gi,pods=110");
+  for (int n = 0; n < nodes; ++n)
+    b.AddNode("node-" + std::to_string(n), "cpu=32,memory=256Gi,pods=110");
   for (int g = 0; g < running / 10; ++g) {
     std::vector<std::string> on;
     for (int i = 0; i < 10; ++i) on.push_back("node-" + std::to_string((g * 10 + i) % nodes));
-    b.AddGang("low-" + std::to_string(g), "low", victim_min, std::vector<std::string>(10, request), on);
+    b.AddGang("low-" + std::to_string(g), "low", victim_min, std::vector<std::string>(10, request),
+              on);
   }
-  b.AddGang("preemptor", "high", gang, std::vector<std::string>(static_cast<size_t>(gang), request), {});
+  b.AddGang("preemptor", "high", gang, std::vector<std::string>(static_cast<size_t>(gang), request),
+            {});
   return RunOne(cache, conf, registry);
 }
 
@@ -257,7 +261,8 @@ int Optimum(const Instance& in) {
   };
   std::vector<Pod> pods;
   for (size_t g = 0; g < in.gangs.size(); ++g) {
-    for (size_t i = 0; i < in.gangs[g].cpu.size(); ++i) pods.push_back({g, in.gangs[g].cpu[i], in.gangs[g].node[i]});
+    for (size_t i = 0; i < in.gangs[g].cpu.size(); ++i)
+      pods.push_back({g, in.gangs[g].cpu[i], in.gangs[g].node[i]});
   }
   int best = -1;
   for (uint32_t mask = 0; mask < (1u << pods.size()); ++mask) {
@@ -283,21 +288,25 @@ int Optimum(const Instance& in) {
 }
 
 void Print(const Instance& in, int optimum) {
-  std::printf("  missed (optimum %d victims): %d nodes x %d CPU; preemptor", optimum, in.nodes, in.node_cpu);
+  std::printf("  missed (optimum %d victims): %d nodes x %d CPU; preemptor", optimum, in.nodes,
+              in.node_cpu);
   for (int c : in.preemptor) std::printf(" %d", c);
   std::printf("\n");
   for (size_t g = 0; g < in.gangs.size(); ++g) {
     std::printf("    g%zu min %d:", g, in.gangs[g].min_member);
-    for (size_t i = 0; i < in.gangs[g].cpu.size(); ++i) std::printf(" %dcpu@n%d", in.gangs[g].cpu[i], in.gangs[g].node[i]);
+    for (size_t i = 0; i < in.gangs[g].cpu.size(); ++i)
+      std::printf(" %dcpu@n%d", in.gangs[g].cpu[i], in.gangs[g].node[i]);
     std::printf("\n");
   }
 }
 
-size_t PlannerVictims(const Instance& in, const SchedulerConf& conf, const Registry& registry, bool* placed) {
+size_t PlannerVictims(const Instance& in, const SchedulerConf& conf, const Registry& registry,
+                      bool* placed) {
   SchedulerCache cache(CacheOptions{});
   ClusterBuilder b(cache);
   for (int n = 0; n < in.nodes; ++n) {
-    b.AddNode("n" + std::to_string(n), "cpu=" + std::to_string(in.node_cpu) + ",memory=64Gi,pods=110");
+    b.AddNode("n" + std::to_string(n),
+              "cpu=" + std::to_string(in.node_cpu) + ",memory=64Gi,pods=110");
   }
   for (size_t g = 0; g < in.gangs.size(); ++g) {
     std::vector<std::string> req, on;
@@ -318,7 +327,8 @@ size_t PlannerVictims(const Instance& in, const SchedulerConf& conf, const Regis
       const JobInfo& job = ssn.job(j);
       if (job.name != "preemptor") continue;
       pipelined = job.Count(TaskStatus::kPipelined) + job.Count(TaskStatus::kAllocated) +
-                      job.Count(TaskStatus::kBinding) >= static_cast<int32_t>(in.preemptor.size());
+                      job.Count(TaskStatus::kBinding) >=
+                  static_cast<int32_t>(in.preemptor.size());
     }
   });
   *placed = pipelined || binder.bound == in.preemptor.size();
@@ -346,11 +356,13 @@ int main(int argc, char** argv) {
 
   Decision elastic = AtScale(*conf, registry, nodes, running, gang, 5);
   Decision rigid = AtScale(*conf, registry, nodes, running, gang, 10);
-  std::printf("decision: one %d-pod high-priority gang, %d full nodes, %d running pods in gangs of 10\n", gang,
-              nodes, running);
-  for (const auto& [label, d] : {std::pair{"elastic victims (min 5/10)", elastic}, {"rigid victims (min 10/10) ", rigid}}) {
-    std::printf("  %s: preempt %.1f ms, cycle %.1f ms (%.1f ms CPU), %zu victims in %zu gangs\n", label,
-                d.preempt_ms, d.cycle_ms, d.cycle_cpu_ms, d.victims, d.victim_gangs);
+  std::printf(
+      "decision: one %d-pod high-priority gang, %d full nodes, %d running pods in gangs of 10\n",
+      gang, nodes, running);
+  for (const auto& [label, d] :
+       {std::pair{"elastic victims (min 5/10)", elastic}, {"rigid victims (min 10/10) ", rigid}}) {
+    std::printf("  %s: preempt %.1f ms, cycle %.1f ms (%.1f ms CPU), %zu victims in %zu gangs\n",
+                label, d.preempt_ms, d.cycle_ms, d.cycle_cpu_ms, d.victims, d.victim_gangs);
   }
 
   std::mt19937 rng(seed);
@@ -375,27 +387,34 @@ int main(int argc, char** argv) {
     extra += static_cast<long>(chosen) - best;
     if (static_cast<int>(chosen) == best) ++optimal;
   }
-  std::printf("quality: %d random small instances (seed %u), %d solvable by preemption\n", instances, seed,
-              solvable);
-  std::printf("  planner found a plan for %d/%d; optimal victim count in %d/%d; %ld victims over the optimum's "
-              "%ld in total\n",
-              found, solvable, optimal, found, extra, optimum_total);
-  if (spurious > 0) std::printf("  %d instances placed although the exhaustive search found no plan\n", spurious);
+  std::printf("quality: %d random small instances (seed %u), %d solvable by preemption\n",
+              instances, seed, solvable);
+  std::printf(
+      "  planner found a plan for %d/%d; optimal victim count in %d/%d; %ld victims over the "
+      "optimum's "
+      "%ld in total\n",
+      found, solvable, optimal, found, extra, optimum_total);
+  if (spurious > 0)
+    std::printf("  %d instances placed although the exhaustive search found no plan\n", spurious);
   struct rusage ru {};
   getrusage(RUSAGE_SELF, &ru);
   std::printf("peak RSS %.0f MiB\n", static_cast<double>(ru.ru_maxrss) / 1024);
 
   if (!json_path.empty()) {
     std::ofstream out(json_path);
-    out << "{\n  \"nodes\": " << nodes << ", \"running\": " << running << ", \"gang\": " << gang << ",\n"
-        << "  \"elastic\": {\"preempt_ms\": " << elastic.preempt_ms << ", \"cycle_ms\": " << elastic.cycle_ms
-        << ", \"cycle_cpu_ms\": " << elastic.cycle_cpu_ms
-        << ", \"victims\": " << elastic.victims << ", \"victim_gangs\": " << elastic.victim_gangs << "},\n"
-        << "  \"rigid\": {\"preempt_ms\": " << rigid.preempt_ms << ", \"cycle_ms\": " << rigid.cycle_ms
-        << ", \"cycle_cpu_ms\": " << rigid.cycle_cpu_ms
-        << ", \"victims\": " << rigid.victims << ", \"victim_gangs\": " << rigid.victim_gangs << "},\n"
-        << "  \"quality\": {\"instances\": " << instances << ", \"seed\": " << seed << ", \"solvable\": " << solvable
-        << ", \"found\": " << found << ", \"optimal\": " << optimal << ", \"extra_victims\": " << extra
+    out << "{\n  \"nodes\": " << nodes << ", \"running\": " << running << ", \"gang\": " << gang
+        << ",\n"
+        << "  \"elastic\": {\"preempt_ms\": " << elastic.preempt_ms
+        << ", \"cycle_ms\": " << elastic.cycle_ms << ", \"cycle_cpu_ms\": " << elastic.cycle_cpu_ms
+        << ", \"victims\": " << elastic.victims << ", \"victim_gangs\": " << elastic.victim_gangs
+        << "},\n"
+        << "  \"rigid\": {\"preempt_ms\": " << rigid.preempt_ms
+        << ", \"cycle_ms\": " << rigid.cycle_ms << ", \"cycle_cpu_ms\": " << rigid.cycle_cpu_ms
+        << ", \"victims\": " << rigid.victims << ", \"victim_gangs\": " << rigid.victim_gangs
+        << "},\n"
+        << "  \"quality\": {\"instances\": " << instances << ", \"seed\": " << seed
+        << ", \"solvable\": " << solvable << ", \"found\": " << found
+        << ", \"optimal\": " << optimal << ", \"extra_victims\": " << extra
         << ", \"optimum_victims\": " << optimum_total << ", \"spurious\": " << spurious << "},\n"
         << "  \"peak_rss_mib\": " << ru.ru_maxrss / 1024 << "\n}\n";
   }

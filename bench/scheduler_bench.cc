@@ -17,8 +17,6 @@
 //              cycles over the unchanged cluster: snapshot, session open, each action,
 //              close, whole cycle (best of them);
 //   memory     peak resident set (VmHWM) and resident set at the end (VmRSS).
-#include <time.h>
-
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -26,6 +24,7 @@
 #include <map>
 #include <sstream>
 #include <string>
+#include <time.h>
 #include <unordered_set>
 #include <vector>
 
@@ -48,7 +47,9 @@ using Clock = std::chrono::steady_clock;
 using bench::Arg;
 using bench::Die;
 
-double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+double Ms(Clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
 
 // CPU time of this thread: scheduling cycles run on one thread, so on a busy machine this is
 // what the placement would have taken with a core to itself.
@@ -57,7 +58,9 @@ double ThreadCpuMs() {
   clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
 }
-double Ms(std::chrono::nanoseconds d, int) { return static_cast<double>(d.count()) / 1e6; }
+double Ms(std::chrono::nanoseconds d, int) {
+  return static_cast<double>(d.count()) / 1e6;
+}
 
 template <typename T>
 T Must(StatusOr<T> v, const char* what) {
@@ -71,7 +74,8 @@ class AssumingBinder : public Binder {
  public:
   explicit AssumingBinder(SchedulerCache& cache) : cache_(cache) {}
   void Bind(const TaskInfo& task, const std::string& node) override {
-    if (cache_.AssumeBinding(task.job, task.uid(), node).ok()) placed.push_back({task.job, task.uid(), node});
+    if (cache_.AssumeBinding(task.job, task.uid(), node).ok())
+      placed.push_back({task.job, task.uid(), node});
   }
   struct Placed {
     JobId job;
@@ -129,7 +133,8 @@ int main(int argc, char** argv) {
   work.plain_fraction = std::stod(Arg(argc, argv, "--plain-fraction", "0.2"));
   work.queues = std::stoi(Arg(argc, argv, "--queues", "4"));
   work.priorities = Arg(argc, argv, "--priorities", "1") != "0";
-  if (!bench::ParseNodeShape(Arg(argc, argv, "--shape", "uniform"), &cluster.shape)) Die("bad --shape");
+  if (!bench::ParseNodeShape(Arg(argc, argv, "--shape", "uniform"), &cluster.shape))
+    Die("bad --shape");
   work.shape = cluster.shape;
   const std::string conf_name = Arg(argc, argv, "--conf", "default");
   const int max_cycles = std::stoi(Arg(argc, argv, "--max-cycles", "100"));
@@ -138,7 +143,9 @@ int main(int argc, char** argv) {
 
   Registry registry;
   if (!RegisterBuiltins(registry).ok()) Die("registering builtins");
-  SchedulerConf conf = Must(ParseSchedulerConf(ConfYaml(conf_name), registry.ActionNames(), registry.PluginNames()), "conf");
+  SchedulerConf conf =
+      Must(ParseSchedulerConf(ConfYaml(conf_name), registry.ActionNames(), registry.PluginNames()),
+           "conf");
   const double rss_start = bench::ProcStatusMiB("self", "VmRSS");
 
   // ---- ingest: every object through the informer decoders into the cache ----
@@ -155,7 +162,8 @@ int main(int argc, char** argv) {
     def->spec.weight = 1;
     cache.UpsertQueue(def);
   }
-  for (const auto& q : bench::QueueJsons(work)) cache.UpsertQueue(Must(api::DecodeQueue(q), "queue"));
+  for (const auto& q : bench::QueueJsons(work))
+    cache.UpsertQueue(Must(api::DecodeQueue(q), "queue"));
   for (const auto& pc : bench::PriorityClassJsons(work)) {
     cache.UpsertPriorityClass(Must(api::DecodePriorityClass(pc), "priority class"));
   }
@@ -206,7 +214,8 @@ int main(int argc, char** argv) {
       first_open_ms = Ms(r.open, 0);
       first_close_ms = Ms(r.close, 0);
       for (const auto& [name, d] : r.actions) {
-        first_actions << (first_actions.tellp() > 0 ? "," : "") << "\"" << name << "_ms\":" << Ms(d, 0);
+        first_actions << (first_actions.tellp() > 0 ? "," : "") << "\"" << name
+                      << "_ms\":" << Ms(d, 0);
       }
     }
     ++cycles;
@@ -215,8 +224,10 @@ int main(int argc, char** argv) {
     productive_cpu_ms = ThreadCpuMs() - cpu0;
   }
   const auto placed = static_cast<int64_t>(binder.placed.size());
-  const double pods_per_s = productive_ms > 0 ? static_cast<double>(placed) / (productive_ms / 1e3) : 0;
-  const double pods_per_cpu_s = productive_cpu_ms > 0 ? static_cast<double>(placed) / (productive_cpu_ms / 1e3) : 0;
+  const double pods_per_s =
+      productive_ms > 0 ? static_cast<double>(placed) / (productive_ms / 1e3) : 0;
+  const double pods_per_cpu_s =
+      productive_cpu_ms > 0 ? static_cast<double>(placed) / (productive_cpu_ms / 1e3) : 0;
   const double last_cycle_ms = cycle_ms.empty() ? 0 : cycle_ms.back();
 
   // ---- steady state: placed pods confirmed Running, nothing changes ----
@@ -262,31 +273,35 @@ int main(int argc, char** argv) {
   const double peak_mib = bench::ProcStatusMiB("self", "VmHWM");
   const double rss_end = bench::ProcStatusMiB("self", "VmRSS");
 
-  std::printf("%-10s %-7s nodes=%-6d pending=%-7lld placed=%-7lld %9.0f pods/s (%.0f per CPU s)  cycles=%-3d "
-              "first open %.1f ms  steady open %.2f ms / cycle %.1f ms  peak %.0f MiB\n",
-              conf_name.c_str(), bench::NodeShapeName(cluster.shape), cluster.nodes,
-              static_cast<long long>(pending), static_cast<long long>(placed), pods_per_s, pods_per_cpu_s, cycles,
-              first_open_ms, open_ms, idle_ms, peak_mib);
+  std::printf(
+      "%-10s %-7s nodes=%-6d pending=%-7lld placed=%-7lld %9.0f pods/s (%.0f per CPU s)  "
+      "cycles=%-3d "
+      "first open %.1f ms  steady open %.2f ms / cycle %.1f ms  peak %.0f MiB\n",
+      conf_name.c_str(), bench::NodeShapeName(cluster.shape), cluster.nodes,
+      static_cast<long long>(pending), static_cast<long long>(placed), pods_per_s, pods_per_cpu_s,
+      cycles, first_open_ms, open_ms, idle_ms, peak_mib);
   if (!json_path.empty()) {
     std::ofstream out(json_path);
     out << "{\"conf\":\"" << conf_name << "\",\"shape\":\"" << bench::NodeShapeName(cluster.shape)
         << "\",\"nodes\":" << cluster.nodes << ",\"pending_pods\":" << pending
         << ",\"jobs\":" << jobs.size() << ",\"gang_size\":" << work.gang_size
         << ",\"plain_fraction\":" << work.plain_fraction << ",\"queues\":" << work.queues
-        << ",\"priorities\":" << (work.priorities ? "true" : "false") << ",\"ingest_ms\":" << ingest_ms
-        << ",\"placed\":" << placed << ",\"placement_ms\":" << productive_ms
-        << ",\"pods_per_second\":" << pods_per_s << ",\"placement_cpu_ms\":" << productive_cpu_ms
+        << ",\"priorities\":" << (work.priorities ? "true" : "false")
+        << ",\"ingest_ms\":" << ingest_ms << ",\"placed\":" << placed
+        << ",\"placement_ms\":" << productive_ms << ",\"pods_per_second\":" << pods_per_s
+        << ",\"placement_cpu_ms\":" << productive_cpu_ms
         << ",\"pods_per_cpu_second\":" << pods_per_cpu_s << ",\"cycles\":" << cycles
-        << ",\"last_cycle_ms\":" << last_cycle_ms << ",\"first_cycle\":{\"open_ms\":" << first_open_ms
-        << "," << first_actions.str() << ",\"close_ms\":" << first_close_ms << "},\"cycle_ms\":[";
+        << ",\"last_cycle_ms\":" << last_cycle_ms
+        << ",\"first_cycle\":{\"open_ms\":" << first_open_ms << "," << first_actions.str()
+        << ",\"close_ms\":" << first_close_ms << "},\"cycle_ms\":[";
     for (size_t i = 0; i < cycle_ms.size(); ++i) out << (i ? "," : "") << cycle_ms[i];
     out << "],\"cycle_placed\":[";
     for (size_t i = 0; i < cycle_placed.size(); ++i) out << (i ? "," : "") << cycle_placed[i];
     out << "],\"confirm_ms\":" << confirm_ms << ",\"steady\":{\"running_pods\":" << placed
-        << ",\"snapshot_ms\":" << snapshot_ms << ",\"open_ms\":" << open_ms << ",\"close_ms\":" << close_ms;
+        << ",\"snapshot_ms\":" << snapshot_ms << ",\"open_ms\":" << open_ms
+        << ",\"close_ms\":" << close_ms;
     for (const auto& [name, ms] : steady_actions) out << ",\"" << name << "_ms\":" << ms;
-    out
-        << ",\"cycle_ms\":" << idle_ms << "},\"rss_start_mib\":" << rss_start
+    out << ",\"cycle_ms\":" << idle_ms << "},\"rss_start_mib\":" << rss_start
         << ",\"rss_ingested_mib\":" << rss_ingested << ",\"rss_end_mib\":" << rss_end
         << ",\"peak_rss_mib\":" << peak_mib << "}\n";
   }

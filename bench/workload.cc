@@ -27,7 +27,8 @@ std::string Member(const std::string& key, const std::string& json_value) {
 }
 
 // The pod template's spec (shared by plain pods, gang pods and Volcano Job templates).
-std::string PodSpecJson(const WorkloadSpec& spec, const JobPlan& job, const std::string& scheduler_name) {
+std::string PodSpecJson(const WorkloadSpec& spec, const JobPlan& job,
+                        const std::string& scheduler_name) {
   std::string requests = "\"cpu\":" + json::Quote(kCpu[job.request]) +
                          ",\"memory\":" + json::Quote(kMemory[job.request]);
   if (job.gpu) requests += ",\"nvidia.com/gpu\":\"1\"";
@@ -38,12 +39,15 @@ std::string PodSpecJson(const WorkloadSpec& spec, const JobPlan& job, const std:
       R"("containers":[{"name":"main","image":"registry.k8s.io/pause:3.10","resources":{"requests":{)" +
           requests + "}" + limits + "}}]",
   };
-  if (!job.priority_class.empty()) members.push_back(Member("priorityClassName", json::Quote(job.priority_class)));
-  if (!job.pool.empty()) members.push_back(R"("nodeSelector":{"pool":)" + json::Quote(job.pool) + "}");
+  if (!job.priority_class.empty())
+    members.push_back(Member("priorityClassName", json::Quote(job.priority_class)));
+  if (!job.pool.empty())
+    members.push_back(R"("nodeSelector":{"pool":)" + json::Quote(job.pool) + "}");
   if (job.tolerate) {
-    members.push_back(spec.shape == NodeShape::kMixed
-                          ? R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}])"
-                          : R"("tolerations":[{"key":"dedicated","operator":"Equal","value":"infra","effect":"NoSchedule"}])");
+    members.push_back(
+        spec.shape == NodeShape::kMixed
+            ? R"("tolerations":[{"key":"nvidia.com/gpu","operator":"Exists","effect":"NoSchedule"}])"
+            : R"("tolerations":[{"key":"dedicated","operator":"Equal","value":"infra","effect":"NoSchedule"}])");
   }
   return "{" + JoinMembers(members) + "}";
 }
@@ -55,18 +59,25 @@ std::string Labels(const JobPlan& job) {
 }  // namespace
 
 bool ParseNodeShape(const std::string& text, NodeShape* shape) {
-  if (text == "uniform") *shape = NodeShape::kUniform;
-  else if (text == "mixed") *shape = NodeShape::kMixed;
-  else if (text == "taints") *shape = NodeShape::kTaints;
-  else return false;
+  if (text == "uniform")
+    *shape = NodeShape::kUniform;
+  else if (text == "mixed")
+    *shape = NodeShape::kMixed;
+  else if (text == "taints")
+    *shape = NodeShape::kTaints;
+  else
+    return false;
   return true;
 }
 
 const char* NodeShapeName(NodeShape shape) {
   switch (shape) {
-    case NodeShape::kUniform: return "uniform";
-    case NodeShape::kMixed: return "mixed";
-    case NodeShape::kTaints: return "taints";
+    case NodeShape::kUniform:
+      return "uniform";
+    case NodeShape::kMixed:
+      return "mixed";
+    case NodeShape::kTaints:
+      return "taints";
   }
   return "?";
 }
@@ -75,7 +86,8 @@ std::string NodeJson(const ClusterSpec& cluster, int i) {
   const std::string name = cluster.prefix + "-" + std::to_string(i);
   std::string labels = R"("kubernetes.io/hostname":)" + json::Quote(name) +
                        R"(,"kubernetes.io/os":"linux","kubernetes.io/arch":"amd64","type":"kwok",)"
-                       R"("topology.kubernetes.io/zone":"zone-)" + std::to_string(i % 10) + "\"";
+                       R"("topology.kubernetes.io/zone":"zone-)" +
+                       std::to_string(i % 10) + "\"";
   std::string resources = R"("cpu":"32","memory":"256Gi","pods":"110")";
   std::string taints;
   if (cluster.shape == NodeShape::kMixed) {
@@ -88,7 +100,8 @@ std::string NodeJson(const ClusterSpec& cluster, int i) {
     }
   } else if (cluster.shape == NodeShape::kTaints) {
     labels += R"(,"pool":"pool-)" + std::string(1, static_cast<char>('a' + i % 3)) + "\"";
-    if (i % 5 == 0) taints = R"("taints":[{"key":"dedicated","value":"infra","effect":"NoSchedule"}])";
+    if (i % 5 == 0)
+      taints = R"("taints":[{"key":"dedicated","value":"infra","effect":"NoSchedule"}])";
   }
   return R"({"apiVersion":"v1","kind":"Node","metadata":{"name":)" + json::Quote(name) +
          R"(,"annotations":{"kwok.x-k8s.io/node":"fake","node.alpha.kubernetes.io/ttl":"0"},"labels":{)" +
@@ -100,7 +113,8 @@ std::string NodeJson(const ClusterSpec& cluster, int i) {
 std::vector<JobPlan> PlanJobs(const WorkloadSpec& spec) {
   std::vector<JobPlan> jobs;
   const int gang = spec.gang_size < 1 ? 1 : spec.gang_size;
-  const auto plain_pods = static_cast<int64_t>(static_cast<double>(spec.pods) * spec.plain_fraction);
+  const auto plain_pods =
+      static_cast<int64_t>(static_cast<double>(spec.pods) * spec.plain_fraction);
   const int64_t gangs = (spec.pods - plain_pods) / gang;
   const int64_t plain = spec.pods - gangs * gang;  // the remainder runs as plain pods too
   const int64_t total = gangs + plain;
@@ -133,9 +147,10 @@ std::vector<JobPlan> PlanJobs(const WorkloadSpec& spec) {
 std::vector<std::string> QueueJsons(const WorkloadSpec& spec) {
   std::vector<std::string> out;
   for (int q = 0; q < spec.queues; ++q) {
-    out.push_back(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"q-)" +
-                  std::to_string(q) + R"("},"spec":{"weight":)" + std::to_string(q + 1) +
-                  R"(,"reclaimable":true},"status":{"state":"Open"}})");
+    out.push_back(
+        R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"q-)" +
+        std::to_string(q) + R"("},"spec":{"weight":)" + std::to_string(q + 1) +
+        R"(,"reclaimable":true},"status":{"state":"Open"}})");
   }
   return out;
 }
@@ -144,9 +159,10 @@ std::vector<std::string> PriorityClassJsons(const WorkloadSpec& spec) {
   std::vector<std::string> out;
   if (!spec.priorities) return out;
   for (int i = 0; i < 3; ++i) {
-    out.push_back(R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":)" +
-                  json::Quote(kPriorityClasses[i]) + R"(},"value":)" + std::to_string(kPriorityValues[i]) +
-                  R"(,"preemptionPolicy":"Never","description":"tephra benchmark"})");
+    out.push_back(
+        R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":)" +
+        json::Quote(kPriorityClasses[i]) + R"(},"value":)" + std::to_string(kPriorityValues[i]) +
+        R"(,"preemptionPolicy":"Never","description":"tephra benchmark"})");
   }
   return out;
 }
@@ -156,16 +172,18 @@ std::string PodGroupJson(const WorkloadSpec& spec, const JobPlan& job, const std
   static const double kCpuValue[] = {0.5, 1, 2};
   static const int kMemGi[] = {1, 2, 4};
   char min_resources[160];
-  std::snprintf(min_resources, sizeof min_resources, R"({"cpu":"%g","memory":"%dGi"%s})",
-                kCpuValue[job.request] * job.size, kMemGi[job.request] * job.size,
-                job.gpu ? (",\"nvidia.com/gpu\":\"" + std::to_string(job.size) + "\"").c_str() : "");
+  std::snprintf(
+      min_resources, sizeof min_resources, R"({"cpu":"%g","memory":"%dGi"%s})",
+      kCpuValue[job.request] * job.size, kMemGi[job.request] * job.size,
+      job.gpu ? (",\"nvidia.com/gpu\":\"" + std::to_string(job.size) + "\"").c_str() : "");
   std::vector<std::string> members = {Member("minMember", std::to_string(job.size)),
                                       Member("minResources", min_resources)};
   if (!job.queue.empty()) members.push_back(Member("queue", json::Quote(job.queue)));
-  if (!job.priority_class.empty()) members.push_back(Member("priorityClassName", json::Quote(job.priority_class)));
+  if (!job.priority_class.empty())
+    members.push_back(Member("priorityClassName", json::Quote(job.priority_class)));
   return R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":)" +
-         json::Quote(job.name) + ",\"namespace\":" + json::Quote(spec.namespace_) +
-         "},\"spec\":{" + JoinMembers(members) + "},\"status\":{\"phase\":" + json::Quote(phase) + "}}";
+         json::Quote(job.name) + ",\"namespace\":" + json::Quote(spec.namespace_) + "},\"spec\":{" +
+         JoinMembers(members) + "},\"status\":{\"phase\":" + json::Quote(phase) + "}}";
 }
 
 std::string PodJson(const WorkloadSpec& spec, const JobPlan& job, int i, bool grouped,
@@ -173,12 +191,13 @@ std::string PodJson(const WorkloadSpec& spec, const JobPlan& job, int i, bool gr
   std::string name = job.plain ? job.name : job.name + "-worker-" + std::to_string(i);
   std::vector<std::string> annotations;
   if (grouped) annotations.push_back(Member("scheduling.k8s.io/group-name", json::Quote(job.name)));
-  if (!job.queue.empty()) annotations.push_back(Member("scheduling.volcano.sh/queue-name", json::Quote(job.queue)));
+  if (!job.queue.empty())
+    annotations.push_back(Member("scheduling.volcano.sh/queue-name", json::Quote(job.queue)));
   if (!job.plain) annotations.push_back(R"("volcano.sh/task-spec":"worker")");
   return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":)" + json::Quote(name) +
          ",\"namespace\":" + json::Quote(spec.namespace_) + ",\"labels\":" + Labels(job) +
-         ",\"annotations\":{" + JoinMembers(annotations) + "}},\"spec\":" +
-         PodSpecJson(spec, job, scheduler_name) + "}";
+         ",\"annotations\":{" + JoinMembers(annotations) +
+         "}},\"spec\":" + PodSpecJson(spec, job, scheduler_name) + "}";
 }
 
 std::string VolcanoJobJson(const WorkloadSpec& spec, const JobPlan& job) {
@@ -187,10 +206,11 @@ std::string VolcanoJobJson(const WorkloadSpec& spec, const JobPlan& job) {
       Member("minAvailable", std::to_string(job.size)),
   };
   if (!job.queue.empty()) members.push_back(Member("queue", json::Quote(job.queue)));
-  if (!job.priority_class.empty()) members.push_back(Member("priorityClassName", json::Quote(job.priority_class)));
+  if (!job.priority_class.empty())
+    members.push_back(Member("priorityClassName", json::Quote(job.priority_class)));
   members.push_back(R"("tasks":[{"name":"worker","replicas":)" + std::to_string(job.size) +
-                    R"(,"template":{"metadata":{"labels":)" + Labels(job) + "},\"spec\":" +
-                    PodSpecJson(spec, job, spec.scheduler_name) + "}}]");
+                    R"(,"template":{"metadata":{"labels":)" + Labels(job) +
+                    "},\"spec\":" + PodSpecJson(spec, job, spec.scheduler_name) + "}}]");
   return R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":)" +
          json::Quote(job.name) + ",\"namespace\":" + json::Quote(spec.namespace_) + "},\"spec\":{" +
          JoinMembers(members) + "}}";

@@ -58,7 +58,7 @@ struct JobPlan {
   std::string priority_class;  // "" = none
   int request = 0;             // 0: 500m/1Gi, 1: 1/2Gi, 2: 2/4Gi
   bool gpu = false;
-  std::string pool;      // nodeSelector pool, "" = none
+  std::string pool;       // nodeSelector pool, "" = none
   bool tolerate = false;  // tolerates dedicated=infra (taints) or the GPU taint (mixed)
 };
 

@@ -27,7 +27,8 @@ Status FromGrpc(const grpc::Status& s, const std::string& address) {
       return Status::Ok();
     case grpc::StatusCode::UNAVAILABLE:
     case grpc::StatusCode::DEADLINE_EXCEEDED:
-      return Unavailable("scheduler admin API at " + address + " unreachable: " + s.error_message());
+      return Unavailable("scheduler admin API at " + address +
+                         " unreachable: " + s.error_message());
     case grpc::StatusCode::NOT_FOUND:
       return NotFound(s.error_message());
     case grpc::StatusCode::INVALID_ARGUMENT:
@@ -36,9 +37,11 @@ Status FromGrpc(const grpc::Status& s, const std::string& address) {
       return FailedPrecondition(s.error_message());
     case grpc::StatusCode::UNAUTHENTICATED:
     case grpc::StatusCode::PERMISSION_DENIED:
-      return Status(StatusCode::kForbidden, "scheduler admin API at " + address + ": " + s.error_message());
+      return Status(StatusCode::kForbidden,
+                    "scheduler admin API at " + address + ": " + s.error_message());
     case grpc::StatusCode::UNIMPLEMENTED:
-      return Internal("scheduler admin API at " + address + " does not implement this call (older scheduler?)");
+      return Internal("scheduler admin API at " + address +
+                      " does not implement this call (older scheduler?)");
     default:
       return Internal("scheduler admin API at " + address + ": " + s.error_message());
   }
@@ -121,7 +124,8 @@ StatusOr<pb::SchedulerInfo> AdminClient::GetInfo() {
   grpc::ClientContext ctx;
   SetDeadline(&ctx, connection_.timeout);
   pb::SchedulerInfo out;
-  TEPHRA_RETURN_IF_ERROR(FromGrpc(impl_->stub->GetInfo(&ctx, pb::GetInfoRequest{}, &out), connection_.address));
+  TEPHRA_RETURN_IF_ERROR(
+      FromGrpc(impl_->stub->GetInfo(&ctx, pb::GetInfoRequest{}, &out), connection_.address));
   return out;
 }
 
@@ -130,8 +134,10 @@ Status AdminClient::DumpSnapshot(bool current, const std::function<void(std::str
   // A large cluster's snapshot takes a while to encode and send.
   SetDeadline(&ctx, std::max(connection_.timeout, std::chrono::milliseconds(120000)));
   pb::DumpSnapshotRequest req;
-  req.set_source(current ? pb::DumpSnapshotRequest::CURRENT : pb::DumpSnapshotRequest::LAST_DECISION);
-  std::unique_ptr<grpc::ClientReader<pb::SnapshotChunk>> reader = impl_->stub->DumpSnapshot(&ctx, req);
+  req.set_source(current ? pb::DumpSnapshotRequest::CURRENT
+                         : pb::DumpSnapshotRequest::LAST_DECISION);
+  std::unique_ptr<grpc::ClientReader<pb::SnapshotChunk>> reader =
+      impl_->stub->DumpSnapshot(&ctx, req);
   pb::SnapshotChunk chunk;
   while (reader->Read(&chunk)) sink(chunk.data());
   return FromGrpc(reader->Finish(), connection_.address);

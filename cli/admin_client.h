@@ -15,9 +15,9 @@
 namespace tephra::cli {
 
 struct AdminConnection {
-  std::string address;      // host:port
-  std::string ca_file;      // verify the server with this CA (turns TLS on)
-  std::string cert_file;    // client certificate, for servers that require one
+  std::string address;    // host:port
+  std::string ca_file;    // verify the server with this CA (turns TLS on)
+  std::string cert_file;  // client certificate, for servers that require one
   std::string key_file;
   std::string server_name;  // the name to verify the server certificate against
   std::chrono::milliseconds timeout{5000};
@@ -29,8 +29,9 @@ class AdminClient {
   static StatusOr<std::unique_ptr<AdminClient>> Create(const AdminConnection& connection);
   ~AdminClient();
 
-  StatusOr<tephra::admin::v1::JobExplanation> ExplainJob(const std::string& ns, const std::string& job,
-                                                          const std::string& pod_group);
+  StatusOr<tephra::admin::v1::JobExplanation> ExplainJob(const std::string& ns,
+                                                         const std::string& job,
+                                                         const std::string& pod_group);
   StatusOr<tephra::admin::v1::QueueUsageResponse> QueueUsage(const std::string& queue);
   StatusOr<tephra::admin::v1::SchedulerInfo> GetInfo();
   // Streams the snapshot's bytes to `sink`.

@@ -21,7 +21,8 @@ namespace pb = tephra::admin::v1;
 
 // "cpu 8, memory 16Gi, nvidia.com/gpu 1": cpu and memory first, then by name.
 std::string Quantities(const pb::Resources& r, const std::string& empty) {
-  std::vector<std::pair<std::string, std::string>> items(r.quantities().begin(), r.quantities().end());
+  std::vector<std::pair<std::string, std::string>> items(r.quantities().begin(),
+                                                         r.quantities().end());
   auto rank = [](const std::string& n) { return n == "cpu" ? 0 : n == "memory" ? 1 : 2; };
   std::sort(items.begin(), items.end(), [&](const auto& a, const auto& b) {
     return rank(a.first) != rank(b.first) ? rank(a.first) < rank(b.first) : a.first < b.first;
@@ -55,39 +56,46 @@ void PrintQueue(std::ostream& out, const pb::QueueState& q) {
   }
   out << "\n";
   out << "  allocated   " << Quantities(q.allocated(), "none") << "\n";
-  if (!q.share_plugin().empty()) out << "  deserved    " << Quantities(q.deserved(), "none") << "\n";
+  if (!q.share_plugin().empty())
+    out << "  deserved    " << Quantities(q.deserved(), "none") << "\n";
   out << "  capability  " << Quantities(q.capability(), "unlimited") << "\n";
-  if (!q.guarantee().quantities().empty()) out << "  guarantee   " << Quantities(q.guarantee(), "none") << "\n";
-  if (!q.inqueue().quantities().empty()) out << "  admitted    " << Quantities(q.inqueue(), "none") << " (not started yet)\n";
-  out << "  pending     " << Quantities(q.pending(), "none") << " (" << q.pending_jobs() << " of " << q.jobs()
-      << " jobs not admitted)\n";
+  if (!q.guarantee().quantities().empty())
+    out << "  guarantee   " << Quantities(q.guarantee(), "none") << "\n";
+  if (!q.inqueue().quantities().empty())
+    out << "  admitted    " << Quantities(q.inqueue(), "none") << " (not started yet)\n";
+  out << "  pending     " << Quantities(q.pending(), "none") << " (" << q.pending_jobs() << " of "
+      << q.jobs() << " jobs not admitted)\n";
 }
 
 void PrintExplanation(std::ostream& out, const pb::JobExplanation& e) {
   out << "Job:          " << e.namespace_() << "/" << (e.job().empty() ? e.pod_group() : e.job());
   out << "  (PodGroup " << e.pod_group() << ", queue " << e.queue() << ")\n";
   out << "Phase:        " << e.phase();
-  if (!e.session().id().empty()) out << ", decided by session " << e.session().id() << " at " << e.session().time();
-  if (!e.current_phase().empty() && e.current_phase() != e.phase()) out << "; now " << e.current_phase();
+  if (!e.session().id().empty())
+    out << ", decided by session " << e.session().id() << " at " << e.session().time();
+  if (!e.current_phase().empty() && e.current_phase() != e.phase())
+    out << "; now " << e.current_phase();
   out << "\n";
   out << "Summary:      " << e.summary() << "\n";
   const pb::Gang& g = e.gang();
   if (g.tasks() > 0 || g.min_available() > 0) {
     out << "Gang:         minAvailable " << g.min_available();
     for (const auto& [role, n] : g.min_task_member()) out << ", " << role << " >= " << n;
-    out << "; " << g.tasks() << " tasks: " << g.ready() << " ready, " << g.fit() << " fit, " << g.unplaced()
-        << " unplaced";
+    out << "; " << g.tasks() << " tasks: " << g.ready() << " ready, " << g.fit() << " fit, "
+        << g.unplaced() << " unplaced";
     if (g.not_tried() > 0) out << ", " << g.not_tried() << " not tried";
     out << "\n";
   }
-  if (!g.min_resources().quantities().empty()) out << "  minResources " << Quantities(g.min_resources(), "none") << "\n";
+  if (!g.min_resources().quantities().empty())
+    out << "  minResources " << Quantities(g.min_resources(), "none") << "\n";
   if (e.unplaced_size() > 0) out << "Unplaced:\n";
   for (const auto& group : e.unplaced()) {
-    out << "  " << group.tasks() << " x " << (group.role().empty() ? "task" : group.role()) << " requesting "
-        << Quantities(group.request(), "nothing");
+    out << "  " << group.tasks() << " x " << (group.role().empty() ? "task" : group.role())
+        << " requesting " << Quantities(group.request(), "nothing");
     if (!group.example_pods().empty()) {
       out << " (e.g. ";
-      for (int i = 0; i < group.example_pods_size(); ++i) out << (i ? ", " : "") << group.example_pods(i);
+      for (int i = 0; i < group.example_pods_size(); ++i)
+        out << (i ? ", " : "") << group.example_pods(i);
       out << ")";
     }
     out << "\n";
@@ -98,11 +106,13 @@ void PrintExplanation(std::ostream& out, const pb::JobExplanation& e) {
       width = std::max(width, counts.back().size());
     }
     for (int i = 0; i < group.reasons_size(); ++i) {
-      out << "    " << counts[static_cast<size_t>(i)] << std::string(width - counts[static_cast<size_t>(i)].size() + 2, ' ')
+      out << "    " << counts[static_cast<size_t>(i)]
+          << std::string(width - counts[static_cast<size_t>(i)].size() + 2, ' ')
           << group.reasons(i).reason() << "\n";
     }
     if (!group.other().empty()) out << "    " << group.other() << "\n";
-    if (group.nodes_examined() > 0) out << "    (" << group.nodes_examined() << " nodes examined)\n";
+    if (group.nodes_examined() > 0)
+      out << "    (" << group.nodes_examined() << " nodes examined)\n";
   }
   if (e.has_queue_state()) PrintQueue(out, e.queue_state());
   if (e.notes_size() > 0) {
@@ -132,8 +142,9 @@ struct EventLine {
 
 // Events about this very object: matching the uid (as kubectl describe does) leaves out those of
 // an earlier object of the same name, which operators that re-create jobs leave behind.
-std::vector<EventLine> EventsFor(kube::Client& client, const std::string& ns, const std::string& kind,
-                                 const kube::ObjectMeta& object, base::Time now) {
+std::vector<EventLine> EventsFor(kube::Client& client, const std::string& ns,
+                                 const std::string& kind, const kube::ObjectMeta& object,
+                                 base::Time now) {
   std::vector<EventLine> out;
   const std::string& name = object.name;
   kube::ListOptions lo;
@@ -149,8 +160,8 @@ std::vector<EventLine> EventsFor(kube::Client& client, const std::string& ns, co
     EventLine e;
     e.sort_key = t.value_or(now);
     e.time = t ? Age(*t, now) : "?";
-    e.text = r["type"].String() + "  " + r["reason"].String() + "  " + kind + "/" + name + "  " + r["message"].String() +
-             (count > 1 ? " (x" + std::to_string(count) + ")" : "");
+    e.text = r["type"].String() + "  " + r["reason"].String() + "  " + kind + "/" + name + "  " +
+             r["message"].String() + (count > 1 ? " (x" + std::to_string(count) + ")" : "");
     out.push_back(std::move(e));
     return Status::Ok();
   });
@@ -159,7 +170,8 @@ std::vector<EventLine> EventsFor(kube::Client& client, const std::string& ns, co
 
 int ExplainFromApiServer(Context& ctx, OutputFormat format, const std::string& name, bool pod_group,
                          const Status& why) {
-  ctx.err() << "note: " << why.message() << "; showing what the API server knows (PodGroup conditions and events)\n";
+  ctx.err() << "note: " << why.message()
+            << "; showing what the API server knows (PodGroup conditions and events)\n";
   TEPHRA_CLI_ASSIGN(auto client, ctx.Client());
   const std::string ns = ctx.Namespace();
   const base::Time now = base::Clock::now();
@@ -176,18 +188,20 @@ int ExplainFromApiServer(Context& ctx, OutputFormat format, const std::string& n
   }
   std::shared_ptr<api::PodGroup> pg;
   std::string pg_text;
-  StatusOr<std::string> listed = client->ListAll(api::kPodGroups, ns, {}, [&](const json::Value& v) {
-    StatusOr<std::shared_ptr<api::PodGroup>> p = api::DecodePodGroup(v);
-    if (!p.ok()) return Status::Ok();
-    const kube::OwnerReference* owner = (*p)->metadata.ControllerRef();
-    bool match = pod_group ? (*p)->metadata.name == name
-                           : owner != nullptr && owner->kind == api::kJobKind && owner->uid == job->metadata.uid;
-    if (match) {
-      pg = *p;
-      pg_text = json::Write(v);
-    }
-    return Status::Ok();
-  });
+  StatusOr<std::string> listed =
+      client->ListAll(api::kPodGroups, ns, {}, [&](const json::Value& v) {
+        StatusOr<std::shared_ptr<api::PodGroup>> p = api::DecodePodGroup(v);
+        if (!p.ok()) return Status::Ok();
+        const kube::OwnerReference* owner = (*p)->metadata.ControllerRef();
+        bool match = pod_group ? (*p)->metadata.name == name
+                               : owner != nullptr && owner->kind == api::kJobKind &&
+                                     owner->uid == job->metadata.uid;
+        if (match) {
+          pg = *p;
+          pg_text = json::Write(v);
+        }
+        return Status::Ok();
+      });
   if (!listed.ok()) return Fail(ctx, Describe(listed.status(), "listing PodGroups in " + ns));
   if (pod_group && !pg) return Fail(ctx, NotFound("PodGroup " + ns + "/" + name + " not found"));
   if (pg) pg_name = pg->metadata.name;
@@ -197,7 +211,8 @@ int ExplainFromApiServer(Context& ctx, OutputFormat format, const std::string& n
     std::vector<EventLine> more = EventsFor(*client, ns, "Job", job->metadata, now);
     events.insert(events.end(), more.begin(), more.end());
   }
-  std::sort(events.begin(), events.end(), [](const EventLine& a, const EventLine& b) { return a.sort_key < b.sort_key; });
+  std::sort(events.begin(), events.end(),
+            [](const EventLine& a, const EventLine& b) { return a.sort_key < b.sort_key; });
   if (format != OutputFormat::kTable) {
     json::Writer w;
     w.StartObject().Field("source", "api-server").Field("reason", why.message());
@@ -210,14 +225,18 @@ int ExplainFromApiServer(Context& ctx, OutputFormat format, const std::string& n
   }
   std::ostream& out = ctx.out();
   out << "Job:          " << ns << "/" << name;
-  if (pg) out << "  (PodGroup " << pg_name << ", queue " << (pg->spec.queue.empty() ? "default" : pg->spec.queue) << ")";
+  if (pg)
+    out << "  (PodGroup " << pg_name << ", queue "
+        << (pg->spec.queue.empty() ? "default" : pg->spec.queue) << ")";
   out << "\n";
-  if (job) out << "Job phase:    " << (job->status.state.phase.empty() ? "Pending" : job->status.state.phase) << "\n";
+  if (job)
+    out << "Job phase:    "
+        << (job->status.state.phase.empty() ? "Pending" : job->status.state.phase) << "\n";
   if (!pg) {
     out << "PodGroup:     none yet: tephra-controller-manager creates it (is it running?)\n";
   } else {
-    out << "PodGroup:     " << (pg->status.phase.empty() ? "Pending" : pg->status.phase) << ", minMember "
-        << pg->spec.min_member << ", running " << pg->status.running << "\n";
+    out << "PodGroup:     " << (pg->status.phase.empty() ? "Pending" : pg->status.phase)
+        << ", minMember " << pg->spec.min_member << ", running " << pg->status.running << "\n";
     if (!pg->status.conditions.empty()) out << "Conditions:\n";
     for (const auto& c : pg->status.conditions) {
       out << "  " << c.type << "=" << c.status;
@@ -237,13 +256,16 @@ struct ExplainFlags {
 };
 
 int JobExplain(Context& ctx, const std::vector<std::string>& args, const ExplainFlags& f) {
-  if (int rc = ExpectArgs(ctx, "job explain", args, {"NAME (the job to explain)"}); rc != kExitOk) return rc;
+  if (int rc = ExpectArgs(ctx, "job explain", args, {"NAME (the job to explain)"}); rc != kExitOk)
+    return rc;
   OutputFormat format = *ctx.Output();
   TEPHRA_CLI_ASSIGN(auto admin, ctx.Admin());
   const std::string ns = ctx.Namespace();
-  StatusOr<pb::JobExplanation> e = f.pod_group ? admin->ExplainJob(ns, "", args[0]) : admin->ExplainJob(ns, args[0], "");
+  StatusOr<pb::JobExplanation> e =
+      f.pod_group ? admin->ExplainJob(ns, "", args[0]) : admin->ExplainJob(ns, args[0], "");
   if (!e.ok()) {
-    if (e.status().code() == StatusCode::kUnavailable) return ExplainFromApiServer(ctx, format, args[0], f.pod_group, e.status());
+    if (e.status().code() == StatusCode::kUnavailable)
+      return ExplainFromApiServer(ctx, format, args[0], f.pod_group, e.status());
     return Fail(ctx, e.status());
   }
   if (format != OutputFormat::kTable) return PrintMessage(ctx, format, *e);
@@ -257,18 +279,20 @@ int QueueUsage(Context& ctx, const std::vector<std::string>& args) {
   TEPHRA_CLI_ASSIGN(auto admin, ctx.Admin());
   TEPHRA_CLI_ASSIGN(pb::QueueUsageResponse usage, admin->QueueUsage(args.empty() ? "" : args[0]));
   if (format != OutputFormat::kTable) return PrintMessage(ctx, format, usage);
-  Table t({"NAME", "STATE", "WEIGHT", "ALLOCATED", "DESERVED", "CAPABILITY", "GUARANTEE", "PENDING", "SHARE"});
+  Table t({"NAME", "STATE", "WEIGHT", "ALLOCATED", "DESERVED", "CAPABILITY", "GUARANTEE", "PENDING",
+           "SHARE"});
   for (const auto& q : usage.queues()) {
     char share[32];
     std::snprintf(share, sizeof(share), "%.2f", q.share());
     t.Add({q.name(), q.state(), std::to_string(q.weight()), Quantities(q.allocated(), "none"),
-           q.share_plugin().empty() ? "-" : Quantities(q.deserved(), "none"), Quantities(q.capability(), "unlimited"),
-           Quantities(q.guarantee(), "none"), Quantities(q.pending(), "none"),
-           q.share_plugin().empty() ? "-" : std::string(share)});
+           q.share_plugin().empty() ? "-" : Quantities(q.deserved(), "none"),
+           Quantities(q.capability(), "unlimited"), Quantities(q.guarantee(), "none"),
+           Quantities(q.pending(), "none"), q.share_plugin().empty() ? "-" : std::string(share)});
   }
   ctx.out() << t.Render();
   if (usage.has_session()) {
-    ctx.out() << "(deserved shares from session " << usage.session().id() << " at " << usage.session().time() << ")\n";
+    ctx.out() << "(deserved shares from session " << usage.session().id() << " at "
+              << usage.session().time() << ")\n";
   }
   return kExitOk;
 }
@@ -297,7 +321,8 @@ int SnapshotDump(Context& ctx, const std::vector<std::string>& args, const DumpF
   if (file.is_open()) {
     file.close();
     if (!file) return Fail(ctx, Internal("writing " + f.file + " failed"));
-    ctx.err() << "wrote " << bytes << " bytes to " << f.file << "; replay with: tephra-scheduler --replay " << f.file
+    ctx.err() << "wrote " << bytes << " bytes to " << f.file
+              << "; replay with: tephra-scheduler --replay " << f.file
               << " [--scheduler-conf FILE]\n";
   }
   return kExitOk;
@@ -339,10 +364,11 @@ int Version(Context& ctx, const std::vector<std::string>& args, const VersionFla
   std::string names;
   for (const auto& n : info->scheduler_names()) names += (names.empty() ? "" : ", ") + n;
   ctx.out() << "tephra-scheduler: " << info->version() << " at " << admin->connection().address
-            << (info->tls() ? " (TLS)" : "") << "; scheduler names " << names << "; " << info->sessions()
-            << " sessions";
+            << (info->tls() ? " (TLS)" : "") << "; scheduler names " << names << "; "
+            << info->sessions() << " sessions";
   if (info->has_last_session()) ctx.out() << ", last " << info->last_session().id();
-  ctx.out() << "; " << info->explanations() << "/" << info->explanation_capacity() << " jobs explained\n";
+  ctx.out() << "; " << info->explanations() << "/" << info->explanation_capacity()
+            << " jobs explained\n";
   return kExitOk;
 }
 
@@ -351,31 +377,45 @@ int Version(Context& ctx, const std::vector<std::string>& args, const VersionFla
 std::vector<Command> AdminCommands() {
   std::vector<Command> out;
   auto explain = std::make_shared<ExplainFlags>();
-  out.push_back({"job", "explain", "NAME", "Why a job is pending, from the scheduler's last decision about it.",
-                 "Asks tephra-scheduler's admin API (--admin-address). When it cannot be reached, shows the\n"
-                 "PodGroup's conditions and events from the API server instead.",
-                 [explain](base::FlagSet& f) {
-                   f.AddBool("pod-group", &explain->pod_group,
-                             "NAME is a PodGroup (plain pods, Spark, Kubeflow ...), not a Volcano Job.");
-                 },
-                 [explain](Context& ctx, const std::vector<std::string>& a) { return JobExplain(ctx, a, *explain); }});
-  out.push_back({"queue", "usage", "[NAME]",
-                 "Allocated, deserved, capability, guarantee and pending demand per queue (admin API).", "", nullptr,
-                 QueueUsage});
+  out.push_back(
+      {"job", "explain", "NAME",
+       "Why a job is pending, from the scheduler's last decision about it.",
+       "Asks tephra-scheduler's admin API (--admin-address). When it cannot be reached, shows the\n"
+       "PodGroup's conditions and events from the API server instead.",
+       [explain](base::FlagSet& f) {
+         f.AddBool("pod-group", &explain->pod_group,
+                   "NAME is a PodGroup (plain pods, Spark, Kubeflow ...), not a Volcano Job.");
+       },
+       [explain](Context& ctx, const std::vector<std::string>& a) {
+         return JobExplain(ctx, a, *explain);
+       }});
+  out.push_back(
+      {"queue", "usage", "[NAME]",
+       "Allocated, deserved, capability, guarantee and pending demand per queue (admin API).", "",
+       nullptr, QueueUsage});
   auto dump = std::make_shared<DumpFlags>();
-  out.push_back({"snapshot", "dump", "", "Write the scheduler's view of the cluster, for --replay and bug reports.",
-                 "By default the input of the last session that bound, evicted or admitted something, with its\n"
+  out.push_back({"snapshot", "dump", "",
+                 "Write the scheduler's view of the cluster, for --replay and bug reports.",
+                 "By default the input of the last session that bound, evicted or admitted "
+                 "something, with its\n"
                  "decisions; --current dumps the scheduler's cache as it is now.",
                  [dump](base::FlagSet& f) {
-                   f.AddBool("current", &dump->current, "Dump the cache now instead of the last deciding session.");
+                   f.AddBool("current", &dump->current,
+                             "Dump the cache now instead of the last deciding session.");
                    f.AddString("file", &dump->file, "Write to this file (default stdout).");
                    f.AddString("f", &dump->file, "Short for --file.");
                  },
-                 [dump](Context& ctx, const std::vector<std::string>& a) { return SnapshotDump(ctx, a, *dump); }});
+                 [dump](Context& ctx, const std::vector<std::string>& a) {
+                   return SnapshotDump(ctx, a, *dump);
+                 }});
   auto version = std::make_shared<VersionFlags>();
   out.push_back({"", "version", "", "Versions of tephractl, the API server and the scheduler.", "",
-                 [version](base::FlagSet& f) { f.AddBool("client", &version->client_only, "Only tephractl's version."); },
-                 [version](Context& ctx, const std::vector<std::string>& a) { return Version(ctx, a, *version); }});
+                 [version](base::FlagSet& f) {
+                   f.AddBool("client", &version->client_only, "Only tephractl's version.");
+                 },
+                 [version](Context& ctx, const std::vector<std::string>& a) {
+                   return Version(ctx, a, *version);
+                 }});
   return out;
 }
 

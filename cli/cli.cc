@@ -7,8 +7,8 @@
 
 #include <glog/logging.h>
 
-#include "kube/config.h"
 #include "json/json.h"
+#include "kube/config.h"
 
 namespace tephra::cli {
 namespace {
@@ -29,29 +29,35 @@ std::string ProgramName(const char* argv0) {
 
 void AddGlobalFlags(base::FlagSet& f, GlobalOptions* o) {
   f.SetGroup("Global");
-  f.AddString("kubeconfig", &o->kubeconfig, "Path to the kubeconfig file (default $KUBECONFIG or ~/.kube/config).");
+  f.AddString("kubeconfig", &o->kubeconfig,
+              "Path to the kubeconfig file (default $KUBECONFIG or ~/.kube/config).");
   f.AddString("context", &o->context, "The kubeconfig context to use.");
   f.AddString("namespace", &o->namespace_, "Namespace (default: the context's, else default).");
   f.AddString("n", &o->namespace_, "Short for --namespace.");
-  f.AddBool("all-namespaces", &o->all_namespaces, "List across all namespaces (wins over --namespace, as in kubectl).");
+  f.AddBool("all-namespaces", &o->all_namespaces,
+            "List across all namespaces (wins over --namespace, as in kubectl).");
   f.AddBool("A", &o->all_namespaces, "Short for --all-namespaces.");
   f.AddString("output", &o->output, "Output format: table, yaml or json.");
   f.AddString("o", &o->output, "Short for --output.");
   f.AddInt("v", &o->verbosity, "Log verbosity (client requests at 4 and above).");
   f.SetGroup("Scheduler admin API");
   f.AddString("admin-address", &o->admin.address,
-              "host:port of tephra-scheduler's admin API (default $TEPHRA_ADMIN_ADDRESS or 127.0.0.1:8091).");
-  f.AddString("admin-ca", &o->admin.ca_file, "CA bundle to verify the admin API's certificate (enables TLS).");
-  f.AddString("admin-cert", &o->admin.cert_file, "Client certificate for the admin API (mutual TLS).");
+              "host:port of tephra-scheduler's admin API (default $TEPHRA_ADMIN_ADDRESS or "
+              "127.0.0.1:8091).");
+  f.AddString("admin-ca", &o->admin.ca_file,
+              "CA bundle to verify the admin API's certificate (enables TLS).");
+  f.AddString("admin-cert", &o->admin.cert_file,
+              "Client certificate for the admin API (mutual TLS).");
   f.AddString("admin-key", &o->admin.key_file, "Client key for --admin-cert.");
-  f.AddString("admin-server-name", &o->admin.server_name, "Name to verify the admin API certificate against.");
+  f.AddString("admin-server-name", &o->admin.server_name,
+              "Name to verify the admin API certificate against.");
   f.AddDuration("admin-timeout", &o->admin.timeout, "How long to wait for the admin API.");
 }
 
 // Global flags that take no value (every other flag before the command words takes one).
 bool IsBoolGlobal(const std::string& arg) {
-  return arg == "-A" || arg == "--A" || arg == "--all-namespaces" || arg == "-all-namespaces" || arg == "-h" ||
-         arg == "--help";
+  return arg == "-A" || arg == "--A" || arg == "--all-namespaces" || arg == "-all-namespaces" ||
+         arg == "-h" || arg == "--help";
 }
 
 std::string CommandLine(const Command& c) {
@@ -61,7 +67,8 @@ std::string CommandLine(const Command& c) {
 }
 
 std::string Overview(const std::string& program, const std::vector<Command>& commands) {
-  std::string out = "Usage: " + program + " <command> [flags]\n\n"
+  std::string out = "Usage: " + program +
+                    " <command> [flags]\n\n"
                     "Volcano-compatible jobs and queues, and why a job is pending.\n\nCommands:\n";
   size_t width = 0;
   for (const auto& c : commands) width = std::max(width, CommandLine(c).size());
@@ -85,7 +92,8 @@ StatusOr<std::shared_ptr<kube::Client>> Context::Client() {
     if (!cfg.ok()) {
       StatusOr<kube::RestConfig> in_cluster = kube::InClusterConfig();
       if (!in_cluster.ok()) {
-        return NotFound("no Kubernetes configuration: " + cfg.status().message() + "; pass --kubeconfig");
+        return NotFound("no Kubernetes configuration: " + cfg.status().message() +
+                        "; pass --kubeconfig");
       }
       cfg = std::move(in_cluster);
     }
@@ -160,7 +168,8 @@ int PrintTable(Context& ctx, const Table& table, const std::string& empty_messag
 Status Describe(const Status& s, const std::string& what) {
   if (s.ok()) return s;
   if (s.code() == StatusCode::kNotFound) return NotFound(what + " not found");
-  if (s.code() == StatusCode::kForbidden) return Status(s.code(), what + ": forbidden: " + s.message());
+  if (s.code() == StatusCode::kForbidden)
+    return Status(s.code(), what + ": forbidden: " + s.message());
   return Status(s.code(), what + ": " + s.message());
 }
 
@@ -213,7 +222,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
       if (c.group == word(0)) known += (known.empty() ? "" : ", ") + c.verb;
     }
     if (!known.empty() && words.size() > 1) {
-      return UsageError(ctx, "unknown " + word(0) + " command \"" + word(1) + "\" (one of: " + known + ")");
+      return UsageError(
+          ctx, "unknown " + word(0) + " command \"" + word(1) + "\" (one of: " + known + ")");
     }
     if (!known.empty()) {
       out << "Usage: " << program << " " << word(0) << " <" << known << "> [flags]\n";
@@ -231,10 +241,12 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     }
   }
 
-  base::FlagSet flags(program + " " + CommandLine(*command), command->summary +
-                                                               (command->details.empty() ? "" : "\n\n" + command->details));
+  base::FlagSet flags(
+      program + " " + CommandLine(*command),
+      command->summary + (command->details.empty() ? "" : "\n\n" + command->details));
   GlobalOptions& o = ctx.options();
-  o.admin.address = Getenv("TEPHRA_ADMIN_ADDRESS").empty() ? "127.0.0.1:8091" : Getenv("TEPHRA_ADMIN_ADDRESS");
+  o.admin.address =
+      Getenv("TEPHRA_ADMIN_ADDRESS").empty() ? "127.0.0.1:8091" : Getenv("TEPHRA_ADMIN_ADDRESS");
   AddGlobalFlags(flags, &o);
   flags.SetGroup("Command");
   if (command->flags) command->flags(flags);
@@ -248,7 +260,8 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     out << program << " " << TEPHRA_VERSION << "\n";
     return kExitOk;
   }
-  if (StatusOr<OutputFormat> f = ctx.Output(); !f.ok()) return UsageError(ctx, f.status().message());
+  if (StatusOr<OutputFormat> f = ctx.Output(); !f.ok())
+    return UsageError(ctx, f.status().message());
   ctx.set_flags(&flags);
   FLAGS_minloglevel = o.verbosity > 0 ? 0 : 2;
   FLAGS_v = o.verbosity;

@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
+#include "base/flags.h"
+#include "base/status.h"
 #include "cli/admin_client.h"
 #include "cli/output.h"
 #include "kube/client.h"
-#include "base/flags.h"
-#include "base/status.h"
 
 namespace tephra::cli {
 
@@ -44,7 +44,8 @@ struct GlobalOptions {
 // One command invocation: its options, streams and (lazily) its API client.
 class Context {
  public:
-  Context(std::string program, std::ostream& out, std::ostream& err) : program_(std::move(program)), out_(out), err_(err) {}
+  Context(std::string program, std::ostream& out, std::ostream& err)
+      : program_(std::move(program)), out_(out), err_(err) {}
 
   GlobalOptions& options() { return options_; }
   std::ostream& out() { return out_; }
@@ -58,7 +59,9 @@ class Context {
   // "" with -A (every namespace), else Namespace().
   std::string ListNamespace() { return options_.all_namespaces ? "" : Namespace(); }
   StatusOr<OutputFormat> Output() const { return ParseOutputFormat(options_.output); }
-  StatusOr<std::unique_ptr<AdminClient>> Admin() const { return AdminClient::Create(options_.admin); }
+  StatusOr<std::unique_ptr<AdminClient>> Admin() const {
+    return AdminClient::Create(options_.admin);
+  }
   // Whether any of the flags was given on the command line.
   bool IsSet(std::initializer_list<std::string_view> names) const;
   void set_flags(const base::FlagSet* flags) { flags_ = flags; }

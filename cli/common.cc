@@ -15,14 +15,18 @@ StatusOr<api::ResourceList> ParseResourceList(const std::string& flag, const std
   size_t start = 0;
   while (true) {
     size_t end = text.find(',', start);
-    std::string item = text.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    std::string item =
+        text.substr(start, end == std::string::npos ? std::string::npos : end - start);
     size_t eq = item.find('=');
     if (eq == std::string::npos || eq == 0) {
-      return InvalidArgument("--" + flag + ": \"" + item + "\" is not NAME=QUANTITY (e.g. cpu=500m,memory=1Gi)");
+      return InvalidArgument("--" + flag + ": \"" + item +
+                             "\" is not NAME=QUANTITY (e.g. cpu=500m,memory=1Gi)");
     }
     StatusOr<api::Quantity> q = api::Quantity::Parse(item.substr(eq + 1));
-    if (!q.ok()) return InvalidArgument("--" + flag + ": " + item.substr(0, eq) + ": " + q.status().message());
-    if (q->Sign() < 0) return InvalidArgument("--" + flag + ": " + item.substr(0, eq) + " must not be negative");
+    if (!q.ok())
+      return InvalidArgument("--" + flag + ": " + item.substr(0, eq) + ": " + q.status().message());
+    if (q->Sign() < 0)
+      return InvalidArgument("--" + flag + ": " + item.substr(0, eq) + " must not be negative");
     out.Set(item.substr(0, eq), *q);
     if (end == std::string::npos) return out;
     start = end + 1;
@@ -52,19 +56,21 @@ kube::OwnerReference ObjectRef(const kube::Object& object) {
   return ref;
 }
 
-StatusOr<std::string> IssueCommand(kube::Client& client, const std::string& ns, const kube::OwnerReference& target,
-                                   std::string_view action) {
+StatusOr<std::string> IssueCommand(kube::Client& client, const std::string& ns,
+                                   const kube::OwnerReference& target, std::string_view action) {
   api::Command cmd;
   cmd.api_version = std::string(api::kBusApiVersion);
   cmd.kind = std::string(api::kCommandKind);
   std::string lower(action);
-  std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return std::tolower(c); });
+  std::transform(lower.begin(), lower.end(), lower.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
   cmd.metadata.generate_name = target.name + "-" + lower + "-";
   cmd.metadata.namespace_ = ns;
   cmd.metadata.owner_references.push_back(target);
   cmd.action = std::string(action);
   cmd.target = target;
-  TEPHRA_ASSIGN_OR_RETURN(std::string created, client.Create(api::kCommands, ns, api::EncodeCommand(cmd)));
+  TEPHRA_ASSIGN_OR_RETURN(std::string created,
+                          client.Create(api::kCommands, ns, api::EncodeCommand(cmd)));
   StatusOr<std::shared_ptr<api::Command>> decoded = api::DecodeCommand(created);
   if (!decoded.ok()) return decoded.status();
   return (*decoded)->metadata.name;

@@ -14,8 +14,8 @@
 // and returns its exit code.
 #define TEPHRA_CLI_ASSIGN(lhs, expr) \
   TEPHRA_CLI_ASSIGN_IMPL(TEPHRA_STATUS_CONCAT(tephra_cli_, __LINE__), lhs, expr)
-#define TEPHRA_CLI_ASSIGN_IMPL(tmp, lhs, expr)     \
-  auto tmp = (expr);                               \
+#define TEPHRA_CLI_ASSIGN_IMPL(tmp, lhs, expr)                  \
+  auto tmp = (expr);                                            \
   if (!tmp.ok()) return ::tephra::cli::Fail(ctx, tmp.status()); \
   lhs = std::move(tmp).value()
 
@@ -33,7 +33,7 @@ kube::OwnerReference ObjectRef(const kube::Object& object);
 // Creates Command `action` for `target` in namespace `ns`, named "<target>-<action lowercased>-"
 // plus a suffix as vcctl names them, owned by the target so it goes away with it. Returns the
 // command's name.
-StatusOr<std::string> IssueCommand(kube::Client& client, const std::string& ns, const kube::OwnerReference& target,
-                                   std::string_view action);
+StatusOr<std::string> IssueCommand(kube::Client& client, const std::string& ns,
+                                   const kube::OwnerReference& target, std::string_view action);
 
 }  // namespace tephra::cli

@@ -15,9 +15,10 @@ namespace {
 // Whether a plain YAML scalar with this text would read back as something other than a string.
 bool NeedsQuotes(const std::string& s) {
   if (s.empty()) return true;
-  static const char* kSpecial[] = {"true", "false", "True", "False", "TRUE", "FALSE", "yes", "no", "Yes",
-                                   "No", "YES", "NO", "on", "off", "On", "Off", "ON", "OFF", "null",
-                                   "Null", "NULL", "~", "y", "n", "Y", "N"};
+  static const char* kSpecial[] = {"true", "false", "True", "False", "TRUE", "FALSE", "yes",
+                                   "no",   "Yes",   "No",   "YES",   "NO",   "on",    "off",
+                                   "On",   "Off",   "ON",   "OFF",   "null", "Null",  "NULL",
+                                   "~",    "y",     "n",    "Y",     "N"};
   for (const char* k : kSpecial) {
     if (s == k) return true;
   }
@@ -32,7 +33,8 @@ void EmitJson(YAML::Emitter& out, const json::Value& v) {
   if (v.IsObject()) {
     out << YAML::BeginMap;
     for (auto it = v.MemberBegin(); it != v.MemberEnd(); ++it) {
-      out << YAML::Key << std::string(it->name.GetString(), it->name.GetStringLength()) << YAML::Value;
+      out << YAML::Key << std::string(it->name.GetString(), it->name.GetStringLength())
+          << YAML::Value;
       EmitJson(out, it->value);
     }
     out << YAML::EndMap;
@@ -89,7 +91,8 @@ void WriteScalar(json::Writer& w, const YAML::Node& node) {
     return;
   }
   double d = std::strtod(s.c_str(), &end);
-  if (end != nullptr && *end == '\0' && std::isfinite(d) && s.find_first_of("0123456789") != std::string::npos &&
+  if (end != nullptr && *end == '\0' && std::isfinite(d) &&
+      s.find_first_of("0123456789") != std::string::npos &&
       s.find_first_not_of("0123456789.eE+-") == std::string::npos) {
     w.Double(d);
     return;
@@ -126,13 +129,15 @@ StatusOr<OutputFormat> ParseOutputFormat(std::string_view text) {
   if (text.empty() || text == "table" || text == "wide") return OutputFormat::kTable;
   if (text == "yaml") return OutputFormat::kYaml;
   if (text == "json") return OutputFormat::kJson;
-  return InvalidArgument("--output: must be one of table, yaml, json; got \"" + std::string(text) + "\"");
+  return InvalidArgument("--output: must be one of table, yaml, json; got \"" + std::string(text) +
+                         "\"");
 }
 
 std::string Table::Render() const {
   std::vector<size_t> width(headers_.size(), 0);
   auto measure = [&](const std::vector<std::string>& row) {
-    for (size_t i = 0; i < row.size() && i < width.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    for (size_t i = 0; i < row.size() && i < width.size(); ++i)
+      width[i] = std::max(width[i], row[i].size());
   };
   measure(headers_);
   for (const auto& r : rows_) measure(r);

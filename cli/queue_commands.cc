@@ -22,7 +22,8 @@ StatusOr<PhaseCounts> CountPodGroups(kube::Client& client) {
   StatusOr<std::string> listed = client.ListAll(api::kPodGroups, "", {}, [&](const json::Value& v) {
     StatusOr<std::shared_ptr<api::PodGroup>> pg = api::DecodePodGroup(v);
     if (!pg.ok()) return pg.status();
-    std::string queue = (*pg)->spec.queue.empty() ? std::string(api::kDefaultQueue) : (*pg)->spec.queue;
+    std::string queue =
+        (*pg)->spec.queue.empty() ? std::string(api::kDefaultQueue) : (*pg)->spec.queue;
     std::string phase = (*pg)->status.phase.empty() ? "Pending" : (*pg)->status.phase;
     ++counts[queue][phase];
     return Status::Ok();
@@ -41,8 +42,8 @@ std::string ListText(const api::ResourceList& list, const std::string& empty) {
 }
 
 Table QueueTable() {
-  return Table({"NAME", "STATE", "WEIGHT", "PARENT", "CAPABILITY", "ALLOCATED", "PENDING", "INQUEUE", "RUNNING",
-                "UNKNOWN", "COMPLETED"});
+  return Table({"NAME", "STATE", "WEIGHT", "PARENT", "CAPABILITY", "ALLOCATED", "PENDING",
+                "INQUEUE", "RUNNING", "UNKNOWN", "COMPLETED"});
 }
 
 void AddQueueRow(Table& t, const api::Queue& q, const PhaseCounts* counts) {
@@ -53,10 +54,10 @@ void AddQueueRow(Table& t, const api::Queue& q, const PhaseCounts* counts) {
     auto p = it->second.find(phase);
     return p == it->second.end() ? "0" : std::to_string(p->second);
   };
-  t.Add({q.metadata.name, q.status.state.empty() ? "Unknown" : q.status.state, std::to_string(q.spec.weight),
-         q.metadata.name == api::kRootQueue ? "" : q.ParentName(), ListText(q.spec.capability, "unlimited"),
-         ListText(q.status.allocated, "none"), n("Pending"), n("Inqueue"), n("Running"), n("Unknown"),
-         n("Completed")});
+  t.Add({q.metadata.name, q.status.state.empty() ? "Unknown" : q.status.state,
+         std::to_string(q.spec.weight), q.metadata.name == api::kRootQueue ? "" : q.ParentName(),
+         ListText(q.spec.capability, "unlimited"), ListText(q.status.allocated, "none"),
+         n("Pending"), n("Inqueue"), n("Running"), n("Unknown"), n("Completed")});
 }
 
 int QueueList(Context& ctx, const std::vector<std::string>& args) {
@@ -81,7 +82,8 @@ int QueueList(Context& ctx, const std::vector<std::string>& args) {
 }
 
 int QueueGet(Context& ctx, const std::vector<std::string>& args) {
-  if (int rc = ExpectArgs(ctx, "queue get", args, {"NAME (the queue to show)"}); rc != kExitOk) return rc;
+  if (int rc = ExpectArgs(ctx, "queue get", args, {"NAME (the queue to show)"}); rc != kExitOk)
+    return rc;
   TEPHRA_CLI_ASSIGN(auto client, ctx.Client());
   StatusOr<std::string> text = client->Get(api::kQueues, "", args[0]);
   if (!text.ok()) return Fail(ctx, Describe(text.status(), "queue " + args[0]));
@@ -108,8 +110,8 @@ struct CreateFlags {
   std::vector<std::string> labels;
 };
 
-StatusOr<std::string> QueueCommand(kube::Client& client, const std::string& command_ns, const std::string& name,
-                                   std::string_view action) {
+StatusOr<std::string> QueueCommand(kube::Client& client, const std::string& command_ns,
+                                   const std::string& name, std::string_view action) {
   StatusOr<std::string> text = client.Get(api::kQueues, "", name);
   if (!text.ok()) return Describe(text.status(), "queue " + name);
   TEPHRA_ASSIGN_OR_RETURN(std::shared_ptr<api::Queue> q, api::DecodeQueue(*text));
@@ -131,8 +133,9 @@ Status WaitForState(kube::Client& client, const std::string& name, const std::st
       if (want == "Closed" && last == "Closing") return Status::Ok();
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      return DeadlineExceeded("queue " + name + " is still " + (last.empty() ? "without a state" : last) +
-                              " after " + std::to_string(timeout.count() / 1000) +
+      return DeadlineExceeded("queue " + name + " is still " +
+                              (last.empty() ? "without a state" : last) + " after " +
+                              std::to_string(timeout.count() / 1000) +
                               "s: is tephra-controller-manager (queue-controller) running?");
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
@@ -152,9 +155,11 @@ void AddOperateFlags(base::FlagSet& f, OperateFlags* o) {
   f.AddDuration("timeout", &o->timeout, "How long --wait waits.");
 }
 
-int QueueOperate(Context& ctx, const std::vector<std::string>& args, const OperateFlags& o, const std::string& verb,
-                 std::string_view action, const std::string& want) {
-  if (int rc = ExpectArgs(ctx, "queue " + verb, args, {"NAME (the queue to " + verb + ")"}); rc != kExitOk) return rc;
+int QueueOperate(Context& ctx, const std::vector<std::string>& args, const OperateFlags& o,
+                 const std::string& verb, std::string_view action, const std::string& want) {
+  if (int rc = ExpectArgs(ctx, "queue " + verb, args, {"NAME (the queue to " + verb + ")"});
+      rc != kExitOk)
+    return rc;
   TEPHRA_CLI_ASSIGN(auto client, ctx.Client());
   StatusOr<std::string> name = QueueCommand(*client, o.command_namespace, args[0], action);
   if (!name.ok()) return Fail(ctx, name.status());
@@ -168,12 +173,15 @@ int QueueOperate(Context& ctx, const std::vector<std::string>& args, const Opera
   return kExitOk;
 }
 
-int QueueCreate(Context& ctx, const std::vector<std::string>& args, const CreateFlags& f, const OperateFlags& o) {
-  if (int rc = ExpectArgs(ctx, "queue create", args, {"NAME (the queue to create)"}); rc != kExitOk) return rc;
+int QueueCreate(Context& ctx, const std::vector<std::string>& args, const CreateFlags& f,
+                const OperateFlags& o) {
+  if (int rc = ExpectArgs(ctx, "queue create", args, {"NAME (the queue to create)"}); rc != kExitOk)
+    return rc;
   if (f.state != "Open" && f.state != "Closed") {
     return UsageError(ctx, "--state: must be Open or Closed; got \"" + f.state + "\"");
   }
-  if (f.weight < 1 || f.weight > 65535) return UsageError(ctx, "--weight: must be between 1 and 65535");
+  if (f.weight < 1 || f.weight > 65535)
+    return UsageError(ctx, "--weight: must be between 1 and 65535");
   if (f.priority < 0) return UsageError(ctx, "--priority: must not be negative");
   TEPHRA_CLI_ASSIGN(api::ResourceList capability, ParseResourceList("capability", f.capability));
   TEPHRA_CLI_ASSIGN(api::ResourceList deserved, ParseResourceList("deserved", f.deserved));
@@ -184,7 +192,8 @@ int QueueCreate(Context& ctx, const std::vector<std::string>& args, const Create
   q.metadata.name = args[0];
   for (const auto& l : f.labels) {
     size_t eq = l.find('=');
-    if (eq == std::string::npos || eq == 0) return UsageError(ctx, "--label: \"" + l + "\" is not KEY=VALUE");
+    if (eq == std::string::npos || eq == 0)
+      return UsageError(ctx, "--label: \"" + l + "\" is not KEY=VALUE");
     q.metadata.labels[l.substr(0, eq)] = l.substr(eq + 1);
   }
   TEPHRA_CLI_ASSIGN(auto client, ctx.Client());
@@ -200,11 +209,13 @@ int QueueCreate(Context& ctx, const std::vector<std::string>& args, const Create
   if (!queues.ok()) return Fail(ctx, Describe(queues.status(), "listing queues"));
   api::FieldErrors errors = api::ValidateQueueCreate(q, *queues);
   if (!errors.empty()) {
-    return Fail(ctx, Status(StatusCode::kFailedPrecondition,
-                            "queue " + q.metadata.name + " refused: " + api::FormatFieldErrors(errors)));
+    return Fail(ctx,
+                Status(StatusCode::kFailedPrecondition,
+                       "queue " + q.metadata.name + " refused: " + api::FormatFieldErrors(errors)));
   }
   StatusOr<std::string> created = client->Create(api::kQueues, "", api::EncodeQueue(q));
-  if (!created.ok()) return Fail(ctx, Describe(created.status(), "creating queue " + q.metadata.name));
+  if (!created.ok())
+    return Fail(ctx, Describe(created.status(), "creating queue " + q.metadata.name));
   ctx.out() << "queue.scheduling.volcano.sh/" << q.metadata.name << " created\n";
   if (f.state == "Closed") {
     return QueueOperate(ctx, args, o, "close", api::job_action::kCloseQueue, "Closed");
@@ -213,7 +224,8 @@ int QueueCreate(Context& ctx, const std::vector<std::string>& args, const Create
 }
 
 int QueueDelete(Context& ctx, const std::vector<std::string>& args) {
-  if (int rc = ExpectArgs(ctx, "queue delete", args, {"NAME (the queue to delete)"}); rc != kExitOk) return rc;
+  if (int rc = ExpectArgs(ctx, "queue delete", args, {"NAME (the queue to delete)"}); rc != kExitOk)
+    return rc;
   TEPHRA_CLI_ASSIGN(auto client, ctx.Client());
   StatusOr<std::string> text = client->Get(api::kQueues, "", args[0]);
   if (!text.ok()) return Fail(ctx, Describe(text.status(), "queue " + args[0]));
@@ -223,8 +235,9 @@ int QueueDelete(Context& ctx, const std::vector<std::string>& args) {
   if (!queues.ok()) return Fail(ctx, Describe(queues.status(), "listing queues"));
   api::FieldErrors errors = api::ValidateQueueDelete(**q, *queues);
   if (!errors.empty()) {
-    return Fail(ctx, Status(StatusCode::kFailedPrecondition,
-                            "queue " + args[0] + " cannot be deleted: " + api::FormatFieldErrors(errors)));
+    return Fail(
+        ctx, Status(StatusCode::kFailedPrecondition,
+                    "queue " + args[0] + " cannot be deleted: " + api::FormatFieldErrors(errors)));
   }
   Status s = client->Delete(api::kQueues, "", args[0]);
   if (!s.ok()) return Fail(ctx, Describe(s, "queue " + args[0]));
@@ -236,30 +249,36 @@ int QueueDelete(Context& ctx, const std::vector<std::string>& args) {
 
 std::vector<Command> QueueCommands() {
   std::vector<Command> out;
-  out.push_back({"queue", "list", "", "List queues with their PodGroups by phase.", "", nullptr, QueueList});
-  out.push_back({"queue", "get", "NAME", "Show one queue (-o yaml|json for the whole object).", "", nullptr, QueueGet});
+  out.push_back(
+      {"queue", "list", "", "List queues with their PodGroups by phase.", "", nullptr, QueueList});
+  out.push_back({"queue", "get", "NAME", "Show one queue (-o yaml|json for the whole object).", "",
+                 nullptr, QueueGet});
   auto create = std::make_shared<CreateFlags>();
   auto create_op = std::make_shared<OperateFlags>();
-  out.push_back({"queue", "create", "NAME", "Create a queue.",
-                 "The queue is defaulted and validated with the admission webhook's rules first.",
-                 [create, create_op](base::FlagSet& f) {
-                   f.AddInt("weight", &create->weight, "Share of the cluster relative to other queues.");
-                   f.AddInt("w", &create->weight, "Short for --weight.");
-                   f.AddString("capability", &create->capability, "Hard limit, NAME=QUANTITY,... (e.g. cpu=64).");
-                   f.AddString("deserved", &create->deserved, "Entitlement for the capacity plugin, NAME=QUANTITY,...");
-                   f.AddString("guarantee", &create->guarantee, "Reserved resources, NAME=QUANTITY,...");
-                   f.AddString("parent", &create->parent, "Parent queue (hierarchical queues).");
-                   f.AddInt("priority", &create->priority, "Queue priority (higher first).");
-                   f.AddBool("reclaimable", &create->reclaimable, "Whether other queues may reclaim from it.");
-                   f.AddString("state", &create->state, "Open or Closed.");
-                   f.AddString("S", &create->state, "Short for --state.");
-                   f.AddStringList("label", &create->labels, "A label KEY=VALUE for the queue (repeatable).");
-                   f.AddStringList("l", &create->labels, "Short for --label.");
-                   AddOperateFlags(f, create_op.get());
-                 },
-                 [create, create_op](Context& ctx, const std::vector<std::string>& a) {
-                   return QueueCreate(ctx, a, *create, *create_op);
-                 }});
+  out.push_back(
+      {"queue", "create", "NAME", "Create a queue.",
+       "The queue is defaulted and validated with the admission webhook's rules first.",
+       [create, create_op](base::FlagSet& f) {
+         f.AddInt("weight", &create->weight, "Share of the cluster relative to other queues.");
+         f.AddInt("w", &create->weight, "Short for --weight.");
+         f.AddString("capability", &create->capability,
+                     "Hard limit, NAME=QUANTITY,... (e.g. cpu=64).");
+         f.AddString("deserved", &create->deserved,
+                     "Entitlement for the capacity plugin, NAME=QUANTITY,...");
+         f.AddString("guarantee", &create->guarantee, "Reserved resources, NAME=QUANTITY,...");
+         f.AddString("parent", &create->parent, "Parent queue (hierarchical queues).");
+         f.AddInt("priority", &create->priority, "Queue priority (higher first).");
+         f.AddBool("reclaimable", &create->reclaimable,
+                   "Whether other queues may reclaim from it.");
+         f.AddString("state", &create->state, "Open or Closed.");
+         f.AddString("S", &create->state, "Short for --state.");
+         f.AddStringList("label", &create->labels, "A label KEY=VALUE for the queue (repeatable).");
+         f.AddStringList("l", &create->labels, "Short for --label.");
+         AddOperateFlags(f, create_op.get());
+       },
+       [create, create_op](Context& ctx, const std::vector<std::string>& a) {
+         return QueueCreate(ctx, a, *create, *create_op);
+       }});
   auto open = std::make_shared<OperateFlags>();
   out.push_back({"queue", "open", "NAME", "Open a queue (Command OpenQueue).", "",
                  [open](base::FlagSet& f) { AddOperateFlags(f, open.get()); },
@@ -267,14 +286,16 @@ std::vector<Command> QueueCommands() {
                    return QueueOperate(ctx, a, *open, "open", api::job_action::kOpenQueue, "Open");
                  }});
   auto close = std::make_shared<OperateFlags>();
-  out.push_back({"queue", "close", "NAME", "Close a queue: it admits no new jobs (Command CloseQueue).",
-                 "Running jobs keep running; the queue is Closing until its last PodGroup is gone.",
-                 [close](base::FlagSet& f) { AddOperateFlags(f, close.get()); },
-                 [close](Context& ctx, const std::vector<std::string>& a) {
-                   return QueueOperate(ctx, a, *close, "close", api::job_action::kCloseQueue, "Closed");
-                 }});
-  out.push_back({"queue", "delete", "NAME", "Delete a queue (not root, default or a queue with children).", "",
-                 nullptr, QueueDelete});
+  out.push_back(
+      {"queue", "close", "NAME", "Close a queue: it admits no new jobs (Command CloseQueue).",
+       "Running jobs keep running; the queue is Closing until its last PodGroup is gone.",
+       [close](base::FlagSet& f) { AddOperateFlags(f, close.get()); },
+       [close](Context& ctx, const std::vector<std::string>& a) {
+         return QueueOperate(ctx, a, *close, "close", api::job_action::kCloseQueue, "Closed");
+       }});
+  out.push_back({"queue", "delete", "NAME",
+                 "Delete a queue (not root, default or a queue with children).", "", nullptr,
+                 QueueDelete});
   return out;
 }
 

@@ -70,8 +70,9 @@ std::unique_ptr<Controller> NewController(std::string_view name) {
 
 int Run(int argc, char** argv) {
   Options options;
-  base::FlagSet flags("tephra-controller-manager",
-                      "Reconciles Volcano Jobs, Queues and PodGroups: the controller half of Tephra.");
+  base::FlagSet flags(
+      "tephra-controller-manager",
+      "Reconciles Volcano Jobs, Queues and PodGroups: the controller half of Tephra.");
   options.Register(flags);
   base::ShutdownSignal& shutdown = base::InitProcess(argc, argv, flags);
 
@@ -80,7 +81,8 @@ int Run(int argc, char** argv) {
     std::cerr << selected.status().message() << "\n";
     return 2;
   }
-  if (options.controllers.scheduler_names.empty()) options.controllers.scheduler_names = {"volcano"};
+  if (options.controllers.scheduler_names.empty())
+    options.controllers.scheduler_names = {"volcano"};
   StatusOr<std::shared_ptr<kube::Client>> client =
       kube::ConnectFromFlags(options.client, "tephra-controller-manager");
   if (!client.ok()) {
@@ -128,7 +130,8 @@ int Run(int argc, char** argv) {
     if (running.load() || !(*lease)->IsLeader()) return Status::Ok();  // a standby is ready
     return Unavailable("caches not synced yet");
   });
-  auto health = kube::ServeHealth({"healthz-address", options.healthz_address, true}, checks, registry);
+  auto health =
+      kube::ServeHealth({"healthz-address", options.healthz_address, true}, checks, registry);
   if (!health.ok()) {
     LOG(ERROR) << health.status().message();
     return 1;
@@ -159,11 +162,11 @@ int Run(int argc, char** argv) {
   };
 
   int exit_code = (*lease)->Run(shutdown, {start, [&] {
-                                   stopping = true;
-                                   if (starter.joinable()) starter.join();
-                                   for (auto& c : controllers) c->Stop();
-                                   running = false;
-                                 }});
+                                             stopping = true;
+                                             if (starter.joinable()) starter.join();
+                                             for (auto& c : controllers) c->Stop();
+                                             running = false;
+                                           }});
   stop();
   if (*health) (*health)->Stop();
   LOG(INFO) << "stopped";
@@ -173,4 +176,6 @@ int Run(int argc, char** argv) {
 }  // namespace
 }  // namespace tephra::controllers
 
-int main(int argc, char** argv) { return tephra::controllers::Run(argc, argv); }
+int main(int argc, char** argv) {
+  return tephra::controllers::Run(argc, argv);
+}

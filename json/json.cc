@@ -88,14 +88,18 @@ std::string_view RawNumberText(const Value& v) {
   return {v.GetString() + 1, v.GetStringLength() - 1};
 }
 
-bool IsString(const Value& v) { return v.IsString() && !IsRawNumber(v); }
+bool IsString(const Value& v) {
+  return v.IsString() && !IsRawNumber(v);
+}
 
 std::string_view StringOf(const Value& v) {
   if (!IsString(v)) return {};
   return {v.GetString(), v.GetStringLength()};
 }
 
-bool IsNumber(const Value& v) { return v.IsNumber() || IsRawNumber(v); }
+bool IsNumber(const Value& v) {
+  return v.IsNumber() || IsRawNumber(v);
+}
 
 std::optional<int64_t> IntegerOf(const Value& v) {
   if (v.IsInt64()) return v.GetInt64();
@@ -120,20 +124,28 @@ const char* TypeName(const Value* v) {
   if (v == nullptr) return "nothing";
   if (IsRawNumber(*v)) return IsIntegerText(RawNumberText(*v)) ? "integer" : "number";
   switch (v->GetType()) {
-    case rapidjson::kNullType: return "null";
+    case rapidjson::kNullType:
+      return "null";
     case rapidjson::kFalseType:
-    case rapidjson::kTrueType: return "boolean";
-    case rapidjson::kObjectType: return "object";
-    case rapidjson::kArrayType: return "array";
-    case rapidjson::kStringType: return "string";
-    case rapidjson::kNumberType: return v->IsInt64() || v->IsUint64() ? "integer" : "number";
+    case rapidjson::kTrueType:
+      return "boolean";
+    case rapidjson::kObjectType:
+      return "object";
+    case rapidjson::kArrayType:
+      return "array";
+    case rapidjson::kStringType:
+      return "string";
+    case rapidjson::kNumberType:
+      return v->IsInt64() || v->IsUint64() ? "integer" : "number";
   }
   return "unknown";
 }
 
 }  // namespace
 
-std::string_view TypeOf(const Value& v) { return TypeName(&v); }
+std::string_view TypeOf(const Value& v) {
+  return TypeName(&v);
+}
 
 Reader::Reader(const Value* value, Errors* errors, std::string_view path)
     : value_(value), errors_(errors) {
@@ -159,10 +171,18 @@ std::string Reader::path() const {
   return p;
 }
 
-bool Reader::present() const { return value_ != nullptr && !value_->IsNull(); }
-bool Reader::is_object() const { return value_ != nullptr && value_->IsObject(); }
-bool Reader::is_array() const { return value_ != nullptr && value_->IsArray(); }
-bool Reader::is_string() const { return value_ != nullptr && IsString(*value_); }
+bool Reader::present() const {
+  return value_ != nullptr && !value_->IsNull();
+}
+bool Reader::is_object() const {
+  return value_ != nullptr && value_->IsObject();
+}
+bool Reader::is_array() const {
+  return value_ != nullptr && value_->IsArray();
+}
+bool Reader::is_string() const {
+  return value_ != nullptr && IsString(*value_);
+}
 
 void Reader::Fail(std::string message) const {
   if (errors_ != nullptr) errors_->Add(path(), std::move(message));
@@ -220,8 +240,7 @@ int64_t Reader::Int(int64_t fallback) const {
   if (!present()) return fallback;
   // Some writers emit integral values as 3.0; accept those, reject 3.5 and overflow.
   if (std::optional<int64_t> v = IntegerOf(*value_)) return *v;
-  if (value_->IsUint64() ||
-      (IsRawNumber(*value_) && IsIntegerText(RawNumberText(*value_)))) {
+  if (value_->IsUint64() || (IsRawNumber(*value_) && IsIntegerText(RawNumberText(*value_)))) {
     Fail("value " + Write(*value_) + " does not fit in a 64-bit integer");
     return fallback;
   }
@@ -309,15 +328,16 @@ std::vector<std::string> Reader::StringList() const {
   return out;
 }
 
-size_t Reader::size() const { return is_array() ? value_->Size() : 0; }
+size_t Reader::size() const {
+  return is_array() ? value_->Size() : 0;
+}
 
 void Reader::ForEach(const std::function<void(const Reader&)>& fn) const {
   if (!present() || !Expect(value_->IsArray(), "array")) return;
   for (size_t i = 0; i < value_->Size(); ++i) fn((*this)[i]);
 }
 
-void Reader::ForEachMember(
-    const std::function<void(std::string_view, const Reader&)>& fn) const {
+void Reader::ForEachMember(const std::function<void(std::string_view, const Reader&)>& fn) const {
   if (!present() || !Expect(value_->IsObject(), "object")) return;
   for (auto it = value_->MemberBegin(); it != value_->MemberEnd(); ++it) {
     std::string_view key(it->name.GetString(), it->name.GetStringLength());
@@ -422,8 +442,7 @@ class DocumentBuilder {
 };
 
 rapidjson::ParseResult ParseInto(std::string_view text, Document* doc,
-                                 const std::vector<std::string_view>* originals,
-                                 bool* too_deep) {
+                                 const std::vector<std::string_view>* originals, bool* too_deep) {
   rapidjson::ParseResult result;
   auto generate = [&](Document& handler) {
     DocumentBuilder builder(&handler, originals);

@@ -11,7 +11,6 @@
 
 namespace tephra::kube {
 
-
 std::string QueryEscape(std::string_view value) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;
@@ -53,17 +52,28 @@ StatusCode CodeForReason(std::string_view reason, int http) {
   if (reason == "ServiceUnavailable") return StatusCode::kUnavailable;
   if (reason == "InternalError") return StatusCode::kInternal;
   switch (http) {
-    case 400: return StatusCode::kInvalidArgument;
-    case 401: return StatusCode::kUnauthorized;
-    case 403: return StatusCode::kForbidden;
-    case 404: return StatusCode::kNotFound;
-    case 408: return StatusCode::kDeadlineExceeded;
-    case 409: return StatusCode::kConflict;
-    case 410: return StatusCode::kGone;
-    case 422: return StatusCode::kInvalid;
-    case 429: return StatusCode::kTooManyRequests;
-    case 504: return StatusCode::kDeadlineExceeded;
-    default: break;
+    case 400:
+      return StatusCode::kInvalidArgument;
+    case 401:
+      return StatusCode::kUnauthorized;
+    case 403:
+      return StatusCode::kForbidden;
+    case 404:
+      return StatusCode::kNotFound;
+    case 408:
+      return StatusCode::kDeadlineExceeded;
+    case 409:
+      return StatusCode::kConflict;
+    case 410:
+      return StatusCode::kGone;
+    case 422:
+      return StatusCode::kInvalid;
+    case 429:
+      return StatusCode::kTooManyRequests;
+    case 504:
+      return StatusCode::kDeadlineExceeded;
+    default:
+      break;
   }
   if (http >= 500) return http == 500 ? StatusCode::kInternal : StatusCode::kUnavailable;
   return StatusCode::kInternal;
@@ -76,18 +86,25 @@ Status StatusFromApiStatus(const json::Value& v, int http_fallback) {
   int code = static_cast<int>(r["code"].Int(http_fallback));
   std::string reason = r["reason"].String();
   std::string message = r["message"].String();
-  if (message.empty()) message = "HTTP " + std::to_string(code) + (reason.empty() ? "" : " " + reason);
+  if (message.empty())
+    message = "HTTP " + std::to_string(code) + (reason.empty() ? "" : " " + reason);
   return {CodeForReason(reason, code), std::move(message)};
 }
 
-bool IsSuccess(int status) { return status >= 200 && status < 300; }
+bool IsSuccess(int status) {
+  return status >= 200 && status < 300;
+}
 
 std::string ContentType(PatchType t) {
   switch (t) {
-    case PatchType::kMerge: return "application/merge-patch+json";
-    case PatchType::kStrategicMerge: return "application/strategic-merge-patch+json";
-    case PatchType::kJsonPatch: return "application/json-patch+json";
-    case PatchType::kApply: return "application/apply-patch+yaml";
+    case PatchType::kMerge:
+      return "application/merge-patch+json";
+    case PatchType::kStrategicMerge:
+      return "application/strategic-merge-patch+json";
+    case PatchType::kJsonPatch:
+      return "application/json-patch+json";
+    case PatchType::kApply:
+      return "application/apply-patch+yaml";
   }
   return "application/json";
 }
@@ -128,7 +145,9 @@ WatchEvent::~WatchEvent() = default;
 WatchEvent::WatchEvent(WatchEvent&&) noexcept = default;
 WatchEvent& WatchEvent::operator=(WatchEvent&&) noexcept = default;
 
-const json::Value& WatchEvent::object() const { return (*doc_)["object"]; }
+const json::Value& WatchEvent::object() const {
+  return (*doc_)["object"];
+}
 
 std::string WatchEvent::resource_version() const {
   json::Errors ignored;
@@ -137,10 +156,14 @@ std::string WatchEvent::resource_version() const {
 
 std::string_view WatchEventTypeName(WatchEventType type) {
   switch (type) {
-    case WatchEventType::kAdded: return "ADDED";
-    case WatchEventType::kModified: return "MODIFIED";
-    case WatchEventType::kDeleted: return "DELETED";
-    case WatchEventType::kBookmark: return "BOOKMARK";
+    case WatchEventType::kAdded:
+      return "ADDED";
+    case WatchEventType::kModified:
+      return "MODIFIED";
+    case WatchEventType::kDeleted:
+      return "DELETED";
+    case WatchEventType::kBookmark:
+      return "BOOKMARK";
   }
   return "?";
 }
@@ -202,7 +225,9 @@ StatusOr<std::optional<WatchEvent>> Watch::Next() {
   }
 }
 
-void Watch::Stop() { stream_->Close(); }
+void Watch::Stop() {
+  stream_->Close();
+}
 
 // ---- Client ----
 
@@ -256,8 +281,8 @@ StatusOr<ApiResponse> Client::Do(ApiRequest request, bool idempotent) {
     if (throttled || (idempotent && server_error)) {
       last = StatusFromResponse(*response);
       if (attempt < options_.max_retries && response->retry_after) {
-        auto wait = std::min<std::chrono::milliseconds>(*response->retry_after,
-                                                        options_.retry_max_delay);
+        auto wait =
+            std::min<std::chrono::milliseconds>(*response->retry_after, options_.retry_max_delay);
         base::Mutex mu;
         base::CondVar cv;
         base::MutexLock lock(mu);
@@ -364,8 +389,8 @@ StatusOr<std::unique_ptr<Watch>> Client::StartWatch(const Resource& r, std::stri
   return std::make_unique<Watch>(std::move(stream));
 }
 
-StatusOr<std::string> Client::Create(const Resource& r, std::string_view ns,
-                                     std::string_view body, const WriteOptions& options) {
+StatusOr<std::string> Client::Create(const Resource& r, std::string_view ns, std::string_view body,
+                                     const WriteOptions& options) {
   ApiRequest req;
   req.method = "POST";
   req.target = r.Path(ns);
@@ -376,8 +401,7 @@ StatusOr<std::string> Client::Create(const Resource& r, std::string_view ns,
 }
 
 StatusOr<std::string> Client::CreateSubresource(const Resource& r, std::string_view ns,
-                                                std::string_view name,
-                                                std::string_view subresource,
+                                                std::string_view name, std::string_view subresource,
                                                 std::string_view body,
                                                 const WriteOptions& options) {
   ApiRequest req;
@@ -389,9 +413,9 @@ StatusOr<std::string> Client::CreateSubresource(const Resource& r, std::string_v
   return BodyOrError(Do(std::move(req), false));
 }
 
-StatusOr<std::string> Client::Update(const Resource& r, std::string_view ns,
-                                     std::string_view name, std::string_view body,
-                                     const WriteOptions& options, std::string_view subresource) {
+StatusOr<std::string> Client::Update(const Resource& r, std::string_view ns, std::string_view name,
+                                     std::string_view body, const WriteOptions& options,
+                                     std::string_view subresource) {
   ApiRequest req;
   req.method = "PUT";
   req.target = r.Path(ns, name, subresource);
@@ -402,8 +426,8 @@ StatusOr<std::string> Client::Update(const Resource& r, std::string_view ns,
   return BodyOrError(Do(std::move(req), true));
 }
 
-StatusOr<std::string> Client::Patch(const Resource& r, std::string_view ns,
-                                    std::string_view name, PatchType type, std::string_view body,
+StatusOr<std::string> Client::Patch(const Resource& r, std::string_view ns, std::string_view name,
+                                    PatchType type, std::string_view body,
                                     const PatchOptions& options, std::string_view subresource) {
   if (type == PatchType::kApply && options.field_manager.empty()) {
     return InvalidArgument("server-side apply needs a field manager");

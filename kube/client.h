@@ -13,15 +13,14 @@
 #include <string_view>
 
 #include "base/clock.h"
-#include "kube/config.h"
-#include "json/json.h"
-#include "kube/resource.h"
 #include "base/status.h"
 #include "base/token_bucket.h"
+#include "json/json.h"
+#include "kube/config.h"
+#include "kube/resource.h"
 #include "kube/transport.h"
 
 namespace tephra::kube {
-
 
 struct ListOptions {
   std::string label_selector;

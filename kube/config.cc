@@ -105,8 +105,8 @@ StatusOr<RestConfig> BuildFromEntries(const NamedEntries& e,
   std::string user_name = Scalar(ctx->second, "user");
   auto cluster = e.clusters.find(cluster_name);
   if (cluster == e.clusters.end()) {
-    return NotFound("kubeconfig: context \"" + context_name + "\" names cluster \"" +
-                    cluster_name + "\", which does not exist");
+    return NotFound("kubeconfig: context \"" + context_name + "\" names cluster \"" + cluster_name +
+                    "\", which does not exist");
   }
   RestConfig cfg;
   cfg.context_name = context_name;
@@ -241,7 +241,8 @@ StatusOr<RestConfig> InClusterConfig(const InClusterOptions& options) {
   StatusOr<std::string> ns = ReadFile(options.namespace_file, "in-cluster namespace");
   if (ns.ok()) {
     cfg.namespace_ = *ns;
-    while (!cfg.namespace_.empty() && std::isspace(static_cast<unsigned char>(cfg.namespace_.back()))) {
+    while (!cfg.namespace_.empty() &&
+           std::isspace(static_cast<unsigned char>(cfg.namespace_.back()))) {
       cfg.namespace_.pop_back();
     }
   }
@@ -261,8 +262,7 @@ StatusOr<RestConfig> BuildConfig(const ClientFlags& flags) {
         cfg = std::move(home);
       } else if (flags.master.empty()) {
         return NotFound("no Kubernetes configuration: not in a cluster (" + cfg.status().message() +
-                        ") and " + home.status().message() +
-                        "; pass --kubeconfig or --master");
+                        ") and " + home.status().message() + "; pass --kubeconfig or --master");
       } else {
         cfg = RestConfig{};
       }

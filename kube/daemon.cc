@@ -1,11 +1,10 @@
 #include "kube/daemon.h"
 
-#include <unistd.h>
-
 #include <charconv>
 #include <cstdlib>
 #include <fstream>
 #include <random>
+#include <unistd.h>
 
 #include <glog/logging.h>
 
@@ -54,8 +53,9 @@ std::string DefaultDaemonNamespace() {
 
 void LeaderElectionFlags::Register(base::FlagSet& set) {
   set.AddBool("leader-elect", &enabled, "Act only while holding the leader lease.");
-  set.AddString("leader-elect-resource-namespace", &resource_namespace,
-                "Namespace of the lease (default: $TEPHRA_NAMESPACE, the pod's, or tephra-system).");
+  set.AddString(
+      "leader-elect-resource-namespace", &resource_namespace,
+      "Namespace of the lease (default: $TEPHRA_NAMESPACE, the pod's, or tephra-system).");
   set.AddString("leader-elect-resource-name", &resource_name, "Name of the lease.");
   set.AddDuration("leader-elect-lease-duration", &lease_duration,
                   "How long a lease lasts unrenewed before a standby may take it.");
@@ -72,7 +72,8 @@ StatusOr<LeaderElectionConfig> LeaderElectionFlags::Config(const std::string& id
   config.lease_duration = lease_duration;
   config.renew_deadline = renew_deadline;
   config.retry_period = retry_period;
-  if (config.name.empty()) return InvalidArgument("--leader-elect-resource-name: must not be empty");
+  if (config.name.empty())
+    return InvalidArgument("--leader-elect-resource-name: must not be empty");
   TEPHRA_RETURN_IF_ERROR(LeaderElector::Validate(config));
   return config;
 }
@@ -99,8 +100,8 @@ StatusOr<std::pair<std::string, uint16_t>> SplitHostPort(const std::string& flag
 }
 
 StatusOr<std::unique_ptr<base::HttpServer>> ServeHealth(const HealthServing& serving,
-                                                  const base::HealthChecks& checks,
-                                                  const metrics::Registry& registry) {
+                                                        const base::HealthChecks& checks,
+                                                        const metrics::Registry& registry) {
   if (serving.address == "0") return std::unique_ptr<base::HttpServer>();
   TEPHRA_ASSIGN_OR_RETURN(auto host_port, SplitHostPort(serving.flag, serving.address));
   if (host_port.second == 0 && !serving.allow_ephemeral) return std::unique_ptr<base::HttpServer>();
@@ -117,9 +118,11 @@ StatusOr<std::unique_ptr<base::HttpServer>> ServeHealth(const HealthServing& ser
   TEPHRA_RETURN_IF_ERROR(base::MountHealthEndpoints(*server, checks, registry));
   Status started = server->Start();
   if (!started.ok()) {
-    return Status(started.code(), "--" + serving.flag + " " + serving.address + ": " + started.message());
+    return Status(started.code(),
+                  "--" + serving.flag + " " + serving.address + ": " + started.message());
   }
-  LOG(INFO) << "serving /healthz, /readyz and /metrics on " << options.address << ":" << server->port();
+  LOG(INFO) << "serving /healthz, /readyz and /metrics on " << options.address << ":"
+            << server->port();
   return server;
 }
 
@@ -145,7 +148,9 @@ StatusOr<std::unique_ptr<LeaseRunner>> LeaseRunner::Create(std::shared_ptr<Clien
   return runner;
 }
 
-bool LeaseRunner::IsLeader() const { return elector_ == nullptr || elector_->IsLeader(); }
+bool LeaseRunner::IsLeader() const {
+  return elector_ == nullptr || elector_->IsLeader();
+}
 
 int LeaseRunner::Run(base::ShutdownSignal& shutdown, LeaseCallbacks callbacks) {
   callbacks_ = std::move(callbacks);

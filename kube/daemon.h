@@ -7,13 +7,13 @@
 #include <memory>
 #include <string>
 
-#include "kube/client.h"
-#include "kube/config.h"
 #include "base/flags.h"
 #include "base/health.h"
 #include "base/http_server.h"
-#include "kube/leader_election.h"
 #include "base/process.h"
+#include "kube/client.h"
+#include "kube/config.h"
+#include "kube/leader_election.h"
 
 namespace tephra::metrics {
 class Registry;
@@ -56,8 +56,8 @@ struct HealthServing {
   bool allow_ephemeral = true;
 };
 StatusOr<std::unique_ptr<base::HttpServer>> ServeHealth(const HealthServing& serving,
-                                                  const base::HealthChecks& checks,
-                                                  const metrics::Registry& registry);
+                                                        const base::HealthChecks& checks,
+                                                        const metrics::Registry& registry);
 
 // Splits "host:port" ("[::1]:80", ":8080" means all addresses); `flag` names the flag in errors.
 StatusOr<std::pair<std::string, uint16_t>> SplitHostPort(const std::string& flag,

@@ -30,10 +30,12 @@ EventRecorder::EventRecorder(std::shared_ptr<Client> client, EventRecorderOption
   thread_ = std::thread([this] { Loop(); });
 }
 
-EventRecorder::~EventRecorder() { Stop(); }
+EventRecorder::~EventRecorder() {
+  Stop();
+}
 
-void EventRecorder::Record(const ObjectReference& object, EventType type,
-                           const std::string& reason, const std::string& message) {
+void EventRecorder::Record(const ObjectReference& object, EventType type, const std::string& reason,
+                           const std::string& message) {
   base::MutexLock l(mu_);
   if (stopped_) return;
   if (queue_.size() >= options_.queue_size) {
@@ -112,8 +114,8 @@ Status EventRecorder::CreateWithRetries(const std::string& ns, const std::string
     // although its answer was lost.
     if (created.ok() || created.status().code() == StatusCode::kAlreadyExists) return Status::Ok();
     if (!Transient(created.status()) || attempt >= options_.max_retries) return created.status();
-    VLOG(1) << "event recorder: " << created.status().ToString() << " (retrying in " << delay.count()
-            << " ms)";
+    VLOG(1) << "event recorder: " << created.status().ToString() << " (retrying in "
+            << delay.count() << " ms)";
     base::MutexLock lock(mu_);
     // Shutdown cuts the back-off short: what is queued still gets one more try each.
     clock_.WaitUntil(mu_, cv_, clock_.Monotonic() + delay,
@@ -123,14 +125,15 @@ Status EventRecorder::CreateWithRetries(const std::string& ns, const std::string
 }
 
 void EventRecorder::Write(const Pending& p) {
-  const std::string object_key = p.object.uid.empty()
-                                     ? p.object.kind + "/" + p.object.namespace_ + "/" + p.object.name
-                                     : p.object.uid;
+  const std::string object_key =
+      p.object.uid.empty() ? p.object.kind + "/" + p.object.namespace_ + "/" + p.object.name
+                           : p.object.uid;
   // Bounded memory: forgetting all budgets at once only lets a burst through again.
   if (limits_.size() > 4 * options_.dedup_cache_size) limits_.clear();
   auto& limit = limits_[object_key];
   if (!limit) {
-    double qps = 1.0 / static_cast<double>(std::max<int64_t>(1, options_.per_object_refill.count()));
+    double qps =
+        1.0 / static_cast<double>(std::max<int64_t>(1, options_.per_object_refill.count()));
     limit = std::make_unique<base::TokenBucket>(qps, options_.per_object_burst, clock_);
   }
   if (!limit->TryAccept()) {
@@ -185,7 +188,8 @@ void EventRecorder::Write(const Pending& p) {
   w.Key("source").StartObject().Field("component", source).EndObject();
   w.Field("reportingComponent", options_.component);
   w.Field("reportingInstance", options_.instance);
-  w.Field("firstTimestamp", base::FormatTime(p.when)).Field("lastTimestamp", base::FormatTime(p.when));
+  w.Field("firstTimestamp", base::FormatTime(p.when))
+      .Field("lastTimestamp", base::FormatTime(p.when));
   w.Field("count", int64_t{1});
   w.EndObject();
   Status created = CreateWithRetries(ns, w.str());

@@ -73,7 +73,8 @@ StatusOr<ServerAddress> ParseServer(const std::string& url) {
     size_t close = hostport.find(']');
     if (close == std::string::npos) return InvalidArgument("server URL \"" + url + "\": bad IPv6");
     a.host = hostport.substr(1, close - 1);
-    if (close + 1 < hostport.size() && hostport[close + 1] == ':') a.port = hostport.substr(close + 2);
+    if (close + 1 < hostport.size() && hostport[close + 1] == ':')
+      a.port = hostport.substr(close + 2);
   } else {
     size_t colon = hostport.rfind(':');
     a.host = hostport.substr(0, colon);
@@ -97,8 +98,7 @@ using TlsStream = beast::ssl_stream<beast::tcp_stream>;
 
 // One TCP (or TLS) connection and its read buffer. Owned by one request at a time.
 struct Connection {
-  Connection(asio::strand<asio::io_context::executor_type> ex, ssl::context* tls_ctx)
-      : strand(ex) {
+  Connection(asio::strand<asio::io_context::executor_type> ex, ssl::context* tls_ctx) : strand(ex) {
     if (tls_ctx != nullptr) {
       stream.emplace<TlsStream>(ex, *tls_ctx);
     } else {
@@ -170,7 +170,8 @@ awaitable<ExchangeResult> ExchangeOn(Stream& s, Connection& c, const Request& re
 
 awaitable<ExchangeResult> Exchange(Connection& c, const Request& req,
                                    std::chrono::milliseconds timeout) {
-  if (auto* t = std::get_if<TlsStream>(&c.stream)) co_return co_await ExchangeOn(*t, c, req, timeout);
+  if (auto* t = std::get_if<TlsStream>(&c.stream))
+    co_return co_await ExchangeOn(*t, c, req, timeout);
   co_return co_await ExchangeOn(std::get<beast::tcp_stream>(c.stream), c, req, timeout);
 }
 
@@ -283,8 +284,7 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
     if (address_.tls) {
       tls_ = std::make_unique<ssl::context>(ssl::context::tls_client);
       tls_->set_options(ssl::context::default_workarounds | ssl::context::no_sslv2 |
-                        ssl::context::no_sslv3 | ssl::context::no_tlsv1 |
-                        ssl::context::no_tlsv1_1);
+                        ssl::context::no_sslv3 | ssl::context::no_tlsv1 | ssl::context::no_tlsv1_1);
       beast::error_code ec;
       if (config_.insecure_skip_tls_verify) {
         tls_->set_verify_mode(ssl::verify_none);
@@ -322,8 +322,7 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
       }
       Connection* c = conn.get();
       auto fut = asio::co_spawn(
-          c->strand, [c, &req, timeout]() { return Exchange(*c, req, timeout); },
-          asio::use_future);
+          c->strand, [c, &req, timeout]() { return Exchange(*c, req, timeout); }, asio::use_future);
       ExchangeResult result = fut.get();
       if (result.status.ok()) {
         if (result.keep_alive) PutIdle(std::move(conn));
@@ -342,8 +341,7 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
     state->idle_timeout = request.timeout.count() > 0 ? request.timeout : config_.timeout;
     TEPHRA_ASSIGN_OR_RETURN(state->conn, Connect());
     auto fut = asio::co_spawn(
-        state->conn->strand, [state, &req]() { return state->ReadHeader(req); },
-        asio::use_future);
+        state->conn->strand, [state, &req]() { return state->ReadHeader(req); }, asio::use_future);
     TEPHRA_RETURN_IF_ERROR(fut.get());
     return std::unique_ptr<ResponseStream>(
         std::make_unique<HttpResponseStream>(state, shared_from_this()));
@@ -416,7 +414,8 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
 
   awaitable<Status> DoConnect(Connection& c) {
     tcp::resolver resolver(c.strand);
-    auto [rec, endpoints] = co_await resolver.async_resolve(address_.host, address_.port, kUseTuple);
+    auto [rec, endpoints] =
+        co_await resolver.async_resolve(address_.host, address_.port, kUseTuple);
     if (rec) co_return Unavailable("resolving " + address_.host + ": " + rec.message());
     c.lowest().expires_after(options_.connect_timeout);
     auto [cec, ep] = co_await c.lowest().async_connect(endpoints, kUseTuple);
@@ -432,7 +431,8 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
         SSL_ctrl(t->native_handle(), SSL_CTRL_SET_TLSEXT_HOSTNAME, TLSEXT_NAMETYPE_host_name,
                  const_cast<char*>(name.c_str()));
       }
-      if (!config_.insecure_skip_tls_verify) t->set_verify_callback(ssl::host_name_verification(name));
+      if (!config_.insecure_skip_tls_verify)
+        t->set_verify_callback(ssl::host_name_verification(name));
       auto [hec] = co_await t->async_handshake(ssl::stream_base::client, kUseTuple);
       if (hec) co_return FromBeast(hec, "TLS handshake with " + address_.host_header);
     }

@@ -114,13 +114,16 @@ ObjectPtr Store::Remove(const std::string& key) {
 
 // ---- Informer ----
 
-Informer::Informer(std::shared_ptr<Client> client, InformerOptions options, base::ClockInterface& clock)
+Informer::Informer(std::shared_ptr<Client> client, InformerOptions options,
+                   base::ClockInterface& clock)
     : client_(std::move(client)), options_(std::move(options)), clock_(clock) {
   if (!options_.decoder) options_.decoder = RawObjectDecoder();
   backoff_ = options_.backoff_initial;
 }
 
-Informer::~Informer() { Stop(); }
+Informer::~Informer() {
+  Stop();
+}
 
 void Informer::AddEventHandler(EventHandlers handlers) {
   base::MutexLock d(dispatch_mu_);
@@ -157,9 +160,9 @@ void Informer::Stop() {
 
 bool Informer::WaitForSync(std::chrono::milliseconds timeout) {
   base::MutexLock lock(mu_);
-  return clock_.WaitUntil(mu_, cv_, clock_.Monotonic() + timeout,
-                          [this]() REQUIRES(mu_) { return synced_.load() || stopped_; }) &&
-         synced_.load();
+  return clock_.WaitUntil(mu_, cv_, clock_.Monotonic() + timeout, [this]() REQUIRES(mu_) {
+    return synced_.load() || stopped_;
+  }) && synced_.load();
 }
 
 std::string Informer::LastResourceVersion() const {
@@ -231,8 +234,8 @@ Status Informer::ListAndReplace() {
   lo.limit = options_.page_size;
   // Decode everything first: the store changes only once the whole list has arrived.
   std::vector<ObjectPtr> fresh;
-  StatusOr<std::string> rv = client_->ListAll(
-      options_.resource, options_.namespace_, lo, [&](const json::Value& item) {
+  StatusOr<std::string> rv =
+      client_->ListAll(options_.resource, options_.namespace_, lo, [&](const json::Value& item) {
         {
           base::MutexLock l(mu_);
           if (stopped_) return Cancelled("informer stopped");
@@ -377,7 +380,9 @@ void Informer::ResyncLoop() {
 InformerFactory::InformerFactory(std::shared_ptr<Client> client, base::ClockInterface& clock)
     : client_(std::move(client)), clock_(clock) {}
 
-InformerFactory::~InformerFactory() { Stop(); }
+InformerFactory::~InformerFactory() {
+  Stop();
+}
 
 std::shared_ptr<Informer> InformerFactory::For(const Resource& resource,
                                                const ObjectDecoder& decoder,
@@ -413,7 +418,8 @@ bool InformerFactory::WaitForCacheSync(std::chrono::milliseconds timeout) {
   }
   auto deadline = clock_.Monotonic() + timeout;
   for (auto& informer : all) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.Monotonic());
+    auto left =
+        std::chrono::duration_cast<std::chrono::milliseconds>(deadline - clock_.Monotonic());
     if (left.count() < 0 || !informer->WaitForSync(left)) return false;
   }
   return true;

@@ -97,7 +97,9 @@ class Informer {
   Informer& operator=(const Informer&) = delete;
 
   // Indexes must be added before Start().
-  void AddIndex(const std::string& name, Store::IndexFunc fn) { store_.AddIndex(name, std::move(fn)); }
+  void AddIndex(const std::string& name, Store::IndexFunc fn) {
+    store_.AddIndex(name, std::move(fn));
+  }
   // Handlers may be added at any time; one added after objects arrived first gets on_add for
   // every cached object. Handlers run on the informer's thread and must not block.
   void AddEventHandler(EventHandlers handlers);
@@ -144,7 +146,7 @@ class Informer {
   bool started_ GUARDED_BY(mu_) = false;
   std::shared_ptr<kube::Watch> watch_ GUARDED_BY(mu_);
   std::string resource_version_ GUARDED_BY(mu_);
-  std::chrono::milliseconds backoff_{0};     // reflector thread only
+  std::chrono::milliseconds backoff_{0};  // reflector thread only
   std::atomic<bool> synced_{false};
   std::atomic<int64_t> relists_{0}, watches_{0}, decode_errors_{0};
   std::thread thread_;
@@ -161,7 +163,8 @@ struct InformerScope {
 // One informer per (resource, scope) in a process, shared by every component that asks.
 class InformerFactory {
  public:
-  explicit InformerFactory(std::shared_ptr<Client> client, base::ClockInterface& clock = base::RealClock());
+  explicit InformerFactory(std::shared_ptr<Client> client,
+                           base::ClockInterface& clock = base::RealClock());
   ~InformerFactory();
 
   // The informer for `resource` in `scope`; created on first request (with `decoder`).

@@ -36,8 +36,9 @@ Status LeaderElector::Validate(const LeaderElectionConfig& c) {
     return InvalidArgument("leader election: renew deadline must be shorter than lease duration");
   }
   if (c.retry_period.count() <= 0 || c.retry_period >= c.renew_deadline) {
-    return InvalidArgument("leader election: retry period must be positive and shorter than "
-                           "the renew deadline");
+    return InvalidArgument(
+        "leader election: retry period must be positive and shorter than "
+        "the renew deadline");
   }
   return Status::Ok();
 }
@@ -93,19 +94,20 @@ std::string LeaderElector::LeaseJson(const Record& r, const std::string& resourc
 bool LeaderElector::TryAcquireOrRenew() {
   const std::string now = base::FormatMicroTime(clock_.Now());
   const auto mono = clock_.Monotonic();
-  const int64_t duration_s =
-      std::max<int64_t>(1, std::chrono::duration_cast<std::chrono::seconds>(config_.lease_duration).count());
+  const int64_t duration_s = std::max<int64_t>(
+      1, std::chrono::duration_cast<std::chrono::seconds>(config_.lease_duration).count());
   Record desired;
   desired.holder = config_.identity;
   desired.lease_duration_seconds = duration_s;
   desired.acquire_time = now;
   desired.renew_time = now;
 
-  StatusOr<std::string> current = client_->Get(resources::kLeases, config_.namespace_, config_.name);
+  StatusOr<std::string> current =
+      client_->Get(resources::kLeases, config_.namespace_, config_.name);
   if (!current.ok()) {
     if (current.status().code() != StatusCode::kNotFound) {
-      LOG(WARNING) << "leader election: reading lease " << config_.namespace_ << "/"
-                   << config_.name << ": " << current.status().ToString();
+      LOG(WARNING) << "leader election: reading lease " << config_.namespace_ << "/" << config_.name
+                   << ": " << current.status().ToString();
       return false;
     }
     StatusOr<std::string> created =
@@ -155,8 +157,8 @@ bool LeaderElector::TryAcquireOrRenew() {
   } else {
     desired.transitions = old.transitions + 1;
   }
-  StatusOr<std::string> updated = client_->Update(resources::kLeases, config_.namespace_,
-                                                  config_.name, LeaseJson(desired, resource_version));
+  StatusOr<std::string> updated = client_->Update(
+      resources::kLeases, config_.namespace_, config_.name, LeaseJson(desired, resource_version));
   if (!updated.ok()) {
     VLOG(1) << "leader election: updating lease: " << updated.status().ToString();
     return false;
@@ -182,7 +184,8 @@ bool LeaderElector::Release() {
   r.holder = "";
   r.lease_duration_seconds = 1;
   r.renew_time = base::FormatMicroTime(clock_.Now());
-  StatusOr<std::string> current = client_->Get(resources::kLeases, config_.namespace_, config_.name);
+  StatusOr<std::string> current =
+      client_->Get(resources::kLeases, config_.namespace_, config_.name);
   if (!current.ok()) return false;
   json::Document doc;
   if (!json::Parse(*current, &doc).ok()) return false;
@@ -190,7 +193,8 @@ bool LeaderElector::Release() {
   json::Reader reader(&doc, &errors);
   if (reader["spec"]["holderIdentity"].String() != config_.identity) return true;
   rv = reader["metadata"]["resourceVersion"].String();
-  return client_->Update(resources::kLeases, config_.namespace_, config_.name, LeaseJson(r, rv)).ok();
+  return client_->Update(resources::kLeases, config_.namespace_, config_.name, LeaseJson(r, rv))
+      .ok();
 }
 
 Status LeaderElector::Run() {
@@ -200,7 +204,8 @@ Status LeaderElector::Run() {
     std::string holder = CurrentLeader();
     if (holder != last_reported) {
       last_reported = holder;
-      if (!holder.empty()) LOG(INFO) << "leader election: " << config_.name << " is led by " << holder;
+      if (!holder.empty())
+        LOG(INFO) << "leader election: " << config_.name << " is led by " << holder;
       if (callbacks_.on_new_leader) callbacks_.on_new_leader(holder);
     }
   };

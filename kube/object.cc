@@ -18,7 +18,9 @@ std::pair<std::string, std::string> SplitObjectKey(std::string_view key) {
   return {std::string(key.substr(0, slash)), std::string(key.substr(slash + 1))};
 }
 
-std::string ObjectMeta::Key() const { return ObjectKey(namespace_, name); }
+std::string ObjectMeta::Key() const {
+  return ObjectKey(namespace_, name);
+}
 
 const OwnerReference* ObjectMeta::ControllerRef() const {
   for (const auto& ref : owner_references) {
@@ -88,8 +90,10 @@ void EncodeObjectMeta(const ObjectMeta& meta, json::Writer* w) {
   if (!meta.uid.empty()) w->Field("uid", meta.uid);
   if (!meta.resource_version.empty()) w->Field("resourceVersion", meta.resource_version);
   if (meta.generation != 0) w->Field("generation", meta.generation);
-  if (meta.creation_timestamp) w->Field("creationTimestamp", base::FormatTime(*meta.creation_timestamp));
-  if (meta.deletion_timestamp) w->Field("deletionTimestamp", base::FormatTime(*meta.deletion_timestamp));
+  if (meta.creation_timestamp)
+    w->Field("creationTimestamp", base::FormatTime(*meta.creation_timestamp));
+  if (meta.deletion_timestamp)
+    w->Field("deletionTimestamp", base::FormatTime(*meta.deletion_timestamp));
   if (meta.deletion_grace_period_seconds) {
     w->Field("deletionGracePeriodSeconds", *meta.deletion_grace_period_seconds);
   }

@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "json/json.h"
 #include "base/status.h"
 #include "base/time.h"
+#include "json/json.h"
 
 namespace tephra::kube {
 

@@ -45,9 +45,8 @@ const Resource kPersistentVolumeClaims{"", "v1", "persistentvolumeclaims", true,
 const Resource kLeases{"coordination.k8s.io", "v1", "leases", true, "Lease"};
 const Resource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", false,
                                 "PriorityClass"};
-const Resource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1",
-                                          "customresourcedefinitions", false,
-                                          "CustomResourceDefinition"};
+const Resource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1", "customresourcedefinitions",
+                                          false, "CustomResourceDefinition"};
 const Resource kNetworkPolicies{"networking.k8s.io", "v1", "networkpolicies", true,
                                 "NetworkPolicy"};
 const Resource kMutatingWebhookConfigurations{"admissionregistration.k8s.io", "v1",

@@ -11,8 +11,8 @@
 #include <utility>
 #include <vector>
 
-#include "kube/config.h"
 #include "base/status.h"
+#include "kube/config.h"
 
 namespace tephra::kube {
 

@@ -1,8 +1,5 @@
 #include "metrics/metrics.h"
 
-#include <sys/resource.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -10,6 +7,8 @@
 #include <fstream>
 #include <limits>
 #include <sstream>
+#include <sys/resource.h>
+#include <unistd.h>
 
 #include <glog/logging.h>
 
@@ -77,10 +76,17 @@ std::string SanitizeUtf8(std::string_view s) {
 void AppendEscapedLabelValue(std::string_view value, std::string* out) {
   for (char c : value) {
     switch (c) {
-      case '\\': *out += "\\\\"; break;
-      case '"': *out += "\\\""; break;
-      case '\n': *out += "\\n"; break;
-      default: *out += c;
+      case '\\':
+        *out += "\\\\";
+        break;
+      case '"':
+        *out += "\\\"";
+        break;
+      case '\n':
+        *out += "\\n";
+        break;
+      default:
+        *out += c;
     }
   }
 }
@@ -88,9 +94,14 @@ void AppendEscapedLabelValue(std::string_view value, std::string* out) {
 void AppendEscapedHelp(std::string_view help, std::string* out) {
   for (char c : help) {
     switch (c) {
-      case '\\': *out += "\\\\"; break;
-      case '\n': *out += "\\n"; break;
-      default: *out += c;
+      case '\\':
+        *out += "\\\\";
+        break;
+      case '\n':
+        *out += "\\n";
+        break;
+      default:
+        *out += c;
     }
   }
 }
@@ -115,8 +126,7 @@ class FuncChild final : public internal::Child {
  public:
   explicit FuncChild(std::function<double()> read) : read_(std::move(read)) {}
 
-  void Render(const std::string& name, const std::string& labels,
-              std::string* out) const override {
+  void Render(const std::string& name, const std::string& labels, std::string* out) const override {
     AppendSample(name, "", labels, FormatValue(read_()), out);
   }
 
@@ -187,12 +197,13 @@ double Counter::Value() const {
          fraction_.load(std::memory_order_relaxed);
 }
 
-void Counter::Render(const std::string& name, const std::string& labels,
-                     std::string* out) const {
+void Counter::Render(const std::string& name, const std::string& labels, std::string* out) const {
   AppendSample(name, "", labels, FormatValue(Value()), out);
 }
 
-void Gauge::Add(double delta) { value_.fetch_add(delta, std::memory_order_relaxed); }
+void Gauge::Add(double delta) {
+  value_.fetch_add(delta, std::memory_order_relaxed);
+}
 
 void Gauge::Render(const std::string& name, const std::string& labels, std::string* out) const {
   AppendSample(name, "", labels, FormatValue(Value()), out);
@@ -226,8 +237,7 @@ Histogram::Snapshot Histogram::Snap() const {
   return snap;
 }
 
-void Histogram::Render(const std::string& name, const std::string& labels,
-                       std::string* out) const {
+void Histogram::Render(const std::string& name, const std::string& labels, std::string* out) const {
   const Snapshot snap = Snap();
   const std::string prefix = labels.empty() ? "" : labels + ",";
   for (size_t i = 0; i < bounds_->size(); ++i) {
@@ -264,8 +274,7 @@ std::vector<double> LinearBuckets(double start, double width, int count) {
 namespace internal {
 
 Family::Family(std::string name, std::string help, std::string type,
-               std::vector<std::string> label_names, FamilyOptions options,
-               ChildFactory factory)
+               std::vector<std::string> label_names, FamilyOptions options, ChildFactory factory)
     : name_(std::move(name)),
       help_(std::move(help)),
       type_(std::move(type)),
@@ -277,9 +286,8 @@ Child& Family::Get(const std::vector<std::string>& values) {
   base::MutexLock lock(mu_);
   if (values.size() != label_names_.size()) {
     if (!warned_arity_) {
-      LOG(ERROR) << "metric " << name_ << " has " << label_names_.size()
-                 << " labels but was given " << values.size()
-                 << " values; the samples are dropped";
+      LOG(ERROR) << "metric " << name_ << " has " << label_names_.size() << " labels but was given "
+                 << values.size() << " values; the samples are dropped";
       warned_arity_ = true;
     }
     if (!discard_) discard_ = factory_();
@@ -301,8 +309,7 @@ Child& Family::Get(const std::vector<std::string>& values) {
     const size_t counted = children_.size() - (children_.count(overflow) > 0 ? 1 : 0);
     if (counted >= options_.max_label_sets) {
       if (!warned_cap_) {
-        LOG(WARNING) << "metric " << name_ << " reached its limit of "
-                     << options_.max_label_sets
+        LOG(WARNING) << "metric " << name_ << " reached its limit of " << options_.max_label_sets
                      << " label sets; further new label sets are counted as \"other\"";
         warned_cap_ = true;
       }
@@ -352,14 +359,14 @@ void Family::Render(std::string* out) const {
 Registry::Registry() = default;
 Registry::~Registry() = default;
 
-Registry::Entry& Registry::AddFamily(std::string_view name, std::string_view help,
-                                      std::string type, std::vector<std::string> label_names,
-                                      FamilyOptions options, std::string signature,
-                                      internal::Family::ChildFactory factory) {
+Registry::Entry& Registry::AddFamily(std::string_view name, std::string_view help, std::string type,
+                                     std::vector<std::string> label_names, FamilyOptions options,
+                                     std::string signature,
+                                     internal::Family::ChildFactory factory) {
   CHECK(IsValidMetricName(name)) << "invalid metric name \"" << name << "\"";
   for (const auto& label : label_names) {
-    CHECK(IsValidLabelName(label)) << "metric " << name << ": invalid label name \"" << label
-                                   << "\"";
+    CHECK(IsValidLabelName(label))
+        << "metric " << name << ": invalid label name \"" << label << "\"";
     CHECK(!(type == "histogram" && label == "le"))
         << "metric " << name << ": histograms reserve the label \"le\"";
   }
@@ -372,9 +379,9 @@ Registry::Entry& Registry::AddFamily(std::string_view name, std::string_view hel
   }
   Entry entry;
   entry.signature = std::move(signature);
-  entry.family = std::make_unique<internal::Family>(std::string(name), std::string(help),
-                                                    std::move(type), std::move(label_names),
-                                                    options, std::move(factory));
+  entry.family =
+      std::make_unique<internal::Family>(std::string(name), std::string(help), std::move(type),
+                                         std::move(label_names), options, std::move(factory));
   auto [it, inserted] = families_.emplace(std::string(name), std::move(entry));
   return it->second;
 }
@@ -428,8 +435,7 @@ Counter& Registry::AddCounter(std::string_view name, std::string_view help) {
 }
 
 CounterVec& Registry::AddCounterVec(std::string_view name, std::string_view help,
-                                    std::vector<std::string> label_names,
-                                    FamilyOptions options) {
+                                    std::vector<std::string> label_names, FamilyOptions options) {
   std::string sig = Signature("counter", label_names, options, nullptr);
   Entry& entry = AddFamily(name, help, "counter", std::move(label_names), options, std::move(sig),
                            [] { return std::make_unique<Counter>(); });
@@ -455,22 +461,19 @@ Histogram& Registry::AddHistogram(std::string_view name, std::string_view help,
 
 HistogramVec& Registry::AddHistogramVec(std::string_view name, std::string_view help,
                                         std::vector<std::string> label_names,
-                                        std::vector<double> upper_bounds,
-                                        FamilyOptions options) {
+                                        std::vector<double> upper_bounds, FamilyOptions options) {
   auto bounds = CheckedBounds(name, std::move(upper_bounds));
   std::string sig = Signature("histogram", label_names, options, bounds.get());
-  Entry& entry =
-      AddFamily(name, help, "histogram", std::move(label_names), options, std::move(sig),
-                [bounds] { return std::make_unique<Histogram>(bounds); });
+  Entry& entry = AddFamily(name, help, "histogram", std::move(label_names), options, std::move(sig),
+                           [bounds] { return std::make_unique<Histogram>(bounds); });
   return VecOf<Histogram>(entry);
 }
 
 void Registry::AddGaugeFunc(std::string_view name, std::string_view help,
                             std::function<double()> read) {
   // The first registration wins: a second one keeps the function already exported.
-  Entry& entry = AddFamily(name, help, "gauge", {}, {}, "gauge func", [read = std::move(read)] {
-    return std::make_unique<FuncChild>(read);
-  });
+  Entry& entry = AddFamily(name, help, "gauge", {}, {}, "gauge func",
+                           [read = std::move(read)] { return std::make_unique<FuncChild>(read); });
   entry.family->Get({});
 }
 
@@ -557,12 +560,10 @@ double BootTimeSeconds() {
 void RegisterProcessMetrics(Registry& registry) {
   // Field numbers from proc(5): utime 14, stime 15, starttime 22, vsize 23, rss 24.
   registry.AddCounterFunc("process_cpu_seconds_total",
-                          "Total user and system CPU time spent in seconds.", [] {
-                            return (StatField(14) + StatField(15)) / ClockTicksPerSecond();
-                          });
-  registry.AddGaugeFunc("process_resident_memory_bytes", "Resident memory size in bytes.", [] {
-    return StatField(24) * static_cast<double>(sysconf(_SC_PAGESIZE));
-  });
+                          "Total user and system CPU time spent in seconds.",
+                          [] { return (StatField(14) + StatField(15)) / ClockTicksPerSecond(); });
+  registry.AddGaugeFunc("process_resident_memory_bytes", "Resident memory size in bytes.",
+                        [] { return StatField(24) * static_cast<double>(sysconf(_SC_PAGESIZE)); });
   registry.AddGaugeFunc("process_virtual_memory_bytes", "Virtual memory size in bytes.",
                         [] { return StatField(23); });
   const double start = BootTimeSeconds() + StatField(22) / ClockTicksPerSecond();

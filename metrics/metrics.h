@@ -50,8 +50,7 @@ class Counter final : public internal::Child {
   void Inc(double delta = 1);
   double Value() const;
 
-  void Render(const std::string& name, const std::string& labels,
-              std::string* out) const override;
+  void Render(const std::string& name, const std::string& labels, std::string* out) const override;
 
  private:
   // Whole increments (the common Inc()) are one atomic add on an integer; only fractional
@@ -70,8 +69,7 @@ class Gauge final : public internal::Child {
   void Dec() { Add(-1); }
   double Value() const { return value_.load(std::memory_order_relaxed); }
 
-  void Render(const std::string& name, const std::string& labels,
-              std::string* out) const override;
+  void Render(const std::string& name, const std::string& labels, std::string* out) const override;
 
  private:
   std::atomic<double> value_{0};
@@ -93,8 +91,7 @@ class Histogram final : public internal::Child {
   // The count is the sum of the buckets, so `_count` always equals the +Inf bucket.
   Snapshot Snap() const;
 
-  void Render(const std::string& name, const std::string& labels,
-              std::string* out) const override;
+  void Render(const std::string& name, const std::string& labels, std::string* out) const override;
 
  private:
   std::shared_ptr<const std::vector<double>> bounds_;
@@ -123,8 +120,8 @@ class Family {
  public:
   using ChildFactory = std::function<std::unique_ptr<Child>()>;
 
-  Family(std::string name, std::string help, std::string type,
-         std::vector<std::string> label_names, FamilyOptions options, ChildFactory factory);
+  Family(std::string name, std::string help, std::string type, std::vector<std::string> label_names,
+         FamilyOptions options, ChildFactory factory);
 
   // Finds or creates the child for `values` (one per label name). A wrong number of values is
   // a caller bug: it is logged once and answered with a child that is never exported.
@@ -204,8 +201,7 @@ class Registry {
   // Metrics whose value is computed when scraped (process statistics, cache sizes). `read` runs
   // on the scraping thread and must be thread-safe and cheap.
   void AddGaugeFunc(std::string_view name, std::string_view help, std::function<double()> read);
-  void AddCounterFunc(std::string_view name, std::string_view help,
-                      std::function<double()> read);
+  void AddCounterFunc(std::string_view name, std::string_view help, std::function<double()> read);
 
   // The text exposition format 0.0.4: families sorted by name, label sets sorted by values.
   std::string Render() const;

@@ -1,12 +1,11 @@
 // tephra-scheduler: a Volcano-compatible, session-based gang scheduler.
 #include <atomic>
-#include <thread>
-
-#include <glog/logging.h>
-
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <thread>
+
+#include <glog/logging.h>
 
 #include "kube/daemon.h"
 #include "kube/events.h"
@@ -59,10 +58,12 @@ int Replay(const Flags& f, const base::FlagSet& flags) {
     }
     conf_text = *conf;
   }
-  auto conf = scheduler::ParseSchedulerConf(conf_text, registry.ActionNames(), registry.PluginNames());
+  auto conf =
+      scheduler::ParseSchedulerConf(conf_text, registry.ActionNames(), registry.PluginNames());
   if (!conf.ok()) {
-    std::cerr << "--scheduler-conf " << (f.scheduler.conf_file.empty() ? "(built-in)" : f.scheduler.conf_file)
-              << ": " << conf.status().message() << "\n";
+    std::cerr << "--scheduler-conf "
+              << (f.scheduler.conf_file.empty() ? "(built-in)" : f.scheduler.conf_file) << ": "
+              << conf.status().message() << "\n";
     return 2;
   }
   scheduler::SpecInterner interner;
@@ -72,11 +73,13 @@ int Replay(const Flags& f, const base::FlagSet& flags) {
     return 2;
   }
   // Node sampling as the live scheduler had it, unless asked otherwise ("what if").
-  if (flags.IsSet("minimum-feasible-nodes")) doc->sampling.minimum_feasible_nodes = f.scheduler.minimum_feasible_nodes;
+  if (flags.IsSet("minimum-feasible-nodes"))
+    doc->sampling.minimum_feasible_nodes = f.scheduler.minimum_feasible_nodes;
   if (flags.IsSet("minimum-percentage-nodes-to-find")) {
     doc->sampling.minimum_percentage_nodes_to_find = f.scheduler.minimum_percentage_nodes_to_find;
   }
-  if (flags.IsSet("percentage-nodes-to-find")) doc->sampling.percentage_nodes_to_find = f.scheduler.percentage_nodes_to_find;
+  if (flags.IsSet("percentage-nodes-to-find"))
+    doc->sampling.percentage_nodes_to_find = f.scheduler.percentage_nodes_to_find;
   scheduler::ReplayResult result = scheduler::Replay(*doc, *conf, registry);
   std::cout << scheduler::FormatReplay(result, *doc);
   return scheduler::SameAsRecorded(result, *doc) ? 0 : 1;  // as diff(1): 1 = differences
@@ -86,45 +89,64 @@ int Replay(const Flags& f, const base::FlagSet& flags) {
 
 int main(int argc, char** argv) {
   Flags f;
-  base::FlagSet flags("tephra-scheduler", "Schedules gangs of pods for Volcano-compatible batch jobs.");
+  base::FlagSet flags("tephra-scheduler",
+                      "Schedules gangs of pods for Volcano-compatible batch jobs.");
   flags.SetGroup("Kubernetes");
   kube::AddClientFlags(flags, &f.client);
   flags.SetGroup("Scheduling");
-  flags.AddStringList("scheduler-name", &f.names, "Pods with this schedulerName are ours (repeatable; default volcano).");
-  flags.AddString("scheduler-conf", &f.scheduler.conf_file, "volcano-scheduler.conf file; reloaded when it changes.");
+  flags.AddStringList("scheduler-name", &f.names,
+                      "Pods with this schedulerName are ours (repeatable; default volcano).");
+  flags.AddString("scheduler-conf", &f.scheduler.conf_file,
+                  "volcano-scheduler.conf file; reloaded when it changes.");
   flags.AddDuration("schedule-period", &f.scheduler.period, "Time between scheduling cycles.");
-  flags.AddDuration("schedule-min-gap", &f.scheduler.min_gap, "Shortest time between two cycles when new work arrives early.");
-  flags.AddString("default-queue", &f.scheduler.default_queue, "Queue for PodGroups that name none.");
-  flags.AddInt("minimum-feasible-nodes", &f.scheduler.minimum_feasible_nodes, "Find at least this many feasible nodes per task.");
-  flags.AddInt("minimum-percentage-nodes-to-find", &f.scheduler.minimum_percentage_nodes_to_find, "Lower bound of the adaptive node sample, in percent.");
-  flags.AddInt("percentage-nodes-to-find", &f.scheduler.percentage_nodes_to_find, "Node sample in percent (0: adaptive).");
-  flags.AddString("node-selector", &f.scheduler.node_selector, "Only schedule onto nodes matching this label selector.");
-  flags.AddString("queue-label-selector", &f.scheduler.queue_selector,
-                  "Only serve Queues matching this label selector (PodGroups in other queues are left alone); "
-                  "a default queue created under key=value terms carries those labels.");
+  flags.AddDuration("schedule-min-gap", &f.scheduler.min_gap,
+                    "Shortest time between two cycles when new work arrives early.");
+  flags.AddString("default-queue", &f.scheduler.default_queue,
+                  "Queue for PodGroups that name none.");
+  flags.AddInt("minimum-feasible-nodes", &f.scheduler.minimum_feasible_nodes,
+               "Find at least this many feasible nodes per task.");
+  flags.AddInt("minimum-percentage-nodes-to-find", &f.scheduler.minimum_percentage_nodes_to_find,
+               "Lower bound of the adaptive node sample, in percent.");
+  flags.AddInt("percentage-nodes-to-find", &f.scheduler.percentage_nodes_to_find,
+               "Node sample in percent (0: adaptive).");
+  flags.AddString("node-selector", &f.scheduler.node_selector,
+                  "Only schedule onto nodes matching this label selector.");
+  flags.AddString(
+      "queue-label-selector", &f.scheduler.queue_selector,
+      "Only serve Queues matching this label selector (PodGroups in other queues are left alone); "
+      "a default queue created under key=value terms carries those labels.");
   flags.AddInt("bind-workers", &f.scheduler.binder.workers, "Concurrent pods/binding requests.");
-  flags.AddInt("status-workers", &f.scheduler.status_workers, "Concurrent PodGroup, Queue and pod status writes.");
-  flags.AddBool("record-scheduled-events", &f.scheduler.binder.record_scheduled_events, "Record a Scheduled event for every bound pod.");
+  flags.AddInt("status-workers", &f.scheduler.status_workers,
+               "Concurrent PodGroup, Queue and pod status writes.");
+  flags.AddBool("record-scheduled-events", &f.scheduler.binder.record_scheduled_events,
+                "Record a Scheduled event for every bound pod.");
   flags.SetGroup("Leader election");
   f.leader.Register(flags);
   flags.SetGroup("Process");
-  flags.AddString("listen-address", &f.listen_address, "Address for /metrics, /healthz and /readyz ('0' or port 0: none).");
-  flags.AddDuration("cache-sync-timeout", &f.sync_timeout, "How long to wait for the informers at start.");
+  flags.AddString("listen-address", &f.listen_address,
+                  "Address for /metrics, /healthz and /readyz ('0' or port 0: none).");
+  flags.AddDuration("cache-sync-timeout", &f.sync_timeout,
+                    "How long to wait for the informers at start.");
   flags.SetGroup("Admin API");
-  flags.AddString("admin-address", &f.admin.address,
-                  "host:port for the gRPC admin API (job explanations, queue usage, snapshots; read-only) "
-                  "and its health service; empty: off. tephractl looks for it at 127.0.0.1:8091.");
-  flags.AddString("admin-tls-cert", &f.admin.tls_cert_file, "Serve the admin API over TLS with this certificate (PEM).");
-  flags.AddString("admin-tls-key", &f.admin.tls_key_file, "The private key of --admin-tls-cert (PEM).");
+  flags.AddString(
+      "admin-address", &f.admin.address,
+      "host:port for the gRPC admin API (job explanations, queue usage, snapshots; read-only) "
+      "and its health service; empty: off. tephractl looks for it at 127.0.0.1:8091.");
+  flags.AddString("admin-tls-cert", &f.admin.tls_cert_file,
+                  "Serve the admin API over TLS with this certificate (PEM).");
+  flags.AddString("admin-tls-key", &f.admin.tls_key_file,
+                  "The private key of --admin-tls-cert (PEM).");
   flags.AddString("admin-tls-client-ca", &f.admin.tls_client_ca_file,
                   "Require admin clients to present a certificate signed by this CA (mutual TLS).");
-  flags.AddBool("admin-allow-anonymous", &f.admin.allow_anonymous,
-                "Serve the admin API on an address beyond loopback without requiring client certificates.");
+  flags.AddBool(
+      "admin-allow-anonymous", &f.admin.allow_anonymous,
+      "Serve the admin API on an address beyond loopback without requiring client certificates.");
   flags.AddInt("explain-cache-size", &f.explain_cache_size,
                "Jobs whose last explanation is kept (least recently updated dropped first).");
-  flags.AddString("replay", &f.replay,
-                  "Run one session on this dumped snapshot (tephractl snapshot dump) without an API server, "
-                  "print its decisions and exit. Uses --scheduler-conf (default: the built-in configuration).");
+  flags.AddString(
+      "replay", &f.replay,
+      "Run one session on this dumped snapshot (tephractl snapshot dump) without an API server, "
+      "print its decisions and exit. Uses --scheduler-conf (default: the built-in configuration).");
   flags.AddGlogFlags();
   base::ShutdownSignal& shutdown = base::InitProcess(argc, argv, flags);
   if (!f.replay.empty()) return Replay(f, flags);
@@ -136,16 +158,19 @@ int main(int argc, char** argv) {
   f.scheduler.keep_decision_snapshot = !f.admin.address.empty();
   if (!f.names.empty()) f.scheduler.scheduler_names = f.names;
   if (f.leader.resource_name.empty()) {
-    f.leader.resource_name = f.scheduler.scheduler_names.size() == 1 ? f.scheduler.scheduler_names[0] : "volcano";
+    f.leader.resource_name =
+        f.scheduler.scheduler_names.size() == 1 ? f.scheduler.scheduler_names[0] : "volcano";
   }
 
-  StatusOr<std::shared_ptr<kube::Client>> client = kube::ConnectFromFlags(f.client, "tephra-scheduler");
+  StatusOr<std::shared_ptr<kube::Client>> client =
+      kube::ConnectFromFlags(f.client, "tephra-scheduler");
   if (!client.ok()) {
     LOG(ERROR) << client.status().ToString();
     return 1;
   }
   const std::string identity = kube::ProcessIdentity();
-  StatusOr<std::unique_ptr<kube::LeaseRunner>> lease = kube::LeaseRunner::Create(*client, f.leader, identity);
+  StatusOr<std::unique_ptr<kube::LeaseRunner>> lease =
+      kube::LeaseRunner::Create(*client, f.leader, identity);
   if (!lease.ok()) {
     LOG(ERROR) << lease.status().message();
     return 2;
@@ -157,7 +182,8 @@ int main(int argc, char** argv) {
   event_options.instance = identity;
   event_options.registry = &registry;
   // Tools that follow Volcano's scheduler filter events on its name.
-  event_options.source = f.scheduler.scheduler_names.empty() ? "volcano" : f.scheduler.scheduler_names.front();
+  event_options.source =
+      f.scheduler.scheduler_names.empty() ? "volcano" : f.scheduler.scheduler_names.front();
   kube::EventRecorder events(*client, event_options);
   scheduler::Scheduler sched(*client, f.scheduler, &registry, &events);
   std::atomic<bool> leading{false};
@@ -169,7 +195,8 @@ int main(int argc, char** argv) {
   (void)checks.AddHealthCheck("scheduling-loop", [&] {
     if (!leading || !sched.Synced()) return Status::Ok();
     auto idle = std::chrono::steady_clock::now() - sched.last_cycle();
-    if (idle > std::max<std::chrono::steady_clock::duration>(f.scheduler.period * 30, std::chrono::minutes(2))) {
+    if (idle > std::max<std::chrono::steady_clock::duration>(f.scheduler.period * 30,
+                                                             std::chrono::minutes(2))) {
       return Unavailable("no scheduling cycle for a long time");
     }
     return Status::Ok();
@@ -188,10 +215,12 @@ int main(int argc, char** argv) {
     sources.recorder = &sched.recorder();
     sources.cache = &sched.cache();
     sources.scheduler_names = f.scheduler.scheduler_names;
-    sources.sampling = {f.scheduler.minimum_feasible_nodes, f.scheduler.minimum_percentage_nodes_to_find,
+    sources.sampling = {f.scheduler.minimum_feasible_nodes,
+                        f.scheduler.minimum_percentage_nodes_to_find,
                         f.scheduler.percentage_nodes_to_find};
     sources.version = TEPHRA_VERSION;
-    StatusOr<std::unique_ptr<scheduler::AdminServer>> started = scheduler::AdminServer::Start(f.admin, sources);
+    StatusOr<std::unique_ptr<scheduler::AdminServer>> started =
+        scheduler::AdminServer::Start(f.admin, sources);
     if (!started.ok()) {
       LOG(ERROR) << started.status().message();
       return 2;

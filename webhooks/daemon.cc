@@ -1,24 +1,23 @@
 #include "webhooks/daemon.h"
 
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <sys/stat.h>
 #include <thread>
+#include <unistd.h>
 
 #include <glog/logging.h>
 
 #include "kube/daemon.h"
 #include "kube/informer.h"
 #include "metrics/metrics.h"
-#include "webhooks/certs/ca_bundle_patcher.h"
-#include "webhooks/certs/cert_manager.h"
 #include "webhooks/admission/cluster_cache.h"
 #include "webhooks/admission/files.h"
 #include "webhooks/admission/handlers.h"
+#include "webhooks/certs/ca_bundle_patcher.h"
+#include "webhooks/certs/cert_manager.h"
 #include "webhooks/server/server.h"
 
 namespace tephra::webhooks {
@@ -37,8 +36,8 @@ class CertDir {
       return std::unique_ptr<CertDir>(new CertDir(requested, false));
     }
     const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") +
-                          "/tephra-admission-XXXXXX";
+    std::string pattern =
+        std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/tephra-admission-XXXXXX";
     if (::mkdtemp(pattern.data()) == nullptr) {
       return Internal("creating a certificate directory: " + std::string(std::strerror(errno)));
     }

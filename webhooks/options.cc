@@ -3,8 +3,8 @@
 #include <set>
 
 #include "kube/daemon.h"
-#include "webhooks/certs/certificates.h"
 #include "webhooks/admission/handlers.h"
+#include "webhooks/certs/certificates.h"
 
 namespace tephra::webhooks {
 namespace {
@@ -128,8 +128,9 @@ Status AdmissionOptions::Finish() {
     return InvalidArgument("--tls-cert-file and --tls-private-key-file go together");
   }
   if (!ca_cert_file.empty() && tls_cert_file.empty()) {
-    return InvalidArgument("--ca-cert-file: only with --tls-cert-file (generated certificates "
-                           "come with their own CA)");
+    return InvalidArgument(
+        "--ca-cert-file: only with --tls-cert-file (generated certificates "
+        "come with their own CA)");
   }
   SubjectAltNames sans;
   for (const std::string& san : extra_sans) {

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "kube/config.h"
 #include "base/flags.h"
 #include "base/status.h"
+#include "kube/config.h"
 
 namespace tephra::webhooks {
 

@@ -17,7 +17,8 @@ StatusOr<std::optional<std::chrono::milliseconds>> SettleOrphanCommand(
     const std::string& target_namespace, const std::string& target_name) {
   const auto waited = ctx.clock->Monotonic() - command.seen;
   if (waited < kCommandTargetGrace) {
-    return std::optional(std::chrono::ceil<std::chrono::milliseconds>(kCommandTargetGrace - waited));
+    return std::optional(
+        std::chrono::ceil<std::chrono::milliseconds>(kCommandTargetGrace - waited));
   }
   StatusOr<std::string> target = ctx.client->Get(resource, target_namespace, target_name);
   if (target.ok()) return std::optional(kCacheLagRetry);

@@ -45,8 +45,7 @@ StatusOr<std::optional<std::chrono::milliseconds>> SettleOrphanCommand(
 template <typename Item, typename ToCommand>
 Status SettleOrphanCommandItems(const ControllerContext& ctx, std::deque<Item>& items,
                                 ToCommand to_command, const kube::Resource& resource,
-                                const std::string& target_namespace,
-                                const std::string& target_name,
+                                const std::string& target_namespace, const std::string& target_name,
                                 std::optional<std::chrono::milliseconds>* again) {
   std::deque<Item> waiting;
   Status result;

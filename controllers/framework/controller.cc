@@ -30,7 +30,8 @@ StatusOr<std::vector<std::string>> SelectControllers(const std::vector<std::stri
     auto i = index_of(item);
     if (!i) {
       std::string known;
-      for (std::string_view n : kControllerNames) known += (known.empty() ? "" : ", ") + std::string(n);
+      for (std::string_view n : kControllerNames)
+        known += (known.empty() ? "" : ", ") + std::string(n);
       return InvalidArgument("--controllers: unknown controller \"" + std::string(item) +
                              "\" (known: " + known + ")");
     }

@@ -9,12 +9,12 @@
 #include <string_view>
 #include <vector>
 
-#include "kube/client.h"
 #include "base/clock.h"
-#include "kube/events.h"
-#include "kube/informer.h"
 #include "base/status.h"
 #include "base/workqueue.h"
+#include "kube/client.h"
+#include "kube/events.h"
+#include "kube/informer.h"
 
 namespace tephra::metrics {
 class Registry;
@@ -23,11 +23,11 @@ class Registry;
 namespace tephra::controllers {
 
 struct ControllerOptions {
-  int worker_threads = 3;                // job controller
+  int worker_threads = 3;  // job controller
   int worker_threads_for_podgroup = 5;
   int worker_threads_for_queue = 5;
   int worker_threads_for_gc = 1;
-  int max_requeue_num = 15;              // −1: retry forever
+  int max_requeue_num = 15;  // −1: retry forever
   std::vector<std::string> scheduler_names = {"volcano"};
   std::string default_queue = "default";
   // Only namespaced objects (Jobs, pods, PodGroups, Commands) in this namespace (empty: all).

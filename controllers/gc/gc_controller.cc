@@ -16,7 +16,8 @@ bool Finished(std::string_view phase) {
 }  // namespace
 
 std::optional<std::chrono::nanoseconds> TimeUntilExpiry(const api::Job& job, base::Time now) {
-  if (!job.spec.ttl_seconds_after_finished || !Finished(job.status.state.phase)) return std::nullopt;
+  if (!job.spec.ttl_seconds_after_finished || !Finished(job.status.state.phase))
+    return std::nullopt;
   if (!job.status.state.last_transition_time) return std::nullopt;
   base::Time expiry = *job.status.state.last_transition_time +
                       std::chrono::seconds(*job.spec.ttl_seconds_after_finished);
@@ -24,13 +25,14 @@ std::optional<std::chrono::nanoseconds> TimeUntilExpiry(const api::Job& job, bas
 }
 
 GarbageCollector::GarbageCollector() = default;
-GarbageCollector::~GarbageCollector() { Stop(); }
+GarbageCollector::~GarbageCollector() {
+  Stop();
+}
 
 Status GarbageCollector::Initialize(ControllerContext& context) {
   ctx_ = context;
-  jobs_ = ctx_.informers->For(
-      api::kJobs, api::JobDecoder(),
-      NamespacedScope(ctx_.options), ctx_.options.resync_period);
+  jobs_ = ctx_.informers->For(api::kJobs, api::JobDecoder(), NamespacedScope(ctx_.options),
+                              ctx_.options.resync_period);
   base::WorkQueueOptions qo = QueueOptions(ctx_, "gc-controller");
   queue_ = std::make_unique<base::WorkQueue>(qo);
   auto consider = [this](const kube::ObjectPtr& o) {
@@ -49,7 +51,9 @@ void GarbageCollector::Start() {
                  [this](const std::string& key) { return Sync(key); });
 }
 
-void GarbageCollector::Stop() { workers_.Stop(); }
+void GarbageCollector::Stop() {
+  workers_.Stop();
+}
 
 Status GarbageCollector::Sync(const std::string& key) {
   kube::ObjectPtr obj = jobs_->store().Get(key);
@@ -80,9 +84,9 @@ Status GarbageCollector::Sync(const std::string& key) {
     LOG(INFO) << "deleted job " << key << ": " << job->status.state.phase << " for "
               << *job->spec.ttl_seconds_after_finished << "s";
     if (ctx_.recorder) {
-      ctx_.recorder->Record(kube::ObjectReference::To(*job), kube::EventType::kNormal,
-                            "TTLExpired",
-                            "deleting the job " + std::to_string(*job->spec.ttl_seconds_after_finished) +
+      ctx_.recorder->Record(kube::ObjectReference::To(*job), kube::EventType::kNormal, "TTLExpired",
+                            "deleting the job " +
+                                std::to_string(*job->spec.ttl_seconds_after_finished) +
                                 "s after it finished");
     }
     return Status::Ok();

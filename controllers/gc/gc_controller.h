@@ -12,8 +12,8 @@
 #include <vector>
 
 #include "api/batch.h"
-#include "controllers/framework/controller.h"
 #include "base/workqueue.h"
+#include "controllers/framework/controller.h"
 
 namespace tephra::controllers::gc {
 
@@ -34,7 +34,6 @@ class GarbageCollector : public Controller {
   Status Sync(const std::string& key);
 
  private:
-
   ControllerContext ctx_;
   std::shared_ptr<kube::Informer> jobs_;
   std::unique_ptr<base::WorkQueue> queue_;

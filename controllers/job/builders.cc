@@ -4,8 +4,8 @@
 #include <numeric>
 
 #include "api/labels.h"
-#include "json/json.h"
 #include "base/workqueue.h"
+#include "json/json.h"
 
 namespace tephra::controllers::job {
 namespace {
@@ -115,11 +115,18 @@ StatusOr<PodDraft> BuildPod(const api::Job& job, const api::TaskSpec& task, int3
     mounted_claims.push_back(claim);
     const std::string volume = job_name + "-" + StableSuffix(claim);
     json::Writer v;
-    v.StartObject().Field("name", volume).Key("persistentVolumeClaim").StartObject()
-        .Field("claimName", claim).EndObject().EndObject();
+    v.StartObject()
+        .Field("name", volume)
+        .Key("persistentVolumeClaim")
+        .StartObject()
+        .Field("claimName", claim)
+        .EndObject()
+        .EndObject();
     pod.AddVolume(v.str());
     json::Writer m;
-    m.StartObject().Field("name", volume).Field("mountPath", job.spec.volumes[i].mount_path)
+    m.StartObject()
+        .Field("name", volume)
+        .Field("mountPath", job.spec.volumes[i].mount_path)
         .EndObject();
     pod.AddVolumeMount(m.str(), false);
   }

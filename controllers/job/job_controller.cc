@@ -10,12 +10,12 @@
 #include "api/informers.h"
 #include "api/kinds.h"
 #include "api/labels.h"
+#include "base/flags.h"
 #include "controllers/framework/commands.h"
 #include "controllers/job/builders.h"
 #include "controllers/job/plugins/plugin.h"
 #include "controllers/job/status.h"
 #include "controllers/job/verdict.h"
-#include "base/flags.h"
 #include "json/json.h"
 #include "metrics/metrics.h"
 #include "webhooks/admission/cluster_cache.h"
@@ -98,30 +98,24 @@ Request RequestFor(std::string_view event) {
 
 JobController::JobController() = default;
 
-JobController::~JobController() { Stop(); }
+JobController::~JobController() {
+  Stop();
+}
 
 Status JobController::Initialize(ControllerContext& context) {
   ctx_ = context;
   const kube::InformerScope scope = NamespacedScope(ctx_.options);
   const auto resync = ctx_.options.resync_period;
-  jobs_ = ctx_.informers->For(
-      api::kJobs, api::JobDecoder(),
-      scope, resync);
-  pods_ = ctx_.informers->For(
-      kube::resources::kPods, api::PodDecoder(),
-      scope);
+  jobs_ = ctx_.informers->For(api::kJobs, api::JobDecoder(), scope, resync);
+  pods_ = ctx_.informers->For(kube::resources::kPods, api::PodDecoder(), scope);
   pods_->AddIndex("job", [](const kube::Object& o) {
     std::string key = JobKeyOfPod(static_cast<const api::Pod&>(o));
     return key.empty() ? std::vector<std::string>{} : std::vector<std::string>{key};
   });
-  podgroups_ = ctx_.informers->For(
-      api::kPodGroups, api::PodGroupDecoder(),
-      scope);
-  commands_ = ctx_.informers->For(
-      api::kCommands, api::CommandDecoder(),
-      scope);
-  priority_classes_ = ctx_.informers->For(
-      kube::resources::kPriorityClasses, api::PriorityClassDecoder());
+  podgroups_ = ctx_.informers->For(api::kPodGroups, api::PodGroupDecoder(), scope);
+  commands_ = ctx_.informers->For(api::kCommands, api::CommandDecoder(), scope);
+  priority_classes_ =
+      ctx_.informers->For(kube::resources::kPriorityClasses, api::PriorityClassDecoder());
   // The webhook's queue rules need every queue (parents, children), whatever slice of the
   // queues this manager's queue controller looks after.
   queues_ = ctx_.informers->For(api::kQueues, api::QueueDecoder());
@@ -144,17 +138,17 @@ Status JobController::Initialize(ControllerContext& context) {
   reconcile_seconds_ = &reg.AddHistogram("tephra_job_reconcile_duration_seconds",
                                          "Time one job controller pass took.",
                                          metrics::ExponentialBuckets(0.0005, 2, 16));
-  pod_creation_seconds_ = &reg.AddHistogram(
-      "tephra_job_to_pod_creation_latency_seconds",
-      "Time from a Job's creation to the creation of each of its pods.",
-      metrics::ExponentialBuckets(0.01, 2, 16));
+  pod_creation_seconds_ =
+      &reg.AddHistogram("tephra_job_to_pod_creation_latency_seconds",
+                        "Time from a Job's creation to the creation of each of its pods.",
+                        metrics::ExponentialBuckets(0.01, 2, 16));
   metrics::FamilyOptions bounded;
   bounded.max_label_sets = 2000;
   phase_count_ = &reg.AddGaugeVec("tephra_job_phase_count", "Jobs per queue and phase.",
                                   {"queue", "phase"}, bounded);
-  finished_total_ = &reg.AddCounterVec("tephra_job_finished_total",
-                                       "Jobs that reached Completed, Failed, Terminated or Aborted.",
-                                       {"queue", "phase"}, bounded);
+  finished_total_ = &reg.AddCounterVec(
+      "tephra_job_finished_total", "Jobs that reached Completed, Failed, Terminated or Aborted.",
+      {"queue", "phase"}, bounded);
 
   kube::EventHandlers job_handlers;
   job_handlers.on_add = [this](const kube::ObjectPtr& o) {
@@ -163,7 +157,9 @@ Status JobController::Initialize(ControllerContext& context) {
   job_handlers.on_update = [this](const kube::ObjectPtr&, const kube::ObjectPtr& o) {
     Enqueue(o->metadata.Key(), InboxItem::For(RequestFor(ev::kOutOfSync)));
   };
-  job_handlers.on_delete = [this](const kube::ObjectPtr& o, bool) { queue_->Add(o->metadata.Key()); };
+  job_handlers.on_delete = [this](const kube::ObjectPtr& o, bool) {
+    queue_->Add(o->metadata.Key());
+  };
   jobs_->AddEventHandler(job_handlers);
 
   kube::EventHandlers pod_handlers;
@@ -229,7 +225,8 @@ Status JobController::Initialize(ControllerContext& context) {
   return Status::Ok();
 }
 
-void JobController::Enqueue(const std::string& key, InboxItem item, std::chrono::milliseconds delay) {
+void JobController::Enqueue(const std::string& key, InboxItem item,
+                            std::chrono::milliseconds delay) {
   inbox_.Add(key, std::move(item));
   if (delay.count() > 0) {
     queue_->AddAfter(key, delay);
@@ -299,8 +296,8 @@ void JobController::HandleResult(const std::string& key, const Status& status) {
   }
   const int max = ctx_.options.max_requeue_num;
   if (max >= 0 && q.NumRequeues(key) >= max) {
-    LOG(WARNING) << "job " << key << ": " << max << " failed passes, terminating it; last error: "
-                 << status.ToString();
+    LOG(WARNING) << "job " << key << ": " << max
+                 << " failed passes, terminating it; last error: " << status.ToString();
     q.Forget(key);
     if (auto obj = jobs_->store().Get(key)) {
       RecordEvent(static_cast<const api::Job&>(*obj), true, "TooManyRetries",
@@ -368,7 +365,8 @@ Status JobController::Sync(const std::string& key) {
   api::Job job = static_cast<const api::Job&>(*obj);
   if (job.metadata.deletion_timestamp) return Status::Ok();
   api::JobDefaultingOptions defaults;
-  if (!ctx_.options.scheduler_names.empty()) defaults.scheduler_name = ctx_.options.scheduler_names[0];
+  if (!ctx_.options.scheduler_names.empty())
+    defaults.scheduler_name = ctx_.options.scheduler_names[0];
   defaults.default_queue = ctx_.options.default_queue;
   api::ApplyJobDefaults(&job, defaults);
 
@@ -397,7 +395,8 @@ Status JobController::Sync(const std::string& key) {
     if (!item.command_name.empty() && !item.command_consumed) {
       kube::DeleteOptions once;
       once.precondition_uid = item.command_uid;
-      Status s = ctx_.client->Delete(api::kCommands, job.metadata.namespace_, item.command_name, once);
+      Status s =
+          ctx_.client->Delete(api::kCommands, job.metadata.namespace_, item.command_name, once);
       if (s.code() == StatusCode::kNotFound || s.code() == StatusCode::kConflict) {
         continue;  // someone consumed it already
       }
@@ -418,9 +417,9 @@ Status JobController::Sync(const std::string& key) {
     }
     if (res.delay && res.action != Action::kSyncJob) {
       if (delayed_->Add(key, req, res.action, *res.delay, res.reason)) {
-        RecordEvent(job, false, "ActionDelayed",
-                    res.reason + " in " + base::FormatDuration(*res.delay) + " (pod " +
-                        req.pod_name + ")");
+        RecordEvent(
+            job, false, "ActionDelayed",
+            res.reason + " in " + base::FormatDuration(*res.delay) + " (pod " + req.pod_name + ")");
       }
       continue;
     }
@@ -473,7 +472,8 @@ Status JobController::SettleCommandsWithoutJob(const std::string& key) {
   return s;
 }
 
-Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<const api::Pod>>& pods,
+Status JobController::Execute(api::Job& job,
+                              const std::vector<std::shared_ptr<const api::Pod>>& pods,
                               Action action, const Request& request, const std::string& reason) {
   const std::string key = job.metadata.Key();
   Expectations& exp = ExpectationsFor(key);
@@ -569,7 +569,8 @@ Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<c
   Phase next = invalid ? Phase::kFailed : Evaluate(phase, cell.next, inputs);
   SetCounts(counts, &status);
   const std::string old_phase = job.status.state.phase;
-  std::string state_reason = action == Action::kSyncJob ? std::string() : std::string(ActionName(action));
+  std::string state_reason =
+      action == Action::kSyncJob ? std::string() : std::string(ActionName(action));
   std::string state_message = reason;
   if (invalid) {
     state_reason = std::string(kInvalidJobReason);
@@ -583,7 +584,8 @@ Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<c
   }
   if (waiting_for_queue && next == Phase::kPending) {
     status.state.reason = std::string(kQueueNotFoundReason);
-    status.state.message = DescribeErrors(verdict.missing_queue) + "; the job starts once the queue is created";
+    status.state.message =
+        DescribeErrors(verdict.missing_queue) + "; the job starts once the queue is created";
   } else if (status.state.reason == kQueueNotFoundReason) {
     status.state.reason.clear();
     status.state.message.clear();
@@ -592,8 +594,9 @@ Status JobController::Execute(api::Job& job, const std::vector<std::shared_ptr<c
 
   if (invalid && phase_changed) {
     RecordEvent(job, true, std::string(kInvalidJobReason),
-                status.state.message + "; admission did not check this job, and it fails "
-                                       "without a PodGroup or pods");
+                status.state.message +
+                    "; admission did not check this job, and it fails "
+                    "without a PodGroup or pods");
   }
   if (status.state.reason == kQueueNotFoundReason &&
       status.state.message != job.status.state.message) {
@@ -653,7 +656,8 @@ StatusOr<std::set<std::string>> JobController::KillPods(
     victims.push_back(kill_it ? p.get() : nullptr);
   }
   victims.erase(std::remove(victims.begin(), victims.end(), nullptr), victims.end());
-  TEPHRA_RETURN_IF_ERROR(ParallelFor(victims.size(), [&](size_t i) { return DeletePod(*victims[i]); }));
+  TEPHRA_RETURN_IF_ERROR(
+      ParallelFor(victims.size(), [&](size_t i) { return DeletePod(*victims[i]); }));
   std::set<std::string> names;
   for (const api::Pod* p : victims) {
     names.insert(p->metadata.name);
@@ -667,10 +671,10 @@ Status JobController::DeletePod(const api::Pod& pod) {
   const std::string& name = pod.metadata.name;
   // Marked first, so the deletion event reads as the controller's doing, not an eviction.
   if (pod.metadata.annotations.count(std::string(api::kControllerOutOfSyncAnnotation)) == 0) {
-    auto patched = ctx_.client->Patch(
-        kube::resources::kPods, ns, name, kube::PatchType::kMerge,
-        R"({"metadata":{"annotations":{")" + std::string(api::kControllerOutOfSyncAnnotation) +
-            R"(":"true"}}})");
+    auto patched =
+        ctx_.client->Patch(kube::resources::kPods, ns, name, kube::PatchType::kMerge,
+                           R"({"metadata":{"annotations":{")" +
+                               std::string(api::kControllerOutOfSyncAnnotation) + R"(":"true"}}})");
     if (patched.status().code() == StatusCode::kNotFound) return Status::Ok();
     if (!patched.ok()) return patched.status().WithContext("marking pod " + name);
   }
@@ -711,13 +715,14 @@ StatusOr<std::string> JobController::EnsurePodGroup(const api::Job& job, Expecta
     return Conflict("PodGroup " + want.metadata.name + " is still being deleted");
   }
   if (!cached) {
-    StatusOr<std::string> created = ctx_.client->Create(api::kPodGroups, job.metadata.namespace_,
-                                                        api::EncodePodGroup(want));
+    StatusOr<std::string> created =
+        ctx_.client->Create(api::kPodGroups, job.metadata.namespace_, api::EncodePodGroup(want));
     if (created.ok()) {
       RecordEvent(job, false, "PodGroupCreated", "created PodGroup " + want.metadata.name);
       return std::string();
     }
-    if (created.status().code() == StatusCode::kAlreadyExists) return Conflict("PodGroup not cached yet");
+    if (created.status().code() == StatusCode::kAlreadyExists)
+      return Conflict("PodGroup not cached yet");
     return created.status().WithContext("creating PodGroup " + want.metadata.name);
   }
   const auto& have = static_cast<const api::PodGroup&>(*cached);
@@ -762,11 +767,21 @@ Status JobController::EnsureVolumes(api::Job& job, api::JobStatus& status) {
       kube::OwnerReference owner = JobOwnerReference(job);
       json::Writer w;
       w.StartObject().Field("apiVersion", "v1").Field("kind", "PersistentVolumeClaim");
-      w.Key("metadata").StartObject().Field("name", claim).Field("namespace", job.metadata.namespace_);
-      w.Key("ownerReferences").StartArray().StartObject()
-          .Field("apiVersion", owner.api_version).Field("kind", owner.kind)
-          .Field("name", owner.name).Field("uid", owner.uid)
-          .Field("controller", true).Field("blockOwnerDeletion", true).EndObject().EndArray();
+      w.Key("metadata")
+          .StartObject()
+          .Field("name", claim)
+          .Field("namespace", job.metadata.namespace_);
+      w.Key("ownerReferences")
+          .StartArray()
+          .StartObject()
+          .Field("apiVersion", owner.api_version)
+          .Field("kind", owner.kind)
+          .Field("name", owner.name)
+          .Field("uid", owner.uid)
+          .Field("controller", true)
+          .Field("blockOwnerDeletion", true)
+          .EndObject()
+          .EndArray();
       w.EndObject();
       w.Key("spec").Raw(*v.volume_claim_json).EndObject();
       auto created = ctx_.client->Create(kube::resources::kPersistentVolumeClaims,
@@ -788,8 +803,8 @@ Status JobController::RunPluginsOnJob(const api::Job& job, api::JobStatus& statu
   for (const auto& plugin : plugins) {
     const std::string record = "plugin-" + std::string(plugin->Name());
     if (initiating || status.controlled_resources.count(record) == 0) {
-      TEPHRA_RETURN_IF_ERROR(plugin->OnJobAdd(job, writer)
-                                 .WithContext("job plugin " + std::string(plugin->Name())));
+      TEPHRA_RETURN_IF_ERROR(
+          plugin->OnJobAdd(job, writer).WithContext("job plugin " + std::string(plugin->Name())));
       status.controlled_resources[record] = std::string(plugin->Name());
     } else if (exp.plugins_updated_generation != job.metadata.generation) {
       TEPHRA_RETURN_IF_ERROR(plugin->OnJobUpdate(job, writer)
@@ -823,7 +838,8 @@ Status JobController::SyncPods(const api::Job& job,
       surplus.push_back(p.get());
     }
   }
-  TEPHRA_RETURN_IF_ERROR(ParallelFor(surplus.size(), [&](size_t i) { return DeletePod(*surplus[i]); }));
+  TEPHRA_RETURN_IF_ERROR(
+      ParallelFor(surplus.size(), [&](size_t i) { return DeletePod(*surplus[i]); }));
   for (const api::Pod* p : surplus) {
     deleted->insert(p->metadata.name);
     exp.deleted_pod_uids.insert(p->metadata.uid);
@@ -899,8 +915,8 @@ Status JobController::WriteStatus(const api::Job& job, const api::JobStatus& sta
   copy.status = status;
   // The status subresource with the cached resourceVersion: a pass that worked from a stale
   // cache gets 409 and re-derives instead of overwriting (it might count a retry twice).
-  StatusOr<std::string> r = ctx_.client->Update(api::kJobs, job.metadata.namespace_, job.metadata.name,
-                                                api::EncodeJob(copy), {}, "status");
+  StatusOr<std::string> r = ctx_.client->Update(
+      api::kJobs, job.metadata.namespace_, job.metadata.name, api::EncodeJob(copy), {}, "status");
   if (!r.ok()) return r.status().WithContext("updating status of job " + job.metadata.Key());
   return Status::Ok();
 }

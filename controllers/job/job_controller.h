@@ -105,7 +105,8 @@ class JobController : public Controller {
 
   base::Mutex mu_;
   std::unordered_map<std::string, Expectations> expectations_ GUARDED_BY(mu_);
-  std::unordered_map<std::string, std::pair<std::string, std::string>> phases_;  // key → queue, phase
+  std::unordered_map<std::string, std::pair<std::string, std::string>>
+      phases_;  // key → queue, phase
 
   metrics::Histogram* reconcile_seconds_ = nullptr;
   metrics::Histogram* pod_creation_seconds_ = nullptr;

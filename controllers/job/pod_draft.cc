@@ -127,7 +127,9 @@ void PodDraft::SetNameAndNamespace(std::string_view name, std::string_view names
   SetStringMember(m, "namespace", namespace_, impl_->a());
 }
 
-std::string PodDraft::Name() const { return StringMember(impl_->metadata(), "name"); }
+std::string PodDraft::Name() const {
+  return StringMember(impl_->metadata(), "name");
+}
 
 void PodDraft::SetLabel(std::string_view key, std::string_view value) {
   SetStringMember(ObjectMember(impl_->metadata(), "labels", impl_->a()), key, value, impl_->a());
@@ -259,6 +261,8 @@ void PodDraft::AddInitContainer(std::string_view container_json) {
   init.PushBack(copy, impl_->a());
 }
 
-std::string PodDraft::Json() const { return json::Write(impl_->doc); }
+std::string PodDraft::Json() const {
+  return json::Write(impl_->doc);
+}
 
 }  // namespace tephra::controllers::job

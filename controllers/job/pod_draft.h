@@ -9,8 +9,8 @@
 #include <string_view>
 #include <vector>
 
-#include "kube/object.h"
 #include "base/status.h"
+#include "kube/object.h"
 
 namespace tephra::controllers::job {
 
@@ -45,8 +45,8 @@ class PodDraft {
   // The same for one container, by index in spec.containers.
   void AddEnvTo(size_t container, std::string_view name, std::string_view value);
   // env {name, valueFrom.configMapKeyRef {name: config_map, key}}.
-  void AddEnvFromConfigMap(std::string_view name, std::string_view config_map,
-                           std::string_view key, bool init = true);
+  void AddEnvFromConfigMap(std::string_view name, std::string_view config_map, std::string_view key,
+                           bool init = true);
   // Adds a volume (JSON object with a "name") unless one of that name exists.
   void AddVolume(std::string_view volume_json);
   // Adds a volume mount (JSON object with "mountPath") to every container (and init container

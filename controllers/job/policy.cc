@@ -197,7 +197,8 @@ bool DelayedActions::Add(const std::string& job_key, const Request& request, Act
   for (const Entry& e : list) {
     if (e.request.pod_uid == request.pod_uid && e.action == action) return false;
   }
-  auto due = clock_.Monotonic() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay);
+  auto due =
+      clock_.Monotonic() + std::chrono::duration_cast<std::chrono::steady_clock::duration>(delay);
   list.push_back(Entry{request, action, due, std::move(reason)});
   return true;
 }
@@ -249,8 +250,8 @@ std::vector<DelayedActions::Entry> DelayedActions::TakeDue(const std::string& jo
   if (it == entries_.end()) return due;
   const auto now = clock_.Monotonic();
   auto& list = it->second;
-  auto split = std::stable_partition(list.begin(), list.end(),
-                                     [&](const Entry& e) { return e.due > now; });
+  auto split =
+      std::stable_partition(list.begin(), list.end(), [&](const Entry& e) { return e.due > now; });
   due.assign(std::make_move_iterator(split), std::make_move_iterator(list.end()));
   list.erase(split, list.end());
   if (list.empty()) entries_.erase(it);

@@ -25,8 +25,8 @@ struct Request {
   std::string task;    // volcano.sh/task-spec of the pod
   std::string pod_name;
   std::string pod_uid;
-  std::string partition;  // volcano.sh/partition-id of the pod
-  std::string job_uid;    // controller UID of the pod; empty when not from a pod
+  std::string partition;               // volcano.sh/partition-id of the pod
+  std::string job_uid;                 // controller UID of the pod; empty when not from a pod
   std::optional<int32_t> job_version;  // volcano.sh/job-version of the pod
   std::optional<int32_t> exit_code;
 
@@ -52,8 +52,8 @@ Request RequestForPodAdd(const api::Pod& pod);
 // Turns a candidate TaskCompleted / TaskFailed into OutOfSync unless the task as a whole
 // qualifies: TaskCompleted needs every replica Succeeded; TaskFailed needs the restart counts
 // of the task's live pods to sum to ≥ its maxRetry (0 reads as 3, −1 is unlimited).
-Request ConfirmTaskEvent(const api::Job& job, const std::vector<std::shared_ptr<const api::Pod>>& pods,
-                         Request request);
+Request ConfirmTaskEvent(const api::Job& job,
+                         const std::vector<std::shared_ptr<const api::Pod>>& pods, Request request);
 
 struct Resolution {
   Action action = Action::kSyncJob;

@@ -6,11 +6,11 @@ namespace tephra::controllers::job {
 namespace {
 
 constexpr std::array<std::string_view, kPhaseCount> kPhaseNames = {
-    "Pending",   "Running",     "Restarting", "Aborting",   "Aborted",
+    "Pending",    "Running",   "Restarting",  "Aborting",   "Aborted",
     "Completing", "Completed", "Terminating", "Terminated", "Failed"};
 
 constexpr std::array<std::string_view, kActionCount> kActionNames = {
-    "RestartJob",   "RestartTask",  "RestartPod", "RestartPartition", "AbortJob",
+    "RestartJob",   "RestartTask", "RestartPod", "RestartPartition", "AbortJob",
     "TerminateJob", "CompleteJob", "ResumeJob",  "SyncJob"};
 
 constexpr Transition Cell(Kill kill, bool retry, NextPhase next, bool sync_pods = false) {
@@ -67,7 +67,9 @@ std::optional<Phase> ParsePhase(std::string_view phase) {
   return std::nullopt;
 }
 
-std::string_view PhaseName(Phase phase) { return kPhaseNames[static_cast<size_t>(phase)]; }
+std::string_view PhaseName(Phase phase) {
+  return kPhaseNames[static_cast<size_t>(phase)];
+}
 
 std::optional<Action> ParseAction(std::string_view action) {
   if (action.empty() || action == "EnqueueJob") return Action::kSyncJob;
@@ -77,7 +79,9 @@ std::optional<Action> ParseAction(std::string_view action) {
   return std::nullopt;
 }
 
-std::string_view ActionName(Action action) { return kActionNames[static_cast<size_t>(action)]; }
+std::string_view ActionName(Action action) {
+  return kActionNames[static_cast<size_t>(action)];
+}
 
 bool IsFinished(Phase phase) {
   return phase == Phase::kCompleted || phase == Phase::kTerminated || phase == Phase::kFailed;
@@ -147,7 +151,7 @@ Phase Evaluate(Phase current, NextPhase rule, const PhaseInputs& in) {
         return pods_active ? Phase::kRestarting : Phase::kFailed;
       }
       return in.total_replicas - in.terminating >= in.status_min_available ? Phase::kPending
-                                                                          : Phase::kRestarting;
+                                                                           : Phase::kRestarting;
     case NextPhase::kAbortEval:
       return pods_active ? Phase::kAborting : Phase::kAborted;
     case NextPhase::kCompleteEval:

@@ -94,8 +94,8 @@ bool SetPhase(Phase phase, std::string_view reason, std::string_view message, ba
   status->conditions.push_back(api::JobCondition{status->state.phase, now});
   if (creation) {
     auto d = now - *creation;
-    status->running_duration = std::chrono::duration_cast<api::Duration>(
-        d.count() < 0 ? decltype(d)::zero() : d);
+    status->running_duration =
+        std::chrono::duration_cast<api::Duration>(d.count() < 0 ? decltype(d)::zero() : d);
   }
   return true;
 }

@@ -10,8 +10,8 @@
 
 #include "api/batch.h"
 #include "api/core.h"
-#include "controllers/job/state_machine.h"
 #include "base/time.h"
+#include "controllers/job/state_machine.h"
 
 namespace tephra::controllers::job {
 

@@ -73,8 +73,8 @@ api::PodGroup BuildPodGroupForPod(const api::Pod& pod,
     std::string l = pod.metadata.Label(key);
     if (!l.empty()) pg.metadata.labels[std::string(key)] = l;
   }
-  for (std::string_view key : {api::kNetworkTopologyModeAnnotation,
-                               api::kNetworkTopologyHighestTierAnnotation}) {
+  for (std::string_view key :
+       {api::kNetworkTopologyModeAnnotation, api::kNetworkTopologyHighestTierAnnotation}) {
     std::string a = pod.metadata.Annotation(key);
     if (!a.empty()) pg.metadata.annotations[std::string(key)] = a;
   }
@@ -101,7 +101,9 @@ api::PodGroup BuildPodGroupForPod(const api::Pod& pod,
 }
 
 PodGroupController::PodGroupController() = default;
-PodGroupController::~PodGroupController() { Stop(); }
+PodGroupController::~PodGroupController() {
+  Stop();
+}
 
 bool PodGroupController::Ours(const api::Pod& pod) const {
   const auto& names = ctx_.options.scheduler_names;
@@ -114,12 +116,10 @@ bool PodGroupController::Ours(const api::Pod& pod) const {
 
 Status PodGroupController::Initialize(ControllerContext& context) {
   ctx_ = context;
-  pods_ = ctx_.informers->For(
-      kube::resources::kPods, api::PodDecoder(),
-      NamespacedScope(ctx_.options));
-  podgroups_ = ctx_.informers->For(
-      api::kPodGroups, api::PodGroupDecoder(),
-      NamespacedScope(ctx_.options));
+  pods_ =
+      ctx_.informers->For(kube::resources::kPods, api::PodDecoder(), NamespacedScope(ctx_.options));
+  podgroups_ =
+      ctx_.informers->For(api::kPodGroups, api::PodGroupDecoder(), NamespacedScope(ctx_.options));
   base::WorkQueueOptions qo = QueueOptions(ctx_, "pg-controller");
   queue_ = std::make_unique<base::WorkQueue>(qo);
   kube::EventHandlers h;
@@ -135,7 +135,9 @@ void PodGroupController::Start() {
                  [this](const std::string& key) { return Sync(key); });
 }
 
-void PodGroupController::Stop() { workers_.Stop(); }
+void PodGroupController::Stop() {
+  workers_.Stop();
+}
 
 std::map<std::string, std::string> PodGroupController::OwnerAnnotations(const api::Pod& pod) const {
   const kube::OwnerReference* owner = pod.metadata.ControllerRef();
@@ -161,15 +163,16 @@ Status PodGroupController::Sync(const std::string& pod_key) {
   const std::string name = api::ImplicitPodGroupName(pod.metadata);
   if (!podgroups_->store().Get(kube::ObjectKey(pod.metadata.namespace_, name))) {
     api::PodGroup pg = BuildPodGroupForPod(pod, OwnerAnnotations(pod), ctx_.options.default_queue);
-    auto created = ctx_.client->Create(api::kPodGroups, pod.metadata.namespace_, api::EncodePodGroup(pg));
+    auto created =
+        ctx_.client->Create(api::kPodGroups, pod.metadata.namespace_, api::EncodePodGroup(pg));
     if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
       return created.status().WithContext("creating PodGroup " + name);
     }
   }
   auto patched = ctx_.client->Patch(
       kube::resources::kPods, pod.metadata.namespace_, pod.metadata.name, kube::PatchType::kMerge,
-      R"({"metadata":{"annotations":{")" + std::string(api::kGroupNameAnnotation) + R"(":")" + name +
-          R"("}}})");
+      R"({"metadata":{"annotations":{")" + std::string(api::kGroupNameAnnotation) + R"(":")" +
+          name + R"("}}})");
   if (!patched.ok() && patched.status().code() != StatusCode::kNotFound) {
     return patched.status().WithContext("annotating pod " + pod.metadata.name);
   }

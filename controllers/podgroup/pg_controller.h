@@ -14,8 +14,8 @@
 
 #include "api/core.h"
 #include "api/scheduling.h"
-#include "controllers/framework/controller.h"
 #include "base/workqueue.h"
+#include "controllers/framework/controller.h"
 
 namespace tephra::controllers::podgroup {
 

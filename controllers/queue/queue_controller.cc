@@ -13,9 +13,9 @@ namespace {
 
 namespace qs = api::queue_state;
 
-constexpr std::string_view kPhases[] = {api::podgroup_phase::kPending, api::podgroup_phase::kInqueue,
-                                        api::podgroup_phase::kRunning, api::podgroup_phase::kUnknown,
-                                        api::podgroup_phase::kCompleted};
+constexpr std::string_view kPhases[] = {
+    api::podgroup_phase::kPending, api::podgroup_phase::kInqueue, api::podgroup_phase::kRunning,
+    api::podgroup_phase::kUnknown, api::podgroup_phase::kCompleted};
 
 std::optional<QueueAction> ParseQueueAction(std::string_view action) {
   if (action == api::job_action::kOpenQueue) return QueueAction::kOpen;
@@ -56,7 +56,9 @@ std::string NextQueueState(std::string_view state, QueueAction action, size_t po
 }
 
 QueueController::QueueController() = default;
-QueueController::~QueueController() { Stop(); }
+QueueController::~QueueController() {
+  Stop();
+}
 
 Status QueueController::Initialize(ControllerContext& context) {
   ctx_ = context;
@@ -67,19 +69,15 @@ Status QueueController::Initialize(ControllerContext& context) {
         "queue-controller with --namespace needs --queue-label-selector naming the queues only "
         "that namespace uses (or disable it: --controllers=*,-queue-controller)");
   }
-  queues_ = ctx_.informers->For(
-      api::kQueues, api::QueueDecoder(),
-      QueueScope(ctx_.options), ctx_.options.resync_period);
+  queues_ = ctx_.informers->For(api::kQueues, api::QueueDecoder(), QueueScope(ctx_.options),
+                                ctx_.options.resync_period);
   all_queues_ = ctx_.informers->For(api::kQueues, api::QueueDecoder());
-  podgroups_ = ctx_.informers->For(
-      api::kPodGroups, api::PodGroupDecoder(),
-      NamespacedScope(ctx_.options));
-  podgroups_->AddIndex("queue", [](const kube::Object& o) {
-    return std::vector<std::string>{QueueOfPodGroup(o)};
-  });
-  commands_ = ctx_.informers->For(
-      api::kCommands, api::CommandDecoder(),
-      NamespacedScope(ctx_.options));
+  podgroups_ =
+      ctx_.informers->For(api::kPodGroups, api::PodGroupDecoder(), NamespacedScope(ctx_.options));
+  podgroups_->AddIndex(
+      "queue", [](const kube::Object& o) { return std::vector<std::string>{QueueOfPodGroup(o)}; });
+  commands_ =
+      ctx_.informers->For(api::kCommands, api::CommandDecoder(), NamespacedScope(ctx_.options));
 
   base::WorkQueueOptions qo = QueueOptions(ctx_, "queue-controller");
   queue_ = std::make_unique<base::WorkQueue>(qo);
@@ -154,7 +152,9 @@ void QueueController::Start() {
                  [this](const std::string& key) { return Sync(key); });
 }
 
-void QueueController::Stop() { workers_.Stop(); }
+void QueueController::Stop() {
+  workers_.Stop();
+}
 
 void QueueController::UpdateMetrics(const std::string& queue,
                                     const std::map<std::string, size_t>& by_phase) {
@@ -183,7 +183,8 @@ Status QueueController::ApplyState(const std::string& name, const std::string& s
 Status QueueController::SetClosedByParent(const api::Queue& child, bool closed) {
   std::string patch = R"({"metadata":{"annotations":{")" + std::string(kClosedByParentAnnotation) +
                       "\":" + (closed ? std::string("\"true\"") : std::string("null")) + "}}}";
-  auto r = ctx_.client->Patch(api::kQueues, "", child.metadata.name, kube::PatchType::kMerge, patch);
+  auto r =
+      ctx_.client->Patch(api::kQueues, "", child.metadata.name, kube::PatchType::kMerge, patch);
   if (!r.ok() && r.status().code() != StatusCode::kNotFound) return r.status();
   return Status::Ok();
 }
@@ -199,8 +200,9 @@ Status QueueController::SettleCommandsWithoutQueue(const std::string& name) {
     return PendingCommand{item.command_namespace, item.command_name, item.command_uid,
                           std::string(QueueActionName(item.action)), item.seen};
   };
-  return SettleOrphanCommands(ctx_, mu_, &inbox_, name, command_of, api::kQueues, "", name,
-                              [&](std::chrono::milliseconds delay) { queue_->AddAfter(name, delay); });
+  return SettleOrphanCommands(
+      ctx_, mu_, &inbox_, name, command_of, api::kQueues, "", name,
+      [&](std::chrono::milliseconds delay) { queue_->AddAfter(name, delay); });
 }
 
 Status QueueController::Sync(const std::string& name) {
@@ -220,7 +222,8 @@ Status QueueController::Sync(const std::string& name) {
   const auto podgroups = podgroups_->store().ByIndex("queue", name);
   for (const auto& o : podgroups) {
     const auto& pg = static_cast<const api::PodGroup&>(*o);
-    ++by_phase[pg.status.phase.empty() ? std::string(api::podgroup_phase::kPending) : pg.status.phase];
+    ++by_phase[pg.status.phase.empty() ? std::string(api::podgroup_phase::kPending)
+                                       : pg.status.phase];
   }
   UpdateMetrics(name, by_phase);
 
@@ -231,8 +234,10 @@ Status QueueController::Sync(const std::string& name) {
     if (it != inbox_.end() && !it->second.empty()) {
       item = std::move(it->second.front());
       it->second.pop_front();
-      if (it->second.empty()) inbox_.erase(it);
-      else queue_->Add(name);  // more commands wait: another pass
+      if (it->second.empty())
+        inbox_.erase(it);
+      else
+        queue_->Add(name);  // more commands wait: another pass
     }
   }
   auto requeue_item = [&] {
@@ -272,8 +277,8 @@ Status QueueController::Sync(const std::string& name) {
       requeue_item();
       return s;
     }
-    VLOG(1) << "queue " << name << ": " << (queue.status.state.empty() ? "(new)" : queue.status.state)
-            << " -> " << next;
+    VLOG(1) << "queue " << name << ": "
+            << (queue.status.state.empty() ? "(new)" : queue.status.state) << " -> " << next;
   }
 
   // Hierarchy: closing closes open children (remembering why), opening reopens those.

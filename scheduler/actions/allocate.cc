@@ -69,7 +69,8 @@ class AllocateAction : public Action {
       if (ssn.Overused(queue)) {
         // The queue sits out the rest of the session; say so on the jobs it leaves waiting.
         while (!jobs.empty()) {
-          ssn.AddJobNote(jobs.Pop(), {"allocate", "queue " + queue.name + " is at its deserved share", ""});
+          ssn.AddJobNote(jobs.Pop(),
+                         {"allocate", "queue " + queue.name + " is at its deserved share", ""});
         }
         continue;
       }
@@ -82,7 +83,8 @@ class AllocateAction : public Action {
 
  private:
   static bool Schedulable(const TaskInfo& t) {
-    return t.status == TaskStatus::kPending && !t.best_effort() && t.pod->spec->scheduling_gates.empty();
+    return t.status == TaskStatus::kPending && !t.best_effort() &&
+           t.pod->spec->scheduling_gates.empty();
   }
 
   static bool HasPendingWork(const JobInfo& job) {
@@ -144,7 +146,9 @@ class AllocateAction : public Action {
   // others). Volcano, whose sessions are a second apart, sees all their pods at once.
   bool AllocateJob(Session& ssn, NodePicker& picker, const QueueInfo& queue, size_t j, bool grow) {
     if (!grow && ssn.JobReady(ssn.job(j))) {
-      ssn.AddJobNote(j, {"allocate", "holds at its minimum while admitted jobs are still getting their pods", ""});
+      ssn.AddJobNote(
+          j, {"allocate", "holds at its minimum while admitted jobs are still getting their pods",
+              ""});
       return false;
     }
     std::vector<const TaskInfo*> pending;
@@ -218,7 +222,8 @@ class AllocateAction : public Action {
 
   // Whether the job could still reach its gang with `remaining` more tasks placed.
   static bool CanStillBeReady(const JobInfo& job, size_t remaining) {
-    return job.ReadyCount() + job.WaitingCount() + static_cast<int32_t>(remaining) >= job.min_available;
+    return job.ReadyCount() + job.WaitingCount() + static_cast<int32_t>(remaining) >=
+           job.min_available;
   }
 
   const bool error_cache_;

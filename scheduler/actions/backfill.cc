@@ -18,7 +18,8 @@ class BackfillAction : public Action {
       if (!ssn.JobValid(job).pass) continue;
       std::vector<std::string> uids;
       for (const auto& [uid, t] : job.tasks) {
-        if (t.status == TaskStatus::kPending && t.best_effort() && t.pod->spec->scheduling_gates.empty()) {
+        if (t.status == TaskStatus::kPending && t.best_effort() &&
+            t.pod->spec->scheduling_gates.empty()) {
           uids.push_back(uid);
         }
       }

@@ -54,10 +54,10 @@ class EnqueueAction : public Action {
         ssn.JobEnqueued(job);
         ssn.SetJobPhase(j, api::PodGroupPhase::kInqueue);
       } else {
-        ssn.SetJobCondition(j, {"Unschedulable", "True", "NotEnoughResources",
-                                "not admitted: minResources (" +
-                                    WithoutPods(*job.min_resources).ToString() + ") exceed what queue " +
-                                    job.queue + " or the cluster has left"});
+        ssn.SetJobCondition(
+            j, {"Unschedulable", "True", "NotEnoughResources",
+                "not admitted: minResources (" + WithoutPods(*job.min_resources).ToString() +
+                    ") exceed what queue " + job.queue + " or the cluster has left"});
       }
       if (!heaps[q].empty()) queues.Push(q);
     }
@@ -73,7 +73,8 @@ class EnqueueAction : public Action {
       const JobInfo& victim = ssn.job(v);
       if (v == j || victim.queue != job.queue || victim.priority >= job.priority) continue;
       for (const auto& [uid, t] : victim.tasks) {
-        if (t.Evictable() && t.pod->preemptable && promised.count(uid) == 0) candidates.push_back(&t);
+        if (t.Evictable() && t.pod->preemptable && promised.count(uid) == 0)
+          candidates.push_back(&t);
       }
     }
     if (candidates.empty()) return false;

@@ -43,8 +43,9 @@ class PreemptAction : public Action {
         const TaskInfo& t = ssn.job(j).tasks.at(uid);
         if (t.pod->spec->preempt_never) continue;
         Statement stmt(ssn);
-        if (!same_job.MakeRoom(stmt, j, uid, "preempted by a higher-priority task of its own job " +
-                                                 ssn.job(j).id, nullptr)) {
+        if (!same_job.MakeRoom(
+                stmt, j, uid, "preempted by a higher-priority task of its own job " + ssn.job(j).id,
+                nullptr)) {
           break;
         }
         stmt.Commit();
@@ -57,7 +58,8 @@ class PreemptAction : public Action {
     Statement stmt(ssn);
     const std::string preemptor = ssn.job(j).id;
     const std::string reason = "preempted by job " + preemptor + " (priority " +
-                               std::to_string(ssn.job(j).priority) + ") in queue " + ssn.job(j).queue;
+                               std::to_string(ssn.job(j).priority) + ") in queue " +
+                               ssn.job(j).queue;
     for (const auto& uid : TasksNeedingRoom(ssn, j)) {
       if (!ssn.JobStarving(ssn.job(j))) break;
       const TaskInfo& t = ssn.job(j).tasks.at(uid);

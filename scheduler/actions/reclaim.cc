@@ -30,7 +30,8 @@ class ReclaimAction : public Action {
       const QueueInfo* q = ssn.queue(job.queue);
       if (q == nullptr || ssn.Overused(*q)) continue;
       if (job.IsPending()) continue;
-      if (job.Count(TaskStatus::kPending) == 0 || !ssn.JobValid(job).pass || !ssn.JobStarving(job)) continue;
+      if (job.Count(TaskStatus::kPending) == 0 || !ssn.JobValid(job).pass || !ssn.JobStarving(job))
+        continue;
       jobs.push_back(j);
     }
     std::sort(jobs.begin(), jobs.end(), [&ssn](size_t a, size_t b) {
@@ -48,8 +49,8 @@ class ReclaimAction : public Action {
  private:
   void ReclaimFor(Session& ssn, VictimPlanner& planner, size_t j) {
     const QueueInfo& queue = *ssn.queue(ssn.job(j).queue);
-    const std::string reason = "reclaimed for queue " + queue.name + " (below its deserved share) by job " +
-                               ssn.job(j).id;
+    const std::string reason =
+        "reclaimed for queue " + queue.name + " (below its deserved share) by job " + ssn.job(j).id;
     std::vector<std::string> pending = TasksNeedingRoom(ssn, j);
     Statement stmt(ssn);
     for (const auto& uid : pending) {
@@ -58,7 +59,8 @@ class ReclaimAction : public Action {
       if (t.pod->spec->preempt_never) continue;
       if (!ssn.Preemptive(queue, t)) continue;
       FitErrors why;
-      if (!planner.MakeRoom(stmt, j, uid, reason, &why)) ssn.RecordFitErrors(j, uid, std::move(why));
+      if (!planner.MakeRoom(stmt, j, uid, reason, &why))
+        ssn.RecordFitErrors(j, uid, std::move(why));
     }
     if (ssn.JobPipelined(ssn.job(j)) && !stmt.empty()) {
       stmt.Commit();
@@ -94,7 +96,8 @@ class ReclaimAction : public Action {
     }
     std::vector<const TaskInfo*> allowed = ssn.Reclaimable(pseudo, candidates);
     std::sort(allowed.begin(), allowed.end(), [&ssn](const TaskInfo* a, const TaskInfo* b) {
-      int32_t pa = ssn.job(*ssn.JobIndex(a->job)).priority, pb = ssn.job(*ssn.JobIndex(b->job)).priority;
+      int32_t pa = ssn.job(*ssn.JobIndex(a->job)).priority,
+              pb = ssn.job(*ssn.JobIndex(b->job)).priority;
       if (pa != pb) return pa < pb;
       return a->request().milli_cpu() > b->request().milli_cpu();
     });
@@ -110,7 +113,8 @@ class ReclaimAction : public Action {
     std::set<size_t> broken;
     for (const auto& [v, uid] : plan) {
       const JobInfo& victim = ssn.job(v);
-      if (!slack.try_emplace(v, victim).first->second.Take(victim.tasks.at(uid).pod->task_role)) broken.insert(v);
+      if (!slack.try_emplace(v, victim).first->second.Take(victim.tasks.at(uid).pod->task_role))
+        broken.insert(v);
     }
     for (size_t v : broken) {
       const JobInfo& victim = ssn.job(v);
@@ -122,8 +126,8 @@ class ReclaimAction : public Action {
         if (t.Evictable() && !planned) plan.emplace_back(v, uid);
       }
     }
-    const std::string reason = "reclaimed for queue " + queue->name + " (below its deserved share) so job " +
-                               job.id + " can be admitted";
+    const std::string reason = "reclaimed for queue " + queue->name +
+                               " (below its deserved share) so job " + job.id + " can be admitted";
     Statement stmt(ssn);
     for (const auto& [v, uid] : plan) {
       if (!stmt.Evict(v, uid, reason).ok()) return;  // discards itself

@@ -28,14 +28,17 @@ bool Covers(const api::Resources& available, const api::Resources& request) {
   return request.LessEqual(available, api::Resources::Missing::kZero);
 }
 
-int64_t Size(const api::Resources& r) { return r.milli_cpu() + r.memory() / (1024 * 1024); }
+int64_t Size(const api::Resources& r) {
+  return r.milli_cpu() + r.memory() / (1024 * 1024);
+}
 
 }  // namespace
 
 std::vector<std::string> TasksNeedingRoom(const Session& ssn, size_t j) {
   std::vector<const TaskInfo*> pending;
   for (const auto& [uid, t] : ssn.job(j).tasks) {
-    if (t.status == TaskStatus::kPending && t.pod->spec->scheduling_gates.empty()) pending.push_back(&t);
+    if (t.status == TaskStatus::kPending && t.pod->spec->scheduling_gates.empty())
+      pending.push_back(&t);
   }
   std::sort(pending.begin(), pending.end(), [&](const TaskInfo* a, const TaskInfo* b) {
     int c = ssn.CompareTasksByPlugins(*a, *b);
@@ -49,7 +52,6 @@ std::vector<std::string> TasksNeedingRoom(const Session& ssn, size_t j) {
   return uids;
 }
 
-
 std::optional<size_t> VictimPlanner::JobOf(const NodeTask& nt) {
   auto [it, inserted] = job_of_.try_emplace(nt.pod.get());
   if (inserted && !nt.pod->group_name.empty()) {
@@ -58,8 +60,8 @@ std::optional<size_t> VictimPlanner::JobOf(const NodeTask& nt) {
   return it->second;
 }
 
-bool VictimPlanner::Eligible(const TaskInfo& preemptor, size_t preemptor_job, const TaskInfo& victim,
-                             size_t victim_job) const {
+bool VictimPlanner::Eligible(const TaskInfo& preemptor, size_t preemptor_job,
+                             const TaskInfo& victim, size_t victim_job) const {
   if (!victim.Evictable()) return false;
   if (!victim.pod->preemptable) return false;
   // Best-effort pods free nothing a requesting pod could use.
@@ -95,8 +97,8 @@ std::vector<VictimPlanner::Victim> VictimPlanner::Candidates(const TaskInfo& pre
   }
   std::vector<Victim> out;
   if (offered.empty()) return out;
-  std::vector<const TaskInfo*> allowed =
-      scope_.reclaim ? session_.Reclaimable(preemptor, offered) : session_.Preemptable(preemptor, offered);
+  std::vector<const TaskInfo*> allowed = scope_.reclaim ? session_.Reclaimable(preemptor, offered)
+                                                        : session_.Preemptable(preemptor, offered);
   for (const TaskInfo* t : allowed) {
     size_t k = static_cast<size_t>(std::find(offered.begin(), offered.end(), t) - offered.begin());
     if (k >= offered.size()) continue;
@@ -117,7 +119,8 @@ std::vector<VictimPlanner::Victim> VictimPlanner::Candidates(const TaskInfo& pre
 const VictimPlanner::NodeScan& VictimPlanner::Scan(const TaskInfo& task, size_t job, size_t i) {
   const SchedulingSpec* spec = task.pod->spec.get();
   bool reusable = !spec->has_pod_affinity && spec->spread.empty();
-  if (!reusable || job != scan_job_ || spec != scan_spec_ || scans_.size() != session_.node_count()) {
+  if (!reusable || job != scan_job_ || spec != scan_spec_ ||
+      scans_.size() != session_.node_count()) {
     scans_.assign(session_.node_count(), NodeScan{});
     scan_job_ = job;
     scan_spec_ = reusable ? spec : nullptr;
@@ -143,7 +146,8 @@ const VictimPlanner::NodeScan& VictimPlanner::Scan(const TaskInfo& task, size_t 
     if (!vj) continue;
     auto it = session_.job(*vj).tasks.find(vuid);
     if (it == session_.job(*vj).tasks.end() || !Eligible(task, job, it->second, *vj)) continue;
-    auto slot = std::find_if(by_job.begin(), by_job.end(), [&](const auto& e) { return e.first == *vj; });
+    auto slot =
+        std::find_if(by_job.begin(), by_job.end(), [&](const auto& e) { return e.first == *vj; });
     if (slot == by_job.end()) slot = by_job.insert(by_job.end(), {*vj, {}});
     slot->second.push_back(&it->second);
   }
@@ -157,13 +161,15 @@ const VictimPlanner::NodeScan& VictimPlanner::Scan(const TaskInfo& task, size_t 
     int32_t ready = victim.ReadyCount();
     size_t usable = static_cast<int32_t>(tasks.size()) >= ready
                         ? tasks.size()
-                        : static_cast<size_t>(std::clamp(ready - victim.min_available, 0, static_cast<int32_t>(tasks.size())));
+                        : static_cast<size_t>(std::clamp(ready - victim.min_available, 0,
+                                                         static_cast<int32_t>(tasks.size())));
     if (usable == 0) continue;
     std::vector<const TaskInfo*> sorted = tasks;
     std::sort(sorted.begin(), sorted.end(), [](const TaskInfo* a, const TaskInfo* b) {
       return Size(a->request()) > Size(b->request());
     });
-    eligible.insert(eligible.end(), sorted.begin(), sorted.begin() + static_cast<std::ptrdiff_t>(usable));
+    eligible.insert(eligible.end(), sorted.begin(),
+                    sorted.begin() + static_cast<std::ptrdiff_t>(usable));
     scan.min_priority = std::min(scan.min_priority, victim.priority);
   }
   std::sort(eligible.begin(), eligible.end(), [](const TaskInfo* a, const TaskInfo* b) {
@@ -171,13 +177,15 @@ const VictimPlanner::NodeScan& VictimPlanner::Scan(const TaskInfo& task, size_t 
   });
   api::Resources available = node.FutureIdle();
   size_t need = 0;
-  while (need < eligible.size() && !Covers(available, request)) available.Add(eligible[need++]->request());
+  while (need < eligible.size() && !Covers(available, request))
+    available.Add(eligible[need++]->request());
   scan.enough = Covers(available, request);
   scan.lower_bound = need;
   return scan;
 }
 
-std::optional<VictimPlanner::Plan> VictimPlanner::PlanOn(const TaskInfo& task, size_t job, size_t node) {
+std::optional<VictimPlanner::Plan> VictimPlanner::PlanOn(const TaskInfo& task, size_t job,
+                                                         size_t node) {
   const api::Resources& request = task.request();
   std::vector<Victim> victims = Candidates(task, job, node);
   api::Resources available = session_.node(node).FutureIdle();
@@ -191,7 +199,8 @@ std::optional<VictimPlanner::Plan> VictimPlanner::PlanOn(const TaskInfo& task, s
     if (Covers(available, request)) break;
     const JobInfo& victim_job = session_.job(victim.job);
     const TaskInfo& v = victim_job.tasks.at(victim.uid);
-    if (victim.job != job && !slack.try_emplace(victim.job, victim_job).first->second.Take(v.pod->task_role)) {
+    if (victim.job != job &&
+        !slack.try_emplace(victim.job, victim_job).first->second.Take(v.pod->task_role)) {
       continue;
     }
     available.Add(v.request());
@@ -251,7 +260,8 @@ bool VictimPlanner::MakeRoom(Statement& stmt, size_t job, const std::string& uid
     if (next < bounds.size() && (best == nullptr || bounds[next].lower_bound <= best->count())) {
       const NodeBound& b = bounds[next++];
       // A tie can only win on priority: put off nodes whose every victim ranks at least as high.
-      if (best != nullptr && b.lower_bound == best->count() && b.min_priority >= best->top_priority) {
+      if (best != nullptr && b.lower_bound == best->count() &&
+          b.min_priority >= best->top_priority) {
         passed_over.push_back(b);
         continue;
       }
@@ -264,13 +274,15 @@ bool VictimPlanner::MakeRoom(Statement& stmt, size_t job, const std::string& uid
     bool ok = true;
     for (const Victim& v : best->victims) ok = ok && sub.Evict(v.job, v.uid, reason).ok();
     if (ok && session_.PredicateAt(task, best->node).ok() &&
-        session_.node(best->node).FitsFutureIdle(request, nullptr) && sub.Pipeline(job, uid, best->node).ok()) {
+        session_.node(best->node).FitsFutureIdle(request, nullptr) &&
+        sub.Pipeline(job, uid, best->node).ok()) {
       stmt.Merge(sub);
       return true;
     }
     sub.Discard();
     // The nodes put off for this plan are in the running again, ahead of those with more victims.
-    bounds.insert(bounds.begin() + static_cast<std::ptrdiff_t>(next), passed_over.begin(), passed_over.end());
+    bounds.insert(bounds.begin() + static_cast<std::ptrdiff_t>(next), passed_over.begin(),
+                  passed_over.end());
     passed_over.clear();
   }
   if (WholeGang(stmt, job, uid, reason, resolvable)) return true;
@@ -300,7 +312,8 @@ bool VictimPlanner::WholeGang(Statement& stmt, size_t job, const std::string& ui
       if (!Covers(available, request)) continue;
       const JobInfo& victim = session_.job(vj);
       Option o{vj, i, victim.ReadyCount(), victim.priority};
-      if (!best || o.size < best->size || (o.size == best->size && o.priority < best->priority)) best = o;
+      if (!best || o.size < best->size || (o.size == best->size && o.priority < best->priority))
+        best = o;
     }
   }
   if (!best) return false;
@@ -318,7 +331,8 @@ bool VictimPlanner::WholeGang(Statement& stmt, size_t job, const std::string& ui
   for (const auto& vuid : uids) {
     if (!sub.Evict(best->job, vuid, reason).ok()) return false;  // sub discards itself
   }
-  if (!session_.PredicateAt(task, best->node).ok() || !sub.Pipeline(job, uid, best->node).ok()) return false;
+  if (!session_.PredicateAt(task, best->node).ok() || !sub.Pipeline(job, uid, best->node).ok())
+    return false;
   stmt.Merge(sub);
   return true;
 }

@@ -24,7 +24,8 @@ std::string_view ShownPhase(const JobInfo& job) {
 }
 
 void SetResources(const api::Resources& r, pb::Resources* out) {
-  for (const auto& [name, q] : DropPods(r).ToList()) (*out->mutable_quantities())[name] = q.String();
+  for (const auto& [name, q] : DropPods(r).ToList())
+    (*out->mutable_quantities())[name] = q.String();
 }
 
 void SetQueue(const QueueView& v, pb::QueueState* out) {
@@ -127,19 +128,23 @@ class AdminService final : public pb::SchedulerAdmin::Service {
     if (!req->pod_group().empty()) {
       job = s_.cache->Job(req->namespace_() + "/" + req->pod_group());
       if (!job) {
-        return {grpc::StatusCode::NOT_FOUND, "no PodGroup " + req->namespace_() + "/" + req->pod_group() +
-                                                 " in the scheduler's cache (scheduler names: " + Names() + ")"};
+        return {grpc::StatusCode::NOT_FOUND,
+                "no PodGroup " + req->namespace_() + "/" + req->pod_group() +
+                    " in the scheduler's cache (scheduler names: " + Names() + ")"};
       }
     } else {
       for (const auto& candidate : s_.cache->JobsIn(req->namespace_())) {
         if (!OwnedBy(*candidate, req->job())) continue;
-        if (!job || (candidate->creation && job->creation && *candidate->creation > *job->creation)) job = candidate;
+        if (!job || (candidate->creation && job->creation && *candidate->creation > *job->creation))
+          job = candidate;
       }
       if (!job) {
         return {grpc::StatusCode::NOT_FOUND,
                 "no PodGroup of Job " + req->namespace_() + "/" + req->job() +
-                    " in the scheduler's cache: the controller-manager creates it (is it running?), and the "
-                    "scheduler sees only jobs whose schedulerName is one of: " + Names()};
+                    " in the scheduler's cache: the controller-manager creates it (is it "
+                    "running?), and the "
+                    "scheduler sees only jobs whose schedulerName is one of: " +
+                    Names()};
       }
     }
     std::shared_ptr<const JobExplanation> e = s_.recorder->Explanation(job->id);
@@ -163,7 +168,8 @@ class AdminService final : public pb::SchedulerAdmin::Service {
       out->mutable_session()->set_time(base::FormatTime(last.time));
     }
     if (!req->queue().empty() && views.count(req->queue()) == 0) {
-      return {grpc::StatusCode::NOT_FOUND, "no queue " + req->queue() + " in the scheduler's cache"};
+      return {grpc::StatusCode::NOT_FOUND,
+              "no queue " + req->queue() + " in the scheduler's cache"};
     }
     for (const auto& [name, view] : views) {
       if (!req->queue().empty() && name != req->queue()) continue;
@@ -201,7 +207,8 @@ class AdminService final : public pb::SchedulerAdmin::Service {
     return grpc::Status::OK;
   }
 
-  grpc::Status GetInfo(grpc::ServerContext*, const pb::GetInfoRequest*, pb::SchedulerInfo* out) override {
+  grpc::Status GetInfo(grpc::ServerContext*, const pb::GetInfoRequest*,
+                       pb::SchedulerInfo* out) override {
     out->set_version(s_.version);
     for (const auto& n : s_.scheduler_names) out->add_scheduler_names(n);
     SessionSummary last = s_.recorder->Last();
@@ -234,7 +241,8 @@ class AdminService final : public pb::SchedulerAdmin::Service {
     out->set_queue(job.queue);
     out->set_phase(std::string(ShownPhase(job)));
     if (job.pod_group) {
-      if (const kube::OwnerReference* o = job.pod_group->metadata.ControllerRef(); o != nullptr && o->kind == api::kJobKind) {
+      if (const kube::OwnerReference* o = job.pod_group->metadata.ControllerRef();
+          o != nullptr && o->kind == api::kJobKind) {
         out->set_job(o->name);
       }
     }
@@ -242,8 +250,10 @@ class AdminService final : public pb::SchedulerAdmin::Service {
     out->mutable_gang()->set_tasks(static_cast<int32_t>(job.tasks.size()));
     std::shared_ptr<const QueueInfo> queue = s_.cache->Queue(job.queue);
     if (!job.pod_group) {
-      out->set_summary("not considered: its pods name PodGroup " + job.name + ", which does not exist");
-      out->add_hints("create the PodGroup, or fix the pods' scheduling.k8s.io/group-name annotation");
+      out->set_summary("not considered: its pods name PodGroup " + job.name +
+                       ", which does not exist");
+      out->add_hints(
+          "create the PodGroup, or fix the pods' scheduling.k8s.io/group-name annotation");
     } else if (!queue) {
       out->set_summary("not considered: queue " + job.queue + " does not exist");
       out->add_hints("create queue " + job.queue + " or move the job to an existing queue");
@@ -266,9 +276,13 @@ struct AdminServer::Impl {
 
 AdminServer::AdminServer(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 
-AdminServer::~AdminServer() { Stop(std::chrono::milliseconds(0)); }
+AdminServer::~AdminServer() {
+  Stop(std::chrono::milliseconds(0));
+}
 
-int AdminServer::port() const { return impl_->port; }
+int AdminServer::port() const {
+  return impl_->port;
+}
 
 void AdminServer::Stop(std::chrono::milliseconds grace) {
   if (!impl_->server) return;
@@ -277,14 +291,18 @@ void AdminServer::Stop(std::chrono::milliseconds grace) {
   impl_->server.reset();
 }
 
-StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(const AdminServerOptions& options, AdminSources sources) {
-  if (sources.recorder == nullptr || sources.cache == nullptr) return Internal("admin server: missing sources");
+StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(const AdminServerOptions& options,
+                                                          AdminSources sources) {
+  if (sources.recorder == nullptr || sources.cache == nullptr)
+    return Internal("admin server: missing sources");
   TEPHRA_ASSIGN_OR_RETURN(auto host_port, kube::SplitHostPort("admin-address", options.address));
-  if (!IsLoopback(host_port.first) && options.tls_client_ca_file.empty() && !options.allow_anonymous) {
-    return InvalidArgument("--admin-address " + options.address +
-                           ": beyond loopback anyone who connects could read a cluster-wide snapshot; require "
-                           "client certificates (--admin-tls-cert, --admin-tls-key, --admin-tls-client-ca) or "
-                           "accept anonymous clients with --admin-allow-anonymous");
+  if (!IsLoopback(host_port.first) && options.tls_client_ca_file.empty() &&
+      !options.allow_anonymous) {
+    return InvalidArgument(
+        "--admin-address " + options.address +
+        ": beyond loopback anyone who connects could read a cluster-wide snapshot; require "
+        "client certificates (--admin-tls-cert, --admin-tls-key, --admin-tls-client-ca) or "
+        "accept anonymous clients with --admin-allow-anonymous");
   }
   const bool tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
   std::shared_ptr<grpc::ServerCredentials> creds;
@@ -298,7 +316,8 @@ StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(const AdminServerOptio
     TEPHRA_ASSIGN_OR_RETURN(pair.private_key, ReadFile("admin-tls-key", options.tls_key_file));
     ssl.pem_key_cert_pairs.push_back(std::move(pair));
     if (!options.tls_client_ca_file.empty()) {
-      TEPHRA_ASSIGN_OR_RETURN(ssl.pem_root_certs, ReadFile("admin-tls-client-ca", options.tls_client_ca_file));
+      TEPHRA_ASSIGN_OR_RETURN(ssl.pem_root_certs,
+                              ReadFile("admin-tls-client-ca", options.tls_client_ca_file));
       ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
     }
     creds = grpc::SslServerCredentials(ssl);
@@ -319,9 +338,11 @@ StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(const AdminServerOptio
   builder.RegisterService(impl->service.get());
   impl->server = builder.BuildAndStart();
   if (!impl->server || impl->port == 0) {
-    return Unavailable("--admin-address " + options.address + ": cannot listen (address in use or not local?)");
+    return Unavailable("--admin-address " + options.address +
+                       ": cannot listen (address in use or not local?)");
   }
-  LOG(INFO) << "admin API on " << options.address << " (port " << impl->port << (tls ? ", TLS" : ", plaintext")
+  LOG(INFO) << "admin API on " << options.address << " (port " << impl->port
+            << (tls ? ", TLS" : ", plaintext")
             << (options.tls_client_ca_file.empty() ? "" : ", client certificates required") << ")";
   auto server = std::unique_ptr<AdminServer>(new AdminServer(std::move(impl)));
   server->SetServing(false);

@@ -42,7 +42,8 @@ struct AdminSources {
 class AdminServer {
  public:
   // Validates the options (errors name the flag), binds and starts serving.
-  static StatusOr<std::unique_ptr<AdminServer>> Start(const AdminServerOptions& options, AdminSources sources);
+  static StatusOr<std::unique_ptr<AdminServer>> Start(const AdminServerOptions& options,
+                                                      AdminSources sources);
   ~AdminServer();
   AdminServer(const AdminServer&) = delete;
   AdminServer& operator=(const AdminServer&) = delete;

@@ -1,10 +1,9 @@
 #include "scheduler/app/scheduler.h"
 
-#include <sys/stat.h>
-
 #include <fstream>
 #include <optional>
 #include <sstream>
+#include <sys/stat.h>
 #include <tuple>
 
 #include <glog/logging.h>
@@ -44,11 +43,13 @@ Scheduler::Scheduler(std::shared_ptr<kube::Client> client, SchedulerOptions opti
       recorder_({options_.explain_capacity, options_.keep_decision_snapshot}) {
   Status registered = RegisterBuiltins(plugins_);
   CHECK(registered.ok()) << registered.ToString();  // a duplicate builtin is a programming error
-  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), plugins_.ActionNames(), plugins_.PluginNames());
+  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), plugins_.ActionNames(),
+                                 plugins_.PluginNames());
   CHECK(conf.ok()) << conf.status().ToString();
   conf_ = std::move(*conf);
   binder_ = std::make_unique<KubeBinder>(client_, cache_, events_, registry_, options_.binder);
-  writer_ = std::make_unique<StatusWriter>(client_, &cache_, events_, registry_, options_.status_workers);
+  writer_ =
+      std::make_unique<StatusWriter>(client_, &cache_, events_, registry_, options_.status_workers);
   if (registry_ != nullptr) {
     auto ms = metrics::ExponentialBuckets(1, 2, 16);
     e2e_ = &registry_->AddHistogram("volcano_e2e_scheduling_latency_milliseconds",
@@ -69,13 +70,16 @@ Scheduler::Scheduler(std::shared_ptr<kube::Client> client, SchedulerOptions opti
                             [this] { return static_cast<double>(cache_.NodeCount()); });
     registry_->AddGaugeFunc("tephra_scheduler_interned_specs", "Distinct pod scheduling specs.",
                             [this] { return static_cast<double>(interner_->size()); });
-    registry_->AddGaugeFunc("tephra_scheduler_sched_plugins_podgroups_served",
-                            "1 once scheduling.x-k8s.io PodGroups are watched (their CRD is installed).",
-                            [this] { return sched_plugins_served_ ? 1.0 : 0.0; });
+    registry_->AddGaugeFunc(
+        "tephra_scheduler_sched_plugins_podgroups_served",
+        "1 once scheduling.x-k8s.io PodGroups are watched (their CRD is installed).",
+        [this] { return sched_plugins_served_ ? 1.0 : 0.0; });
   }
 }
 
-Scheduler::~Scheduler() { Stop(); }
+Scheduler::~Scheduler() {
+  Stop();
+}
 
 void Scheduler::Stop() {
   if (stopped_.exchange(true)) return;
@@ -96,7 +100,8 @@ void Scheduler::ReloadConfIfChanged() {
   conf_mtime_ = mtime;
   std::ifstream in(options_.conf_file);
   if (!in) {
-    LOG(ERROR) << "scheduler: cannot read " << options_.conf_file << "; keeping the current configuration";
+    LOG(ERROR) << "scheduler: cannot read " << options_.conf_file
+               << "; keeping the current configuration";
     return;
   }
   std::stringstream ss;
@@ -122,7 +127,8 @@ std::optional<std::map<std::string, std::string>> LabelsRequiredBy(const std::st
   std::stringstream terms(selector);
   for (std::string term; std::getline(terms, term, ',');) {
     size_t eq = term.find('=');
-    if (eq == std::string::npos || eq == 0 || term[eq - 1] == '!' || term.find('(') != std::string::npos) {
+    if (eq == std::string::npos || eq == 0 || term[eq - 1] == '!' ||
+        term.find('(') != std::string::npos) {
       return std::nullopt;
     }
     size_t value_at = term.compare(eq, 2, "==") == 0 ? eq + 2 : eq + 1;
@@ -148,7 +154,8 @@ Status Scheduler::CheckSelectors() {
     probe.label_selector = selector;
     StatusOr<kube::ListPage> page = client_->List(*resource, "", probe);
     if (!page.ok() && page.status().code() == StatusCode::kInvalidArgument) {
-      return InvalidArgument(std::string(flag) + " \"" + selector + "\": " + page.status().message());
+      return InvalidArgument(std::string(flag) + " \"" + selector +
+                             "\": " + page.status().message());
     }
   }
   return Status::Ok();
@@ -213,7 +220,8 @@ void Scheduler::RegisterInformers() {
           [cache](const PdbInfo& pdb) { cache->DeletePdb(pdb.metadata.Key()); }));
 
   if (!WatchSchedPluginsPodGroups()) {
-    LOG(INFO) << "scheduler: scheduling.x-k8s.io PodGroups are not served yet (their CRD is not installed); "
+    LOG(INFO) << "scheduler: scheduling.x-k8s.io PodGroups are not served yet (their CRD is not "
+                 "installed); "
                  "the scheduler looks again every "
               << std::chrono::duration_cast<std::chrono::seconds>(kSchedPluginsProbePeriod).count()
               << "s and serves them once it is";
@@ -254,7 +262,8 @@ Status Scheduler::Start(std::chrono::milliseconds timeout) {
   RegisterInformers();
   informers_.Start();
   if (!informers_.WaitForCacheSync(timeout)) {
-    return DeadlineExceeded("informers did not sync within " + std::to_string(timeout.count()) + " ms");
+    return DeadlineExceeded("informers did not sync within " + std::to_string(timeout.count()) +
+                            " ms");
   }
   synced_ = true;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -263,8 +272,8 @@ Status Scheduler::Start(std::chrono::milliseconds timeout) {
       LabelsRequiredBy(options_.queue_selector);
   if (!selected_by) {
     LOG(WARNING) << "scheduler: --queue-label-selector \"" << options_.queue_selector
-                 << "\" is not made of key=value terms; the default queue " << options_.default_queue
-                 << " is served only if its labels match it";
+                 << "\" is not made of key=value terms; the default queue "
+                 << options_.default_queue << " is served only if its labels match it";
   }
   using Labels = std::map<std::string, std::string>;
   for (const auto& [name, reclaimable, labels] :
@@ -273,7 +282,8 @@ Status Scheduler::Start(std::chrono::milliseconds timeout) {
                    options_.queue_selector.empty() ? Labels() : selected_by.value_or(Labels())}}) {
     Status s;
     while (!(s = EnsureQueue(name, reclaimable, labels)).ok()) {
-      if (std::chrono::steady_clock::now() > deadline) return s.WithContext("creating queue " + name);
+      if (std::chrono::steady_clock::now() > deadline)
+        return s.WithContext("creating queue " + name);
       std::this_thread::sleep_for(std::chrono::seconds(1));
     }
   }
@@ -370,7 +380,8 @@ void Scheduler::Run(const std::function<bool()>& keep_running) {
       // Wake early for new work, but not before the minimum gap.
       auto earliest = last_start + options_.min_gap;
       if (now < earliest) std::this_thread::sleep_until(earliest);
-      uint64_t work = cache_.WaitForWork(seen_work, std::min(periodic, now + std::chrono::milliseconds(200)));
+      uint64_t work =
+          cache_.WaitForWork(seen_work, std::min(periodic, now + std::chrono::milliseconds(200)));
       if (work == seen_work && std::chrono::steady_clock::now() < periodic) continue;
       seen_work = work;
     }

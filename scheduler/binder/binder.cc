@@ -15,20 +15,22 @@ KubeBinder::KubeBinder(std::shared_ptr<kube::Client> client, SchedulerCache& cac
   if (registry != nullptr) {
     bound_total_ = &registry->AddCounter("tephra_pods_bound_total", "Pods bound to nodes.");
     bind_errors_ = &registry->AddCounter("tephra_bind_errors_total", "Bind requests that failed.");
-    evictions_ = &registry->AddCounter("volcano_pod_preemption_victims", "Pods evicted by the scheduler.");
-    create_to_bind_ = &registry->AddHistogram(
-        "tephra_pod_creation_to_bind_seconds", "Time from pod creation to a successful bind.",
-        metrics::ExponentialBuckets(0.01, 2, 16));
-    bind_latency_ = &registry->AddHistogram("tephra_bind_request_seconds",
-                                            "Latency of pods/binding requests.",
-                                            metrics::ExponentialBuckets(0.001, 2, 14));
+    evictions_ =
+        &registry->AddCounter("volcano_pod_preemption_victims", "Pods evicted by the scheduler.");
+    create_to_bind_ = &registry->AddHistogram("tephra_pod_creation_to_bind_seconds",
+                                              "Time from pod creation to a successful bind.",
+                                              metrics::ExponentialBuckets(0.01, 2, 16));
+    bind_latency_ =
+        &registry->AddHistogram("tephra_bind_request_seconds", "Latency of pods/binding requests.",
+                                metrics::ExponentialBuckets(0.001, 2, 14));
   }
-  workers_.Start(&queue_, options_.workers, "binder", [this](const std::string& key) {
-    return Process(key);
-  });
+  workers_.Start(&queue_, options_.workers, "binder",
+                 [this](const std::string& key) { return Process(key); });
 }
 
-KubeBinder::~KubeBinder() { Stop(); }
+KubeBinder::~KubeBinder() {
+  Stop();
+}
 
 void KubeBinder::Bind(const TaskInfo& task, const std::string& node) {
   // Assume first: from now on the cache counts the pod on the node.
@@ -50,7 +52,8 @@ void KubeBinder::Bind(const TaskInfo& task, const std::string& node) {
 
 void KubeBinder::Evict(const TaskInfo& task, const std::string& reason) {
   Status marked = cache_.MarkReleasing(task.job, task.uid());
-  if (!marked.ok()) VLOG(1) << "binder: evicting " << task.pod->metadata.Key() << ": " << marked.message();
+  if (!marked.ok())
+    VLOG(1) << "binder: evicting " << task.pod->metadata.Key() << ": " << marked.message();
   Work w;
   w.evict = true;
   w.job = task.job;
@@ -75,11 +78,14 @@ void KubeBinder::Enqueue(Work w) {
 
 bool KubeBinder::Drain(std::chrono::milliseconds timeout) {
   base::MutexLock lock(mu_);
-  return idle_cv_.WaitFor(mu_, timeout, [this]() REQUIRES(mu_) { return work_.empty() && in_flight_ == 0; });
+  return idle_cv_.WaitFor(mu_, timeout,
+                          [this]() REQUIRES(mu_) { return work_.empty() && in_flight_ == 0; });
 }
 
 // The workers finish what is queued, then stop.
-void KubeBinder::Stop() { workers_.Stop(); }
+void KubeBinder::Stop() {
+  workers_.Stop();
+}
 
 int64_t KubeBinder::bound() const {
   base::MutexLock l(mu_);
@@ -133,8 +139,8 @@ void KubeBinder::DoBind(const Work& w) {
       .EndObject()
       .EndObject();
   auto start = std::chrono::steady_clock::now();
-  StatusOr<std::string> r =
-      client_->CreateSubresource(kube::resources::kPods, w.namespace_, w.name, "binding", body.str());
+  StatusOr<std::string> r = client_->CreateSubresource(kube::resources::kPods, w.namespace_, w.name,
+                                                       "binding", body.str());
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (bind_latency_ != nullptr) bind_latency_->Observe(seconds);
   if (!r.ok()) {
@@ -144,7 +150,8 @@ void KubeBinder::DoBind(const Work& w) {
     cache_.ForgetBinding(w.job, w.uid);
     if (bind_errors_ != nullptr) bind_errors_->Inc();
     if (events_ != nullptr && r.status().code() != StatusCode::kNotFound) {
-      events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kWarning, "FailedScheduling",
+      events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kWarning,
+                      "FailedScheduling",
                       "binding to " + w.node + " failed: " + r.status().message());
     }
     base::MutexLock l(mu_);
@@ -153,7 +160,8 @@ void KubeBinder::DoBind(const Work& w) {
   }
   if (bound_total_ != nullptr) bound_total_->Inc();
   if (create_to_bind_ != nullptr && w.created) {
-    create_to_bind_->Observe(std::chrono::duration<double>(base::Clock::now() - *w.created).count());
+    create_to_bind_->Observe(
+        std::chrono::duration<double>(base::Clock::now() - *w.created).count());
   }
   if (events_ != nullptr && options_.record_scheduled_events) {
     events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kNormal, "Scheduled",
@@ -181,9 +189,9 @@ void KubeBinder::DoEvict(const Work& w) {
       .EndArray()
       .EndObject()
       .EndObject();
-  StatusOr<std::string> patched = client_->Patch(kube::resources::kPods, w.namespace_, w.name,
-                                                 kube::PatchType::kStrategicMerge, patch.str(), {},
-                                                 "status");
+  StatusOr<std::string> patched =
+      client_->Patch(kube::resources::kPods, w.namespace_, w.name, kube::PatchType::kStrategicMerge,
+                     patch.str(), {}, "status");
   if (!patched.ok() && patched.status().code() != StatusCode::kNotFound) {
     LOG(WARNING) << "binder: marking " << w.namespace_ << "/" << w.name
                  << " for eviction: " << patched.status().ToString();
@@ -192,12 +200,14 @@ void KubeBinder::DoEvict(const Work& w) {
   del.precondition_uid = w.uid;
   Status deleted = client_->Delete(kube::resources::kPods, w.namespace_, w.name, del);
   if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) {
-    LOG(WARNING) << "binder: evicting " << w.namespace_ << "/" << w.name << ": " << deleted.ToString();
+    LOG(WARNING) << "binder: evicting " << w.namespace_ << "/" << w.name << ": "
+                 << deleted.ToString();
     return;
   }
   if (evictions_ != nullptr) evictions_->Inc();
   if (events_ != nullptr) {
-    events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kWarning, "Evicted", w.reason);
+    events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kWarning, "Evicted",
+                    w.reason);
     if (!w.pod->group_name.empty()) {
       kube::ObjectReference pg;
       pg.api_version = "scheduling.volcano.sh/v1beta1";

@@ -248,7 +248,8 @@ std::shared_ptr<const api::PodGroup> SchedulerCache::WithStatus(const api::PodGr
 void SchedulerCache::AssumePodGroupStatus(const JobId& id, api::PodGroupStatus status) {
   base::MutexLock l(mu_);
   auto it = jobs_.find(id);
-  if (it == jobs_.end() || !it->second->pod_group || it->second->pod_group->status == status) return;
+  if (it == jobs_.end() || !it->second->pod_group || it->second->pod_group->status == status)
+    return;
   AssumedStatus& a = assumed_status_[id];
   if (!a.observed) a.observed = it->second->pod_group;
   a.status = std::move(status);
@@ -461,7 +462,8 @@ uint64_t SchedulerCache::generation() const {
   return generation_;
 }
 
-uint64_t SchedulerCache::WaitForWork(uint64_t since, std::chrono::steady_clock::time_point deadline) {
+uint64_t SchedulerCache::WaitForWork(uint64_t since,
+                                     std::chrono::steady_clock::time_point deadline) {
   base::MutexLock lock(mu_);
   clock_.WaitUntil(mu_, work_cv_, deadline,
                    [&]() REQUIRES(mu_) { return work_generation_ > since; });
@@ -500,7 +502,8 @@ std::shared_ptr<const NodeInfo> SchedulerCache::Node(const std::string& name) co
   return it == nodes_.end() ? nullptr : it->second;
 }
 
-std::vector<std::shared_ptr<const JobInfo>> SchedulerCache::JobsIn(const std::string& namespace_) const {
+std::vector<std::shared_ptr<const JobInfo>> SchedulerCache::JobsIn(
+    const std::string& namespace_) const {
   base::MutexLock l(mu_);
   std::vector<std::shared_ptr<const JobInfo>> out;
   for (const auto& [id, job] : jobs_) {

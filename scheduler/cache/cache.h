@@ -124,9 +124,9 @@ class SchedulerCache {
   uint64_t work_generation_ GUARDED_BY(mu_) = 0;  // bumped by changes that may unblock pods
   std::unordered_map<std::string, std::shared_ptr<NodeInfo>> nodes_ GUARDED_BY(mu_);
   std::unordered_map<JobId, std::shared_ptr<JobInfo>> jobs_ GUARDED_BY(mu_);
-  std::unordered_map<std::string, PodInfoPtr> pods_ GUARDED_BY(mu_);          // by uid
-  std::unordered_map<std::string, PodLocation> locations_ GUARDED_BY(mu_);    // by uid
-  std::unordered_map<std::string, Assumed> assumed_ GUARDED_BY(mu_);          // by uid
+  std::unordered_map<std::string, PodInfoPtr> pods_ GUARDED_BY(mu_);        // by uid
+  std::unordered_map<std::string, PodLocation> locations_ GUARDED_BY(mu_);  // by uid
+  std::unordered_map<std::string, Assumed> assumed_ GUARDED_BY(mu_);        // by uid
   std::unordered_map<JobId, AssumedStatus> assumed_status_ GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<QueueInfo>> queues_ GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_

@@ -11,7 +11,9 @@
 namespace tephra::scheduler {
 namespace {
 
-bool SameReason(const char* a, const char* b) { return a == b || std::strcmp(a, b) == 0; }
+bool SameReason(const char* a, const char* b) {
+  return a == b || std::strcmp(a, b) == 0;
+}
 
 // Same reasons with the same node counts, in any order (the node scan starts at a rotating
 // offset, so identical failures list their reasons in different orders).
@@ -115,11 +117,13 @@ std::map<std::string, QueueView> BuildQueueViews(const Queues& queues, const Job
 std::string QueueShareHint(const JobExplanation& e) {
   std::string h = "queue " + e.queue + " is at its deserved share";
   if (e.queue_view && !e.queue_view->share_plugin.empty()) {
-    h += " (allocated " + e.queue_view->allocated.ToString() + ", deserved " + DropPods(e.queue_view->deserved).ToString() +
-         ")";
+    h += " (allocated " + e.queue_view->allocated.ToString() + ", deserved " +
+         DropPods(e.queue_view->deserved).ToString() + ")";
   }
-  return h + ": wait for its jobs to finish, raise its weight or capability, or let reclaim take back resources "
-             "from queues above their share";
+  return h +
+         ": wait for its jobs to finish, raise its weight or capability, or let reclaim take back "
+         "resources "
+         "from queues above their share";
 }
 
 }  // namespace
@@ -184,7 +188,8 @@ std::string ShortReason(const std::string& reason) {
 
 std::vector<UnplacedGroup> GroupUnplaced(const JobInfo& job,
                                          const std::unordered_map<std::string, FitErrors>* errors,
-                                         const std::vector<std::string>* withdrawn, int32_t* not_tried) {
+                                         const std::vector<std::string>* withdrawn,
+                                         int32_t* not_tried) {
   std::unordered_set<std::string_view> fit;
   if (withdrawn != nullptr) fit.insert(withdrawn->begin(), withdrawn->end());
   auto was_withdrawn = [&fit](const std::string& uid) { return fit.count(uid) != 0; };
@@ -201,7 +206,8 @@ std::vector<UnplacedGroup> GroupUnplaced(const JobInfo& job,
       const SchedulingSpec* spec = t->second.pod->spec.get();
       Entry* e = nullptr;
       for (auto& candidate : entries) {
-        if (candidate.spec == spec && candidate.errors != nullptr && SameErrors(*candidate.errors, fe)) {
+        if (candidate.spec == spec && candidate.errors != nullptr &&
+            SameErrors(*candidate.errors, fe)) {
           e = &candidate;
           break;
         }
@@ -259,7 +265,8 @@ std::map<std::string, QueueView> QueueViews(const Session& ssn) {
   return views;
 }
 
-void ApplyShares(const std::map<std::string, QueueShareReport>& shares, std::map<std::string, QueueView>* views) {
+void ApplyShares(const std::map<std::string, QueueShareReport>& shares,
+                 std::map<std::string, QueueView>* views) {
   for (const auto& [name, report] : shares) {
     auto it = views->find(name);
     if (it == views->end()) continue;
@@ -279,7 +286,8 @@ std::map<std::string, QueueView> QueueViewsOf(const Snapshot& snapshot) {
 }
 
 JobExplanation ExplainSessionJob(const Session& ssn, size_t j, const QueueView* queue,
-                                 const std::map<std::string, int64_t>* largest_free, base::Time now) {
+                                 const std::map<std::string, int64_t>* largest_free,
+                                 base::Time now) {
   const JobInfo& job = ssn.job(j);
   JobExplanation e;
   e.id = job.id;
@@ -292,7 +300,8 @@ JobExplanation ExplainSessionJob(const Session& ssn, size_t j, const QueueView* 
       e.owner_job = owner->name;
     }
   }
-  e.phase = job.pod_group ? PodGroupStatusAfter(ssn, j, now).phase : std::string(api::ToString(job.phase));
+  e.phase = job.pod_group ? PodGroupStatusAfter(ssn, j, now).phase
+                          : std::string(api::ToString(job.phase));
   e.admitted = !job.IsPending();
   e.scheduled = e.admitted && !job.tasks.empty() && ssn.JobReady(job);
   e.session = ssn.uid();
@@ -303,7 +312,8 @@ JobExplanation ExplainSessionJob(const Session& ssn, size_t j, const QueueView* 
   e.tasks = static_cast<int32_t>(job.tasks.size());
   e.ready = job.ReadyCount();
   const std::vector<std::string>* withdrawn = ssn.JobWithdrawn(j);
-  const int32_t withdrawn_count = withdrawn == nullptr ? 0 : static_cast<int32_t>(withdrawn->size());
+  const int32_t withdrawn_count =
+      withdrawn == nullptr ? 0 : static_cast<int32_t>(withdrawn->size());
   e.fit = std::min(e.tasks, e.ready + job.Count(TaskStatus::kPipelined) + withdrawn_count);
   e.groups = GroupUnplaced(job, ssn.JobFitErrors(j), withdrawn, &e.not_tried);
   static constexpr std::string_view kInsufficient = "Insufficient ";
@@ -312,7 +322,8 @@ JobExplanation ExplainSessionJob(const Session& ssn, size_t j, const QueueView* 
     // "The most any node has free" is only a fair hint when resources were all that was missing:
     // a node failing a taint may well have room.
     bool only_resources = largest_free != nullptr && !g.reasons.empty();
-    for (const auto& r : g.reasons) only_resources = only_resources && StartsWith(r.reason, kInsufficient);
+    for (const auto& r : g.reasons)
+      only_resources = only_resources && StartsWith(r.reason, kInsufficient);
     if (!only_resources) continue;
     for (const auto& r : g.reasons) {
       std::string dim = r.reason.substr(kInsufficient.size());
@@ -347,9 +358,11 @@ std::string Summarize(const JobExplanation& e) {
   std::vector<std::string> parts;
   parts.push_back(std::to_string(e.fit) + "/" + std::to_string(e.tasks) + " tasks fit");
   for (const auto& g : e.groups) {
-    std::string part = FormatCount(g.tasks) + (g.tasks == 1 ? " needs " : " need ") + DescribeRequest(g.request);
+    std::string part =
+        FormatCount(g.tasks) + (g.tasks == 1 ? " needs " : " need ") + DescribeRequest(g.request);
     std::vector<std::string> why;
-    for (const auto& r : g.reasons) why.push_back(Plural(r.nodes, "node", "nodes") + " " + ShortReason(r.reason));
+    for (const auto& r : g.reasons)
+      why.push_back(Plural(r.nodes, "node", "nodes") + " " + ShortReason(r.reason));
     if (!g.other.empty()) why.push_back(g.other);
     if (why.empty()) why.push_back("no reason recorded");
     parts.push_back(part + ": " + Join(why, ", "));
@@ -357,7 +370,8 @@ std::string Summarize(const JobExplanation& e) {
   if (e.not_tried > 0) {
     // A note (the queue sat out the session, ...) says why better than the gang rule does.
     parts.push_back(FormatCount(e.not_tried) + " not tried: " +
-                    (e.notes.empty() ? std::string("the gang could no longer be complete") : e.notes.front().message));
+                    (e.notes.empty() ? std::string("the gang could no longer be complete")
+                                     : e.notes.front().message));
   }
   if (e.scheduled && e.groups.empty()) {
     parts.push_back("gang of " + std::to_string(e.min_available) + " is placed");
@@ -375,14 +389,17 @@ std::vector<std::string> Hints(const JobExplanation& e) {
   const QueueView* q = e.queue_view ? &*e.queue_view : nullptr;
   const bool closed = q != nullptr && !q->state.empty() && q->state != "Open";
   if (closed) {
-    add("queue " + e.queue + " is " + q->state + ": it admits and places nothing new (running pods keep "
-        "running); open it with `tephractl queue open " + e.queue + "` or submit to another queue");
+    add("queue " + e.queue + " is " + q->state +
+        ": it admits and places nothing new (running pods keep "
+        "running); open it with `tephractl queue open " +
+        e.queue + "` or submit to another queue");
   }
   for (const auto& n : e.notes) {
     if (!n.hint.empty()) add(n.hint);
   }
   if (!e.admitted) {
-    if (hints.empty()) add("the enqueue action admits the job once its queue and the cluster have room");
+    if (hints.empty())
+      add("the enqueue action admits the job once its queue and the cluster have room");
     return hints;
   }
   for (const auto& g : e.groups) {
@@ -390,7 +407,8 @@ std::vector<std::string> Hints(const JobExplanation& e) {
       const std::string n = Plural(r.nodes, "node", "nodes");
       if (StartsWith(r.reason, "Insufficient ")) {
         std::string dim = r.reason.substr(13);
-        std::string need = g.request.Has(dim) ? FormatDimension(dim, g.request.Get(dim)) + " " + dim : dim;
+        std::string need =
+            g.request.Has(dim) ? FormatDimension(dim, g.request.Get(dim)) + " " + dim : dim;
         std::string h = "each task needs " + need + " free on one node";
         auto lf = g.largest_free.find(dim);
         if (lf != g.largest_free.end() && g.request.Has(dim) && lf->second >= g.request.Get(dim)) {
@@ -404,8 +422,9 @@ std::vector<std::string> Hints(const JobExplanation& e) {
       } else if (r.reason.find("untolerated taint") != std::string::npos) {
         std::string taint = r.reason.substr(r.reason.find("untolerated taint") + 17);
         while (!taint.empty() && taint.front() == ' ') taint.erase(taint.begin());
-        add("add a toleration for " + (taint.empty() ? std::string("the taint") : "taint " + taint) +
-            " (" + n + ") or remove it from the nodes");
+        add("add a toleration for " +
+            (taint.empty() ? std::string("the taint") : "taint " + taint) + " (" + n +
+            ") or remove it from the nodes");
       } else if (r.reason.find("node affinity/selector") != std::string::npos) {
         add(n + " do not match the pod's nodeSelector/affinity: label nodes or relax the selector");
       } else if (r.reason.find("unschedulable") != std::string::npos) {
@@ -416,8 +435,9 @@ std::vector<std::string> Hints(const JobExplanation& e) {
         add(n + " already use the requested host ports");
       } else if (r.reason.find("affinity") != std::string::npos ||
                  r.reason.find("spread") != std::string::npos) {
-        add(n + " fail the pod (anti-)affinity or topology spread rules: relax them or add nodes in "
-                "other topology domains");
+        add(n +
+            " fail the pod (anti-)affinity or topology spread rules: relax them or add nodes in "
+            "other topology domains");
       }
     }
     if (g.other.empty()) continue;

@@ -40,11 +40,11 @@ struct ReasonNodes {
 // Tasks of one job that found no node, for the same reasons.
 struct UnplacedGroup {
   int32_t tasks = 0;
-  std::string role;          // volcano.sh/task-spec
-  api::Resources request;    // one task's request, without the pod count
+  std::string role;        // volcano.sh/task-spec
+  api::Resources request;  // one task's request, without the pod count
   int32_t nodes_examined = 0;
-  std::vector<ReasonNodes> reasons;  // most nodes first
-  std::string other;                 // a reason not tied to nodes
+  std::vector<ReasonNodes> reasons;       // most nodes first
+  std::string other;                      // a reason not tied to nodes
   std::vector<std::string> example_pods;  // at most kExamplePods
   // The largest free amount on any node, per requested resource the nodes lacked (for hints).
   std::map<std::string, int64_t> largest_free;
@@ -79,8 +79,8 @@ struct JobExplanation {
   std::string pod_group;
   std::string owner_job;  // the Volcano Job owning the PodGroup, if any
   std::string queue;
-  std::string phase;  // PodGroup phase after the session
-  bool admitted = true;  // phase is not Pending
+  std::string phase;       // PodGroup phase after the session
+  bool admitted = true;    // phase is not Pending
   bool scheduled = false;  // the gang is ready (nothing holds it back)
   std::string session;
   base::Time time;
@@ -110,13 +110,15 @@ inline constexpr size_t kMaxReasons = 8;
 // nor a group of the same spec.
 std::vector<UnplacedGroup> GroupUnplaced(const JobInfo& job,
                                          const std::unordered_map<std::string, FitErrors>* errors,
-                                         const std::vector<std::string>* withdrawn, int32_t* not_tried);
+                                         const std::vector<std::string>* withdrawn,
+                                         int32_t* not_tried);
 
 // The explanation of job `j` of a closed session. `queue` is the job's queue as the session saw
 // it (QueueViews), or null when the queue is unknown; `largest_free` (LargestFree), when given,
 // lets hints say how much the best node has left.
 JobExplanation ExplainSessionJob(const Session& ssn, size_t j, const QueueView* queue,
-                                 const std::map<std::string, int64_t>* largest_free, base::Time now);
+                                 const std::map<std::string, int64_t>* largest_free,
+                                 base::Time now);
 
 // Per resource dimension, the most any node of the session has free after it closed.
 std::map<std::string, int64_t> LargestFree(const Session& ssn);
@@ -126,7 +128,8 @@ std::map<std::string, QueueView> QueueViews(const Session& ssn);
 // The same over a snapshot (no session: no deserved shares), for "now" views.
 std::map<std::string, QueueView> QueueViewsOf(const Snapshot& snapshot);
 // Fills the share plugin's figures (deserved, real capability, ...) into `views`.
-void ApplyShares(const std::map<std::string, QueueShareReport>& shares, std::map<std::string, QueueView>* views);
+void ApplyShares(const std::map<std::string, QueueShareReport>& shares,
+                 std::map<std::string, QueueView>* views);
 
 // One line, as in the header comment.
 std::string Summarize(const JobExplanation& e);
@@ -137,7 +140,7 @@ std::vector<std::string> Hints(const JobExplanation& e);
 api::Resources DropPods(const api::Resources& r);
 
 // Text helpers shared with tephractl-facing output.
-std::string FormatCount(int64_t n);                   // 3200 -> "3,200"
+std::string FormatCount(int64_t n);                    // 3200 -> "3,200"
 std::string DescribeRequest(const api::Resources& r);  // "8 CPU, 16Gi memory, 1 nvidia.com/gpu"
 // "cpu 8, memory 16Gi" style value of one dimension ("8", "16Gi").
 std::string FormatDimension(const std::string& name, int64_t value);

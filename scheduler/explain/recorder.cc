@@ -46,7 +46,8 @@ void SessionRecorder::Record(const Session& ssn, Decisions decisions, base::Time
     // Jobs waiting for something (admission, a node, their pods), and jobs this session placed;
     // everything else keeps its last explanation (touched_jobs() is no filter: gang marks every
     // ready job each session).
-    const bool waiting = job.IsPending() || job.Count(TaskStatus::kPending) > job.pending_best_effort ||
+    const bool waiting = job.IsPending() ||
+                         job.Count(TaskStatus::kPending) > job.pending_best_effort ||
                          (job.tasks.empty() && job.phase == api::PodGroupPhase::kInqueue);
     const bool placed = job.Count(TaskStatus::kAllocated) + job.Count(TaskStatus::kPipelined) > 0;
     if (!waiting && !placed) continue;
@@ -61,7 +62,8 @@ void SessionRecorder::Record(const Session& ssn, Decisions decisions, base::Time
         largest = &*free;
       }
     }
-    batch.push_back(std::make_shared<const JobExplanation>(ExplainSessionJob(ssn, j, queue, largest, now)));
+    batch.push_back(
+        std::make_shared<const JobExplanation>(ExplainSessionJob(ssn, j, queue, largest, now)));
   }
   store_.PutAll(std::move(batch));
 

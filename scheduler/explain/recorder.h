@@ -74,7 +74,9 @@ class SessionRecorder {
   // Called by the loop with each closed session and what it decided.
   void Record(const Session& ssn, Decisions decisions, base::Time now);
 
-  std::shared_ptr<const JobExplanation> Explanation(const JobId& id) const { return store_.Get(id); }
+  std::shared_ptr<const JobExplanation> Explanation(const JobId& id) const {
+    return store_.Get(id);
+  }
   const ExplanationStore& store() const { return store_; }
   SessionSummary Last() const;
   std::shared_ptr<const RecordedSession> LastDecision() const;

@@ -56,34 +56,60 @@ std::map<std::string, std::string> Arguments::WithPrefix(const std::string& pref
   return out;
 }
 
-std::vector<std::string> Arguments::Problems() const { return problems_; }
+std::vector<std::string> Arguments::Problems() const {
+  return problems_;
+}
 
 const char* EnableFlagName(ExtensionPoint p) {
   switch (p) {
-    case ExtensionPoint::kJobOrder: return "enableJobOrder";
-    case ExtensionPoint::kJobReady: return "enableJobReady";
-    case ExtensionPoint::kJobPipelined: return "enableJobPipelined";
-    case ExtensionPoint::kTaskOrder: return "enableTaskOrder";
-    case ExtensionPoint::kPreemptable: return "enablePreemptable";
-    case ExtensionPoint::kReclaimable: return "enableReclaimable";
-    case ExtensionPoint::kPreemptive: return "enablePreemptive";
-    case ExtensionPoint::kQueueOrder: return "enableQueueOrder";
-    case ExtensionPoint::kClusterOrder: return "enabledClusterOrder";
-    case ExtensionPoint::kPredicate: return "enablePredicate";
-    case ExtensionPoint::kBestNode: return "enableBestNode";
-    case ExtensionPoint::kNodeOrder: return "enableNodeOrder";
-    case ExtensionPoint::kTargetJob: return "enableTargetJob";
-    case ExtensionPoint::kReservedNodes: return "enableReservedNodes";
-    case ExtensionPoint::kJobEnqueued: return "enableJobEnqueued";
-    case ExtensionPoint::kVictim: return "enabledVictim";
-    case ExtensionPoint::kJobStarving: return "enableJobStarving";
-    case ExtensionPoint::kOverused: return "enabledOverused";
-    case ExtensionPoint::kAllocatable: return "enabledAllocatable";
-    case ExtensionPoint::kHyperNodeOrder: return "enabledHyperNodeOrder";
-    case ExtensionPoint::kSubJobReady: return "enabledSubJobReady";
-    case ExtensionPoint::kSubJobPipelined: return "enabledSubJobPipelined";
-    case ExtensionPoint::kSubJobOrder: return "enabledSubJobOrder";
-    case ExtensionPoint::kHyperNodeGradient: return "enabledHyperNodeGradient";
+    case ExtensionPoint::kJobOrder:
+      return "enableJobOrder";
+    case ExtensionPoint::kJobReady:
+      return "enableJobReady";
+    case ExtensionPoint::kJobPipelined:
+      return "enableJobPipelined";
+    case ExtensionPoint::kTaskOrder:
+      return "enableTaskOrder";
+    case ExtensionPoint::kPreemptable:
+      return "enablePreemptable";
+    case ExtensionPoint::kReclaimable:
+      return "enableReclaimable";
+    case ExtensionPoint::kPreemptive:
+      return "enablePreemptive";
+    case ExtensionPoint::kQueueOrder:
+      return "enableQueueOrder";
+    case ExtensionPoint::kClusterOrder:
+      return "enabledClusterOrder";
+    case ExtensionPoint::kPredicate:
+      return "enablePredicate";
+    case ExtensionPoint::kBestNode:
+      return "enableBestNode";
+    case ExtensionPoint::kNodeOrder:
+      return "enableNodeOrder";
+    case ExtensionPoint::kTargetJob:
+      return "enableTargetJob";
+    case ExtensionPoint::kReservedNodes:
+      return "enableReservedNodes";
+    case ExtensionPoint::kJobEnqueued:
+      return "enableJobEnqueued";
+    case ExtensionPoint::kVictim:
+      return "enabledVictim";
+    case ExtensionPoint::kJobStarving:
+      return "enableJobStarving";
+    case ExtensionPoint::kOverused:
+      return "enabledOverused";
+    case ExtensionPoint::kAllocatable:
+      return "enabledAllocatable";
+    case ExtensionPoint::kHyperNodeOrder:
+      return "enabledHyperNodeOrder";
+    case ExtensionPoint::kSubJobReady:
+      return "enabledSubJobReady";
+    case ExtensionPoint::kSubJobPipelined:
+      return "enabledSubJobPipelined";
+    case ExtensionPoint::kSubJobOrder:
+      return "enabledSubJobOrder";
+    case ExtensionPoint::kHyperNodeGradient:
+      return "enabledHyperNodeGradient";
   }
   return "";
 }
@@ -151,8 +177,8 @@ Status Flatten(const YAML::Node& root, const std::string& where, NodeBudget* bud
     Pending p = std::move(pending.back());
     pending.pop_back();
     const YAML::Node& node = p.node;
-    TEPHRA_RETURN_IF_ERROR(budget->Spend(1 + (node.IsSequence() ? node.size() : 0),
-                                         where + ".arguments"));
+    TEPHRA_RETURN_IF_ERROR(
+        budget->Spend(1 + (node.IsSequence() ? node.size() : 0), where + ".arguments"));
     if (node.IsScalar()) {
       (*out)[p.prefix] = node.Scalar();
     } else if (node.IsSequence()) {
@@ -198,13 +224,16 @@ StatusOr<bool> ParseBool(const YAML::Node& v, const std::string& where) {
   return InvalidArgument(where + ": must be true or false, got \"" + s + "\"");
 }
 
-StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc, const std::vector<std::string>& known_actions,
-                                      const std::vector<std::string>& known_plugins, NodeBudget* budget) {
+StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc,
+                                      const std::vector<std::string>& known_actions,
+                                      const std::vector<std::string>& known_plugins,
+                                      NodeBudget* budget) {
   if (!doc.IsMap()) return InvalidArgument("scheduler configuration: must be a mapping");
   SchedulerConf conf;
   const YAML::Node actions = doc["actions"];
   if (!actions || !actions.IsScalar()) {
-    return InvalidArgument("actions: required, a comma-separated list such as \"enqueue, allocate\"");
+    return InvalidArgument(
+        "actions: required, a comma-separated list such as \"enqueue, allocate\"");
   }
   std::stringstream ss(actions.Scalar());
   for (std::string a; std::getline(ss, a, ',');) {
@@ -294,7 +323,8 @@ StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc, const std::vector<s
     std::string cw = "configurations[" + std::to_string(i) + "]";
     TEPHRA_RETURN_IF_ERROR(budget->Spend(1, cw));
     const YAML::Node c = configurations[i];
-    if (!c.IsMap() || !c["name"] || !c["name"].IsScalar()) return InvalidArgument(cw + ".name: required");
+    if (!c.IsMap() || !c["name"] || !c["name"].IsScalar())
+      return InvalidArgument(cw + ".name: required");
     TEPHRA_ASSIGN_OR_RETURN(Arguments args, ParseArguments(c["arguments"], cw, budget));
     conf.configurations[c["name"].Scalar()] = std::move(args);
   }

@@ -8,7 +8,8 @@ void Decisions::Normalize() {
   auto by_pod = [](const auto& a, const auto& b) { return a.pod < b.pod; };
   std::sort(binds.begin(), binds.end(), by_pod);
   std::sort(evictions.begin(), evictions.end(), by_pod);
-  std::sort(phases.begin(), phases.end(), [](const Phase& a, const Phase& b) { return a.job < b.job; });
+  std::sort(phases.begin(), phases.end(),
+            [](const Phase& a, const Phase& b) { return a.job < b.job; });
 }
 
 std::string Decisions::ToText() const {

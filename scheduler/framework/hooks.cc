@@ -139,7 +139,7 @@ Fit Hooks::Predicate(const TaskInfo& task, const NodeInfo& node) const {
 }
 
 Fit Hooks::PredicateAt(const TaskInfo& task, const NodeInfo& node, size_t node_index,
-                        size_t node_count) {
+                       size_t node_count) {
   std::vector<uint8_t>& cached = static_fit_[task.pod->spec.get()];
   if (cached.empty()) cached.assign(node_count, 0);
   uint8_t& slot = cached[node_index];
@@ -156,8 +156,8 @@ Fit Hooks::PredicateAt(const TaskInfo& task, const NodeInfo& node, size_t node_i
       slot = 1;
     } else {
       size_t k = 0;
-      while (k < static_failures_.size() && (static_failures_[k].reason != f.reason ||
-                                             static_failures_[k].code != f.code)) {
+      while (k < static_failures_.size() &&
+             (static_failures_[k].reason != f.reason || static_failures_[k].code != f.code)) {
         ++k;
       }
       if (k == static_failures_.size() && k < 250) static_failures_.push_back(f);
@@ -174,10 +174,12 @@ Fit Hooks::PredicateAt(const TaskInfo& task, const NodeInfo& node, size_t node_i
   return Fit::Ok();
 }
 
-bool Hooks::HasNodeOrder() const { return !node_order_.empty() || !batch_node_order_.empty(); }
+bool Hooks::HasNodeOrder() const {
+  return !node_order_.empty() || !batch_node_order_.empty();
+}
 
 void Hooks::NodeScoresSplit(const TaskInfo& task, const std::vector<const NodeInfo*>& nodes,
-                              std::vector<double>* per_node, std::vector<double>* batch) const {
+                            std::vector<double>* per_node, std::vector<double>* batch) const {
   per_node->assign(nodes.size(), 0.0);
   for (size_t i = 0; i < nodes.size(); ++i) (*per_node)[i] = NodeOrderScore(task, *nodes[i]);
   batch->assign(nodes.size(), 0.0);
@@ -195,7 +197,7 @@ double Hooks::NodeOrderScore(const TaskInfo& task, const NodeInfo& node) const {
 }
 
 void Hooks::NodeScores(const TaskInfo& task, const std::vector<const NodeInfo*>& nodes,
-                         std::vector<double>* scores) const {
+                       std::vector<double>* scores) const {
   scores->assign(nodes.size(), 0.0);
   for (const auto& tier : node_order_.tiers()) {
     for (const auto& fn : tier) {
@@ -245,7 +247,9 @@ bool Votes(const std::vector<std::vector<Fn>>& tiers, const Args&... args) {
 
 }  // namespace
 
-bool Hooks::JobPipelined(const JobInfo& job) const { return Votes(job_pipelined_.tiers(), job); }
+bool Hooks::JobPipelined(const JobInfo& job) const {
+  return Votes(job_pipelined_.tiers(), job);
+}
 
 bool Hooks::JobEnqueueable(const JobInfo& job, const api::Resources& credit) const {
   return Votes(job_enqueueable_.tiers(), job, credit);
@@ -378,6 +382,5 @@ void Hooks::FireDeallocate(const TaskInfo& task, const std::string& node) const 
     }
   }
 }
-
 
 }  // namespace tephra::scheduler

@@ -46,9 +46,8 @@ using TaskCompareFn = std::function<int(const TaskInfo& l, const TaskInfo& r)>;
 using PredicateFn = std::function<Fit(const TaskInfo& task, const NodeInfo& node)>;
 using NodeOrderFn = std::function<double(const TaskInfo& task, const NodeInfo& node)>;
 // Adds one score per node to `scores` (same order as `nodes`).
-using BatchNodeOrderFn = std::function<void(const TaskInfo& task,
-                                            const std::vector<const NodeInfo*>& nodes,
-                                            std::vector<double>* scores)>;
+using BatchNodeOrderFn = std::function<void(
+    const TaskInfo& task, const std::vector<const NodeInfo*>& nodes, std::vector<double>* scores)>;
 using JobPredicateFn = std::function<bool(const JobInfo& job)>;
 using JobVoteFn = std::function<Vote(const JobInfo& job)>;
 // The JobEnqueueable vote. `credit` is what the job could take by preempting lower-priority

@@ -18,7 +18,7 @@ namespace tephra::scheduler {
 // Why one pending task could not be placed this session: reason → number of nodes.
 struct FitErrors {
   std::vector<std::pair<const char*, int>> by_reason;
-  int nodes = 0;  // nodes examined
+  int nodes = 0;      // nodes examined
   std::string other;  // a reason not tied to nodes (queue overused, gang rule, ...)
 
   void Add(const char* reason);
@@ -85,9 +85,9 @@ class Journal {
  private:
   std::vector<bool> touched_;
   std::vector<std::unordered_map<std::string, FitErrors>> fit_errors_;  // per job
-  std::vector<std::optional<JobConditionOut>> conditions_;               // per job
-  std::unordered_map<size_t, std::vector<JobNote>> notes_;               // by job index
-  std::unordered_map<size_t, std::vector<std::string>> withdrawn_;       // by job index
+  std::vector<std::optional<JobConditionOut>> conditions_;              // per job
+  std::unordered_map<size_t, std::vector<JobNote>> notes_;              // by job index
+  std::unordered_map<size_t, std::vector<std::string>> withdrawn_;      // by job index
   std::map<std::string, QueueShareReport> queue_shares_;
 };
 

@@ -6,10 +6,12 @@ namespace tephra::scheduler {
 namespace {
 
 // Replaces the condition of the same type when what it says changed; returns whether it did.
-bool SetCondition(std::vector<api::PodGroupCondition>* conditions, const api::PodGroupCondition& want) {
+bool SetCondition(std::vector<api::PodGroupCondition>* conditions,
+                  const api::PodGroupCondition& want) {
   for (auto& c : *conditions) {
     if (c.type != want.type) continue;
-    if (c.status == want.status && c.reason == want.reason && c.message == want.message) return false;
+    if (c.status == want.status && c.reason == want.reason && c.message == want.message)
+      return false;
     c = want;
     return true;
   }
@@ -36,8 +38,9 @@ api::PodGroupStatus PodGroupStatusAfter(const Session& ssn, size_t j, base::Time
     phase = PodGroupPhase::kUnknown;
   } else if (scheduled >= job.min_available && !job.tasks.empty()) {
     // Completed once nothing is running or about to.
-    int32_t active = scheduled - job.Count(TaskStatus::kSucceeded) - job.Count(TaskStatus::kFailed) +
-                     job.Count(TaskStatus::kPending) + job.Count(TaskStatus::kPipelined);
+    int32_t active = scheduled - job.Count(TaskStatus::kSucceeded) -
+                     job.Count(TaskStatus::kFailed) + job.Count(TaskStatus::kPending) +
+                     job.Count(TaskStatus::kPipelined);
     phase = active == 0 ? PodGroupPhase::kCompleted : PodGroupPhase::kRunning;
   } else if (job.phase != PodGroupPhase::kInqueue) {
     // Not admitted, or fell below its gang (pods deleted): enqueue admits it again.
@@ -92,9 +95,10 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
       // back) and Unknown (JobUnknown policies); Running, Completed, counts and the Scheduled
       // condition are for people and may wait a moment to share one write.
       const api::PodGroupPhase phase = api::PodGroupPhaseFromString(status.phase);
-      bool acted_on = status.phase != job.pod_group->status.phase &&
-                      (phase == api::PodGroupPhase::kInqueue || phase == api::PodGroupPhase::kPending ||
-                       phase == api::PodGroupPhase::kUnknown);
+      bool acted_on =
+          status.phase != job.pod_group->status.phase &&
+          (phase == api::PodGroupPhase::kInqueue || phase == api::PodGroupPhase::kPending ||
+           phase == api::PodGroupPhase::kUnknown);
       bool newly_unschedulable = cond && cond->type == "Unschedulable" &&
                                  status.conditions != job.pod_group->status.conditions;
       u.urgent = acted_on || newly_unschedulable;
@@ -165,22 +169,25 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
   }
   const api::Resources cluster = WithoutPods(ssn.total_resource());
   for (const auto& [name, q] : ssn.queues()) {
-    std::vector<std::string> beyond = cluster.IsEmpty() ? std::vector<std::string>{} : q->GuaranteeBeyond(cluster);
+    std::vector<std::string> beyond =
+        cluster.IsEmpty() ? std::vector<std::string>{} : q->GuaranteeBeyond(cluster);
     if (beyond.empty()) continue;
     api::Resources asked, has;
     for (const auto& r : beyond) {
       asked.Set(r, q->guarantee.Get(r));
       has.Set(r, cluster.Get(r));
     }
-    out.queue_warnings.push_back(
-        {name, "GuaranteeNotHonoured",
-         "guarantee " + asked.ToString() + " exceeds the whole cluster (" + has.ToString() +
-             "): it is not honoured, and the queue shares the cluster by weight until the guarantee fits"});
+    out.queue_warnings.push_back({name, "GuaranteeNotHonoured",
+                                  "guarantee " + asked.ToString() + " exceeds the whole cluster (" +
+                                      has.ToString() +
+                                      "): it is not honoured, and the queue shares the cluster by "
+                                      "weight until the guarantee fits"});
   }
   for (const auto& [name, q] : ssn.queues()) {
     api::Resources want = rolled[name];
-    api::Resources have = q->queue ? WithoutPods(api::Resources::FromList(q->queue->status.allocated))
-                                   : api::Resources{};
+    api::Resources have = q->queue
+                              ? WithoutPods(api::Resources::FromList(q->queue->status.allocated))
+                              : api::Resources{};
     // Compare on the values that matter, ignoring dimensions present with zero.
     if (want.LessEqual(have, api::Resources::Missing::kZero) &&
         have.LessEqual(want, api::Resources::Missing::kZero)) {

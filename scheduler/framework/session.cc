@@ -152,7 +152,8 @@ void Statement::Discard() {
   std::vector<std::pair<size_t, std::vector<std::string>>> placed;
   for (const Op& op : ops_) {
     if (op.kind == Kind::kEvict) continue;
-    auto it = std::find_if(placed.begin(), placed.end(), [&](const auto& p) { return p.first == op.job; });
+    auto it = std::find_if(placed.begin(), placed.end(),
+                           [&](const auto& p) { return p.first == op.job; });
     if (it == placed.end()) it = placed.insert(placed.end(), {op.job, {}});
     it->second.push_back(op.uid);
   }

@@ -8,7 +8,8 @@ api::Resources WithoutPods(const api::Resources& r) {
   if (!r.Has(api::kResourcePods)) return r;
   // Rebuilt rather than set to zero, so that no "pods 0" shows in messages.
   api::Resources out;
-  for (std::string_view name : {api::kResourceCpu, api::kResourceMemory, api::kResourceEphemeralStorage}) {
+  for (std::string_view name :
+       {api::kResourceCpu, api::kResourceMemory, api::kResourceEphemeralStorage}) {
     if (r.Has(name)) out.Set(name, r.Get(name));
   }
   for (const auto& s : r.scalars()) out.SetScalar(s.id, s.value);
@@ -17,16 +18,26 @@ api::Resources WithoutPods(const api::Resources& r) {
 
 std::string_view TaskStatusName(TaskStatus s) {
   switch (s) {
-    case TaskStatus::kPending: return "Pending";
-    case TaskStatus::kAllocated: return "Allocated";
-    case TaskStatus::kPipelined: return "Pipelined";
-    case TaskStatus::kBinding: return "Binding";
-    case TaskStatus::kBound: return "Bound";
-    case TaskStatus::kRunning: return "Running";
-    case TaskStatus::kReleasing: return "Releasing";
-    case TaskStatus::kSucceeded: return "Succeeded";
-    case TaskStatus::kFailed: return "Failed";
-    case TaskStatus::kUnknown: return "Unknown";
+    case TaskStatus::kPending:
+      return "Pending";
+    case TaskStatus::kAllocated:
+      return "Allocated";
+    case TaskStatus::kPipelined:
+      return "Pipelined";
+    case TaskStatus::kBinding:
+      return "Binding";
+    case TaskStatus::kBound:
+      return "Bound";
+    case TaskStatus::kRunning:
+      return "Running";
+    case TaskStatus::kReleasing:
+      return "Releasing";
+    case TaskStatus::kSucceeded:
+      return "Succeeded";
+    case TaskStatus::kFailed:
+      return "Failed";
+    case TaskStatus::kUnknown:
+      return "Unknown";
   }
   return "?";
 }
@@ -88,14 +99,17 @@ bool Fits(const api::Resources& req, const NodeInfo& n, const api::Resources* pl
     return r <= 0 || used + r <= alloc + p - m;
   };
   auto fixed = [&](auto get, const char* why) {
-    if (check(get(req), get(n.allocatable), get(n.used), plus ? get(*plus) : 0, minus ? get(*minus) : 0)) {
+    if (check(get(req), get(n.allocatable), get(n.used), plus ? get(*plus) : 0,
+              minus ? get(*minus) : 0)) {
       return true;
     }
     if (reason != nullptr) *reason = why;
     return false;
   };
-  if (!fixed([](const api::Resources& x) { return x.milli_cpu(); }, "Insufficient cpu")) return false;
-  if (!fixed([](const api::Resources& x) { return x.memory(); }, "Insufficient memory")) return false;
+  if (!fixed([](const api::Resources& x) { return x.milli_cpu(); }, "Insufficient cpu"))
+    return false;
+  if (!fixed([](const api::Resources& x) { return x.memory(); }, "Insufficient memory"))
+    return false;
   if (!fixed([](const api::Resources& x) { return x.pods(); }, "Too many pods")) return false;
   if (!fixed([](const api::Resources& x) { return x.ephemeral_storage(); },
              "Insufficient ephemeral-storage")) {
@@ -190,7 +204,8 @@ api::Resources JobInfo::UngatedMinResources() const {
   if (!min_resources) return {};
   api::Resources reserve = *min_resources;
   for (const auto& [task_uid, t] : tasks) {
-    if (t.status == TaskStatus::kPending && !t.pod->spec->scheduling_gates.empty()) reserve.Sub(t.request());
+    if (t.status == TaskStatus::kPending && !t.pod->spec->scheduling_gates.empty())
+      reserve.Sub(t.request());
   }
   return reserve;
 }
@@ -200,7 +215,8 @@ GangSlack::GangSlack(const JobInfo& job) : job_(&job), ready_(job.ReadyCount()) 
   for (const auto& [task_uid, t] : job.tasks) {
     bool ready = t.status == TaskStatus::kAllocated || t.status == TaskStatus::kBinding ||
                  t.status == TaskStatus::kBound || t.status == TaskStatus::kRunning ||
-                 t.status == TaskStatus::kSucceeded || (t.status == TaskStatus::kPending && t.best_effort());
+                 t.status == TaskStatus::kSucceeded ||
+                 (t.status == TaskStatus::kPending && t.best_effort());
     if (ready) ++role_ready_[t.pod->task_role];
   }
 }
@@ -280,7 +296,8 @@ StatusOr<std::shared_ptr<PdbInfo>> DecodePdb(const json::Value& value) {
   json::Reader r(&value, &errors);
   auto pdb = std::make_shared<PdbInfo>();
   kube::DecodeObjectHeader(r, pdb.get());
-  if (json::Reader sel = r["spec"]["selector"]; sel.present()) api::DecodeLabelSelector(sel, &pdb->selector);
+  if (json::Reader sel = r["spec"]["selector"]; sel.present())
+    api::DecodeLabelSelector(sel, &pdb->selector);
   pdb->disruptions_allowed = r["status"]["disruptionsAllowed"].Int32();
   TEPHRA_RETURN_IF_ERROR(errors.ToStatus("PodDisruptionBudget " + pdb->metadata.Key()));
   return pdb;

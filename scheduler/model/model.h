@@ -77,11 +77,11 @@ struct NodeInfo {
   std::string name;
   std::shared_ptr<const api::Node> node;  // null for a node known only from bound pods
   api::Resources allocatable;
-  api::Resources used;       // tasks occupying the node (incl. releasing)
-  api::Resources releasing;  // of which being released
-  api::Resources pipelined;  // promised to pipelined tasks (session only)
+  api::Resources used;                              // tasks occupying the node (incl. releasing)
+  api::Resources releasing;                         // of which being released
+  api::Resources pipelined;                         // promised to pipelined tasks (session only)
   std::unordered_map<std::string, NodeTask> tasks;  // by pod uid
-  int32_t anti_affinity_pods = 0;  // tasks with required pod anti-affinity terms
+  int32_t anti_affinity_pods = 0;                   // tasks with required pod anti-affinity terms
   bool ready = false;
   bool unschedulable = false;
 
@@ -115,7 +115,9 @@ struct QueueInfo {
   // honoured). A guarantee that cannot be is not honoured at all: reserving it would leave
   // every other queue nothing (docs/scheduler.md).
   std::vector<std::string> GuaranteeBeyond(const api::Resources& cluster) const;
-  bool GuaranteeFits(const api::Resources& cluster) const { return GuaranteeBeyond(cluster).empty(); }
+  bool GuaranteeFits(const api::Resources& cluster) const {
+    return GuaranteeBeyond(cluster).empty();
+  }
 };
 
 struct JobInfo {
@@ -129,15 +131,16 @@ struct JobInfo {
   int32_t min_available = 0;
   std::map<std::string, int32_t> min_task_member;
   std::optional<api::Resources> min_resources;
-  api::PodGroupPhase phase = api::PodGroupPhase::kNone;  // status.phase (a session may move it to Inqueue)
+  api::PodGroupPhase phase =
+      api::PodGroupPhase::kNone;  // status.phase (a session may move it to Inqueue)
   bool preemptable = false;
   std::optional<base::Time> creation;
 
   std::unordered_map<std::string, TaskInfo> tasks;  // by pod uid
   std::array<int32_t, kTaskStatusCount> counts{};
   int32_t pending_best_effort = 0;  // Pending tasks without requests: backfill places them
-  api::Resources allocated;  // requests of tasks in IsAllocatedStatus
-  api::Resources pending;    // requests of Pending tasks
+  api::Resources allocated;         // requests of tasks in IsAllocatedStatus
+  api::Resources pending;           // requests of Pending tasks
   api::Resources total_request;
 
   int32_t Count(TaskStatus s) const { return counts[static_cast<size_t>(s)]; }
@@ -191,8 +194,8 @@ StatusOr<std::shared_ptr<PdbInfo>> DecodePdb(const json::Value& value);
 
 // The scheduler's immutable view for one session: shared pointers into the cache's state.
 struct Snapshot {
-  std::vector<std::shared_ptr<const NodeInfo>> nodes;   // Ready, schedulable or not, by name
-  std::vector<std::shared_ptr<const JobInfo>> jobs;     // jobs with a PodGroup and a known queue
+  std::vector<std::shared_ptr<const NodeInfo>> nodes;  // Ready, schedulable or not, by name
+  std::vector<std::shared_ptr<const JobInfo>> jobs;    // jobs with a PodGroup and a known queue
   std::map<std::string, std::shared_ptr<const QueueInfo>> queues;
   std::map<std::string, std::map<std::string, std::string>> namespace_labels;
   std::vector<std::shared_ptr<const PdbInfo>> pdbs;

@@ -21,9 +21,13 @@ bool SchedulingSpec::operator==(const SchedulingSpec& o) const {
 
 namespace {
 
-void Mix(size_t* seed, size_t v) { *seed ^= v + 0x9e3779b97f4a7c15ULL + (*seed << 6) + (*seed >> 2); }
+void Mix(size_t* seed, size_t v) {
+  *seed ^= v + 0x9e3779b97f4a7c15ULL + (*seed << 6) + (*seed >> 2);
+}
 
-size_t HashString(std::string_view s) { return std::hash<std::string_view>{}(s); }
+size_t HashString(std::string_view s) {
+  return std::hash<std::string_view>{}(s);
+}
 
 void MixRequirements(size_t* h, const std::vector<api::NodeSelectorRequirement>& reqs) {
   for (const auto& r : reqs) {
@@ -128,12 +132,14 @@ size_t SpecInterner::size() {
 SchedulingSpec MakeSchedulingSpec(const api::PodSpec& spec) {
   SchedulingSpec s;
   s.request = api::PodRequest(spec);
-  s.best_effort = s.request.milli_cpu() == 0 && s.request.memory() == 0 && s.request.scalars().empty();
+  s.best_effort =
+      s.request.milli_cpu() == 0 && s.request.memory() == 0 && s.request.scalars().empty();
   s.request.SetPods(1);
   s.node_selector = spec.node_selector;
   s.affinity = spec.affinity;
   if (s.affinity) {
-    s.has_pod_affinity = s.affinity->pod_affinity.has_value() || s.affinity->pod_anti_affinity.has_value();
+    s.has_pod_affinity =
+        s.affinity->pod_affinity.has_value() || s.affinity->pod_anti_affinity.has_value();
   }
   s.tolerations = spec.tolerations;
   s.spread = spec.topology_spread_constraints;
@@ -188,7 +194,8 @@ StatusOr<std::shared_ptr<PodInfo>> DecodePodInfo(const json::Value& value, SpecI
   pod->nominated_node = status["nominatedNodeName"].String();
   status["conditions"].ForEach([&](const json::Reader& c) {
     if (c["type"].String() != "PodScheduled") return;
-    pod->scheduled = ScheduledCondition{c["status"].String(), c["reason"].String(), c["message"].String()};
+    pod->scheduled =
+        ScheduledCondition{c["status"].String(), c["reason"].String(), c["message"].String()};
   });
   status["containerStatuses"].ForEach(
       [&](const json::Reader& c) { pod->restarts += c["restartCount"].Int32(); });

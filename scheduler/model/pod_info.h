@@ -45,7 +45,7 @@ struct SchedulingSpec {
 
   // No cpu, memory or extended-resource request (Kubernetes' BestEffort for scheduling).
   bool best_effort = false;
-  bool has_pod_affinity = false;       // pod affinity or anti-affinity terms
+  bool has_pod_affinity = false;  // pod affinity or anti-affinity terms
   bool operator==(const SchedulingSpec& other) const;
 };
 
@@ -77,9 +77,9 @@ class PodInfo : public kube::Object {
   bool terminating = false;  // deletionTimestamp set
   // scheduling.k8s.io/group-name annotation, or the scheduler-plugins pod-group label.
   std::string group_name;
-  bool sched_plugins_group = false;  // group_name came from scheduling.x-k8s.io/pod-group
-  bool implicit_group = false;       // no group named: the PodGroup controller's name for it
-  std::string task_role;             // volcano.sh/task-spec
+  bool sched_plugins_group = false;      // group_name came from scheduling.x-k8s.io/pod-group
+  bool implicit_group = false;           // no group named: the PodGroup controller's name for it
+  std::string task_role;                 // volcano.sh/task-spec
   std::optional<int32_t> task_priority;  // volcano.sh/task-priority
   bool preemptable = true;               // volcano.sh/preemptable (tasks default to true)
   std::string nominated_node;

@@ -21,7 +21,8 @@ class BinpackPlugin : public Plugin {
     size_t start = 0;
     while (start < list.size()) {
       size_t comma = list.find(',', start);
-      std::string name = list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+      std::string name =
+          list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
       while (!name.empty() && name.front() == ' ') name.erase(name.begin());
       while (!name.empty() && name.back() == ' ') name.pop_back();
       if (!name.empty()) {
@@ -36,9 +37,8 @@ class BinpackPlugin : public Plugin {
 
   void OnSessionOpen(Session& ssn) override {
     if (weight_ == 0) return;
-    ssn.AddNodeOrderFn(name(), [this](const TaskInfo& task, const NodeInfo& node) {
-      return Score(task, node);
-    });
+    ssn.AddNodeOrderFn(
+        name(), [this](const TaskInfo& task, const NodeInfo& node) { return Score(task, node); });
   }
 
  private:

@@ -48,14 +48,16 @@ class CapacityPlugin : public Plugin {
       a.real_capability.Sub(guarantees);
       a.real_capability.Add(a.guarantee);
       for (const auto& dim : a.capability.Names()) {
-        if (dim != api::kResourcePods) a.real_capability.Set(dim, std::min(a.real_capability.Get(dim), a.capability.Get(dim)));
+        if (dim != api::kResourcePods)
+          a.real_capability.Set(dim, std::min(a.real_capability.Get(dim), a.capability.Get(dim)));
       }
     }
     for (size_t j = 0; j < ssn.job_count(); ++j) {
       const JobInfo& job = ssn.job(j);
       for (Attr* a : Chain(job.queue)) {
         a->allocated.Add(WithoutPods(job.allocated));
-        if (job.phase == api::PodGroupPhase::kInqueue && job.min_resources) a->inqueue.Add(WithoutPods(job.UngatedMinResources()));
+        if (job.phase == api::PodGroupPhase::kInqueue && job.min_resources)
+          a->inqueue.Add(WithoutPods(job.UngatedMinResources()));
       }
     }
 
@@ -82,43 +84,46 @@ class CapacityPlugin : public Plugin {
       }
       return true;
     });
-    ssn.AddReclaimableFn(name(), [this](const TaskInfo&, const std::vector<const TaskInfo*>& candidates)
-                                     -> std::optional<std::vector<const TaskInfo*>> {
-      std::map<std::string, Resources> left;  // queue → allocated after the victims so far
-      std::vector<const TaskInfo*> victims;
-      for (const TaskInfo* c : candidates) {
-        auto j = session_->JobIndex(c->job);
-        if (!j) continue;
-        bool ok = true;
-        std::vector<std::pair<std::string, Resources>> after;
-        for (Attr* a : Chain(session_->job(*j).queue)) {
-          std::string name = a->queue != nullptr ? a->queue->name : "";
-          auto it = left.try_emplace(name, a->allocated).first;
-          Resources now = it->second;
-          // Only what a queue holds above its deserved share can be taken ...
-          if (now.LessEqualInDims(a->deserved, c->request())) {
-            ok = false;
-            break;
+    ssn.AddReclaimableFn(
+        name(),
+        [this](const TaskInfo&, const std::vector<const TaskInfo*>& candidates)
+            -> std::optional<std::vector<const TaskInfo*>> {
+          std::map<std::string, Resources> left;  // queue → allocated after the victims so far
+          std::vector<const TaskInfo*> victims;
+          for (const TaskInfo* c : candidates) {
+            auto j = session_->JobIndex(c->job);
+            if (!j) continue;
+            bool ok = true;
+            std::vector<std::pair<std::string, Resources>> after;
+            for (Attr* a : Chain(session_->job(*j).queue)) {
+              std::string name = a->queue != nullptr ? a->queue->name : "";
+              auto it = left.try_emplace(name, a->allocated).first;
+              Resources now = it->second;
+              // Only what a queue holds above its deserved share can be taken ...
+              if (now.LessEqualInDims(a->deserved, c->request())) {
+                ok = false;
+                break;
+              }
+              now.Sub(WithoutPods(c->request()));
+              // ... and never below its guarantee, in the resources the victim gives back.
+              if (!a->guarantee.LessEqualInDims(now, c->request())) {
+                ok = false;
+                break;
+              }
+              after.emplace_back(name, now);
+            }
+            if (!ok) continue;
+            for (auto& [name, r] : after) left[name] = r;
+            victims.push_back(c);
           }
-          now.Sub(WithoutPods(c->request()));
-          // ... and never below its guarantee, in the resources the victim gives back.
-          if (!a->guarantee.LessEqualInDims(now, c->request())) {
-            ok = false;
-            break;
-          }
-          after.emplace_back(name, now);
-        }
-        if (!ok) continue;
-        for (auto& [name, r] : after) left[name] = r;
-        victims.push_back(c);
-      }
-      return victims;
-    });
+          return victims;
+        });
     Session* s = &ssn;
     ssn.AddJobEnqueueableFn(name(), [this, s](const JobInfo& job, const Resources& credit) {
       const Attr* leaf = Find(job.queue);
       if (leaf == nullptr || leaf->queue == nullptr || !leaf->queue->IsOpen()) {
-        NoteJob(*s, job, QueueNotOpenNote(name(), job.queue, leaf == nullptr ? nullptr : leaf->queue));
+        NoteJob(*s, job,
+                QueueNotOpenNote(name(), job.queue, leaf == nullptr ? nullptr : leaf->queue));
         return Vote::kReject;
       }
       if (!job.min_resources) return Vote::kPermit;
@@ -130,8 +135,10 @@ class CapacityPlugin : public Plugin {
         Resources capability = a->real_capability;
         capability.Add(credit);  // the leaf's own tasks, so every ancestor's too
         if (!want.LessEqualInDims(capability, min)) {
-          NoteJob(*s, job, AdmissionShortfallNote(name(), a->queue != nullptr ? a->queue->name : job.queue, min,
-                                                         a->allocated, a->inqueue, a->real_capability, a->capability));
+          NoteJob(
+              *s, job,
+              AdmissionShortfallNote(name(), a->queue != nullptr ? a->queue->name : job.queue, min,
+                                     a->allocated, a->inqueue, a->real_capability, a->capability));
           return Vote::kReject;
         }
       }
@@ -150,7 +157,8 @@ class CapacityPlugin : public Plugin {
   // Explanations show every queue's entitlement as this session ended.
   void OnSessionClose(Session& ssn) override {
     for (const auto& [queue, a] : attrs_) {
-      ssn.ReportQueueShare(queue, {std::string(name()), a.deserved, a.allocated, a.real_capability, a.inqueue, Share(queue)});
+      ssn.ReportQueueShare(queue, {std::string(name()), a.deserved, a.allocated, a.real_capability,
+                                   a.inqueue, Share(queue)});
     }
   }
 

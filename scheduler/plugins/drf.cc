@@ -27,24 +27,25 @@ class DrfPlugin : public Plugin {
       if (ls == rs) return 0;
       return ls < rs ? -1 : 1;
     });
-    ssn.AddPreemptableFn(name(), [this](const TaskInfo& preemptor,
-                                        const std::vector<const TaskInfo*>& candidates)
-                                        -> std::optional<std::vector<const TaskInfo*>> {
-      api::Resources after = allocated_[preemptor.job];
-      after.Add(WithoutPods(preemptor.request()));
-      double preemptor_share = after.DominantShare(total_);
-      std::vector<const TaskInfo*> victims;
-      for (const TaskInfo* c : candidates) {
-        if (c->job == preemptor.job) {
-          victims.push_back(c);
-          continue;
-        }
-        api::Resources left = allocated_[c->job];
-        left.Sub(WithoutPods(c->request()));
-        if (left.DominantShare(total_) >= preemptor_share) victims.push_back(c);
-      }
-      return victims;
-    });
+    ssn.AddPreemptableFn(
+        name(),
+        [this](const TaskInfo& preemptor, const std::vector<const TaskInfo*>& candidates)
+            -> std::optional<std::vector<const TaskInfo*>> {
+          api::Resources after = allocated_[preemptor.job];
+          after.Add(WithoutPods(preemptor.request()));
+          double preemptor_share = after.DominantShare(total_);
+          std::vector<const TaskInfo*> victims;
+          for (const TaskInfo* c : candidates) {
+            if (c->job == preemptor.job) {
+              victims.push_back(c);
+              continue;
+            }
+            api::Resources left = allocated_[c->job];
+            left.Sub(WithoutPods(c->request()));
+            if (left.DominantShare(total_) >= preemptor_share) victims.push_back(c);
+          }
+          return victims;
+        });
     EventHandler h;
     h.allocate = [this](const TaskEvent& e) { Change(e.task, +1); };
     h.deallocate = [this](const TaskEvent& e) { Change(e.task, -1); };
@@ -73,6 +74,8 @@ class DrfPlugin : public Plugin {
 
 }  // namespace
 
-std::unique_ptr<Plugin> NewDrfPlugin(const PluginOption&) { return std::make_unique<DrfPlugin>(); }
+std::unique_ptr<Plugin> NewDrfPlugin(const PluginOption&) {
+  return std::make_unique<DrfPlugin>();
+}
 
 }  // namespace tephra::scheduler

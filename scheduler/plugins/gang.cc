@@ -77,16 +77,17 @@ class GangPlugin : public Plugin {
           int32_t have = it == counts.end() ? 0 : it->second.valid;
           if (have < min) {
             return ValidateResult{false, "NotEnoughPodsOfTask",
-                                  "Not enough valid pods of task " + role + " for gang-scheduling, valid: " +
-                                      std::to_string(have) + ", min: " + std::to_string(min)};
+                                  "Not enough valid pods of task " + role +
+                                      " for gang-scheduling, valid: " + std::to_string(have) +
+                                      ", min: " + std::to_string(min)};
           }
         }
       }
       if (job.ValidCount() < job.min_available) {
         return ValidateResult{false, "NotEnoughTasks",
                               "Not enough valid tasks for gang-scheduling, valid: " +
-                                  std::to_string(job.ValidCount()) + ", min: " +
-                                  std::to_string(job.min_available)};
+                                  std::to_string(job.ValidCount()) +
+                                  ", min: " + std::to_string(job.min_available)};
       }
       return std::nullopt;
     });
@@ -126,7 +127,8 @@ class GangPlugin : public Plugin {
           victims.push_back(c);  // the whole gang is offered
           continue;
         }
-        if (slack.try_emplace(c->job, job).first->second.Take(c->pod->task_role)) victims.push_back(c);
+        if (slack.try_emplace(c->job, job).first->second.Take(c->pod->task_role))
+          victims.push_back(c);
       }
       return victims;
     };
@@ -141,7 +143,8 @@ class GangPlugin : public Plugin {
       int32_t ready = job.ReadyCount();
       if (ready >= job.min_available) {
         if (ssn.touched_jobs()[i] || job.Count(TaskStatus::kPending) == 0) {
-          ssn.SetJobCondition(i, {"Scheduled", "True", "tasks in gang are ready to be scheduled", ""});
+          ssn.SetJobCondition(i,
+                              {"Scheduled", "True", "tasks in gang are ready to be scheduled", ""});
         }
         continue;
       }

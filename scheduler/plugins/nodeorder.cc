@@ -45,13 +45,16 @@ int64_t MostRequested(int64_t requested, int64_t capacity) {
 // fractions used, taken off (a resource the node has none of does not count).
 int64_t Balance(int64_t cpu_used, int64_t cpu_cap, int64_t mem_used, int64_t mem_cap) {
   if (cpu_cap <= 0 || mem_cap <= 0) return 100;
-  return static_cast<int64_t>((1 - std::fabs(Fraction(cpu_used, cpu_cap) - Fraction(mem_used, mem_cap)) / 2) * kMaxScore);
+  return static_cast<int64_t>(
+      (1 - std::fabs(Fraction(cpu_used, cpu_cap) - Fraction(mem_used, mem_cap)) / 2) * kMaxScore);
 }
 
 // The change in balance the pod brings, mapped onto 0..100 with 75 for none: measured on the
 // Volcano baseline, whose balanced-allocation score is this rather than the balance after
 // placement alone (docs/scheduler.md, nodeorder).
-int64_t BalanceChange(int64_t before, int64_t after) { return (150 + after - before) / 2; }
+int64_t BalanceChange(int64_t before, int64_t after) {
+  return (150 + after - before) / 2;
+}
 
 // Scales raw scores to 0..100 by the largest (reverse: fewer is better).
 void Normalize(std::vector<double>* raw, bool reverse) {
@@ -83,11 +86,9 @@ class NodeOrderPlugin : public Plugin {
         return ResourceScore(task, node);
       });
     }
-    ssn.AddBatchNodeOrderFn(name(), [this](const TaskInfo& task,
-                                           const std::vector<const NodeInfo*>& nodes,
-                                           std::vector<double>* scores) {
-      BatchScore(task, nodes, scores);
-    });
+    ssn.AddBatchNodeOrderFn(
+        name(), [this](const TaskInfo& task, const std::vector<const NodeInfo*>& nodes,
+                       std::vector<double>* scores) { BatchScore(task, nodes, scores); });
     EventHandler h;
     h.allocate = [this](const TaskEvent& e) { OnMove(e.task, e.node, +1); };
     h.deallocate = [this](const TaskEvent& e) { OnMove(e.task, e.node, -1); };
@@ -102,10 +103,14 @@ class NodeOrderPlugin : public Plugin {
     const int64_t cpu_cap = node.allocatable.milli_cpu(), mem_cap = node.allocatable.memory();
     double score = 0;
     if (least_ != 0) {
-      score += least_ * static_cast<double>((LeastRequested(cpu_used, cpu_cap) + LeastRequested(mem_used, mem_cap)) / 2);
+      score +=
+          least_ * static_cast<double>(
+                       (LeastRequested(cpu_used, cpu_cap) + LeastRequested(mem_used, mem_cap)) / 2);
     }
     if (most_ != 0) {
-      score += most_ * static_cast<double>((MostRequested(cpu_used, cpu_cap) + MostRequested(mem_used, mem_cap)) / 2);
+      score +=
+          most_ * static_cast<double>(
+                      (MostRequested(cpu_used, cpu_cap) + MostRequested(mem_used, mem_cap)) / 2);
     }
     if (balanced_ != 0) {
       int64_t before = Balance(node.used.milli_cpu(), cpu_cap, node.used.memory(), mem_cap);
@@ -125,7 +130,8 @@ class NodeOrderPlugin : public Plugin {
       for (size_t i = 0; i < nodes.size(); ++i) {
         raw[i] = 0;
         for (const auto& p : affinity->node_affinity->preferred) {
-          if (MatchesNodeSelectorTerm(p.preference, nodes[i]->labels(), nodes[i]->name)) raw[i] += p.weight;
+          if (MatchesNodeSelectorTerm(p.preference, nodes[i]->labels(), nodes[i]->name))
+            raw[i] += p.weight;
         }
       }
       Add(raw, false, node_affinity_, scores);
@@ -136,8 +142,9 @@ class NodeOrderPlugin : public Plugin {
         raw[i] = 0;
         for (const auto& taint : nodes[i]->taints()) {
           if (taint.effect != "PreferNoSchedule") continue;
-          bool tolerated = std::any_of(spec.tolerations.begin(), spec.tolerations.end(),
-                                       [&](const api::Toleration& t) { return Tolerates(t, taint); });
+          bool tolerated =
+              std::any_of(spec.tolerations.begin(), spec.tolerations.end(),
+                          [&](const api::Toleration& t) { return Tolerates(t, taint); });
           if (!tolerated) raw[i] += 1;
         }
         any = any || raw[i] > 0;
@@ -187,7 +194,8 @@ class NodeOrderPlugin : public Plugin {
     }
   }
 
-  static void Add(std::vector<double>& raw, bool reverse, double weight, std::vector<double>* scores) {
+  static void Add(std::vector<double>& raw, bool reverse, double weight,
+                  std::vector<double>* scores) {
     Normalize(&raw, reverse);
     for (size_t i = 0; i < raw.size(); ++i) (*scores)[i] += weight * raw[i];
   }
@@ -202,8 +210,8 @@ class NodeOrderPlugin : public Plugin {
     return counters_.Get(*session_, &c, task.namespace_(), "", [&] {
       NamespaceScope scope;
       scope.names.insert(task.namespace_());
-      return std::make_unique<DomainCounter>(c.topology_key,
-                                             c.label_selector.value_or(api::LabelSelector{}), scope);
+      return std::make_unique<DomainCounter>(
+          c.topology_key, c.label_selector.value_or(api::LabelSelector{}), scope);
     });
   }
 

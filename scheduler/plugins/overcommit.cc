@@ -34,11 +34,14 @@ class OvercommitPlugin : public Plugin {
       api::Resources room = idle_;
       room.Add(credit);  // tasks the job may preempt free their share
       if (want.LessEqual(room, api::Resources::Missing::kZero)) return Vote::kPermit;
-      NoteJob(*s, job, {std::string(name()),
-                        "the cluster has no room to admit it: minResources " + WithoutPods(*job.min_resources).ToString() +
-                            " + admitted, not started " + WithoutPods(inqueue_).ToString() + " > " +
-                            WithoutPods(idle_).ToString() + " (idle x overcommit-factor)",
-                        "wait for running or admitted jobs to finish, add nodes, or raise overcommit-factor"});
+      NoteJob(
+          *s, job,
+          {std::string(name()),
+           "the cluster has no room to admit it: minResources " +
+               WithoutPods(*job.min_resources).ToString() + " + admitted, not started " +
+               WithoutPods(inqueue_).ToString() + " > " + WithoutPods(idle_).ToString() +
+               " (idle x overcommit-factor)",
+           "wait for running or admitted jobs to finish, add nodes, or raise overcommit-factor"});
       return Vote::kReject;
     });
     ssn.AddJobEnqueuedFn(name(), [this](const JobInfo& job) {

@@ -17,7 +17,8 @@ class PdbPlugin : public Plugin {
   void OnSessionOpen(Session& ssn) override {
     for (const auto& pdb : ssn.snapshot().pdbs) left_[pdb.get()] = pdb->disruptions_allowed;
     pdbs_ = &ssn.snapshot().pdbs;
-    VictimsFn within_budget = [this](const TaskInfo&, const std::vector<const TaskInfo*>& candidates)
+    VictimsFn within_budget = [this](const TaskInfo&,
+                                     const std::vector<const TaskInfo*>& candidates)
         -> std::optional<std::vector<const TaskInfo*>> {
       std::map<const PdbInfo*, int32_t> left = left_;
       std::vector<const TaskInfo*> victims;
@@ -64,6 +65,8 @@ class PdbPlugin : public Plugin {
 
 }  // namespace
 
-std::unique_ptr<Plugin> NewPdbPlugin(const PluginOption&) { return std::make_unique<PdbPlugin>(); }
+std::unique_ptr<Plugin> NewPdbPlugin(const PluginOption&) {
+  return std::make_unique<PdbPlugin>();
+}
 
 }  // namespace tephra::scheduler

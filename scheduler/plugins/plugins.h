@@ -28,9 +28,10 @@ std::unique_ptr<Plugin> NewPdbPlugin(const PluginOption& option);
 // The note a share plugin leaves on a job it did not admit (scheduler/explain shows it): which
 // resources of min + allocated + admitted exceed `limit`, and whether the queue's capability or
 // the cluster (what other queues' guarantees leave) is what limits them.
-JobNote AdmissionShortfallNote(std::string_view plugin, const std::string& queue, const api::Resources& min,
-                               const api::Resources& allocated, const api::Resources& admitted,
-                               const api::Resources& limit, const api::Resources& capability);
+JobNote AdmissionShortfallNote(std::string_view plugin, const std::string& queue,
+                               const api::Resources& min, const api::Resources& allocated,
+                               const api::Resources& admitted, const api::Resources& limit,
+                               const api::Resources& capability);
 // The note for a job whose queue is missing or not Open.
 JobNote QueueNotOpenNote(std::string_view plugin, const std::string& queue, const QueueInfo* info);
 // Adds `note` to `job` in `ssn` (for vote callbacks, which see the job but not its index).

@@ -59,12 +59,10 @@ class PredicatesPlugin : public Plugin {
 
   void OnSessionOpen(Session& ssn) override {
     session_ = &ssn;
-    ssn.AddStaticPredicateFn(name(), [this](const TaskInfo& task, const NodeInfo& node) {
-      return Static(task, node);
-    });
-    ssn.AddPredicateFn(name(), [this](const TaskInfo& task, const NodeInfo& node) {
-      return Dynamic(task, node);
-    });
+    ssn.AddStaticPredicateFn(
+        name(), [this](const TaskInfo& task, const NodeInfo& node) { return Static(task, node); });
+    ssn.AddPredicateFn(
+        name(), [this](const TaskInfo& task, const NodeInfo& node) { return Dynamic(task, node); });
     if (pod_affinity_) CollectExistingAntiAffinity();
     EventHandler h;
     h.allocate = [this](const TaskEvent& e) { OnMove(e.task, e.node, +1); };
@@ -84,12 +82,13 @@ class PredicatesPlugin : public Plugin {
     if (node.unschedulable && UnschedulableToleration(spec.tolerations) == nullptr) {
       return Fit::Unresolvable(reason::kNodeUnschedulable);
     }
-    if (node_affinity_ &&
-        !MatchesNodeSelectorAndAffinity(spec.node_selector, spec.affinity, node.labels(), node.name)) {
+    if (node_affinity_ && !MatchesNodeSelectorAndAffinity(spec.node_selector, spec.affinity,
+                                                          node.labels(), node.name)) {
       return Fit::Unresolvable(reason::kNodeSelector);
     }
     if (taints_) {
-      if (const api::Taint* t = UntoleratedTaint(node.taints(), spec.tolerations, {"NoSchedule", "NoExecute"})) {
+      if (const api::Taint* t =
+              UntoleratedTaint(node.taints(), spec.tolerations, {"NoSchedule", "NoExecute"})) {
         return Fit::Unresolvable(TaintReason(*t));
       }
     }
@@ -205,7 +204,8 @@ class PredicatesPlugin : public Plugin {
         DomainCounter::NodeFilter filter;
         if (c.node_affinity_policy != "Ignore") {
           filter = [sp](const NodeInfo& n) {
-            return MatchesNodeSelectorAndAffinity(sp->node_selector, sp->affinity, n.labels(), n.name);
+            return MatchesNodeSelectorAndAffinity(sp->node_selector, sp->affinity, n.labels(),
+                                                  n.name);
           };
         }
         return std::make_unique<DomainCounter>(c.topology_key, selector, scope, filter);
@@ -217,7 +217,8 @@ class PredicatesPlugin : public Plugin {
       if (counter.domains().empty()) min = 0;
       if (c.min_domains && static_cast<int>(counter.domains().size()) < *c.min_domains) min = 0;
       int self = counter.Matches(*session_, *task.pod) ? 1 : 0;
-      if (counter.Count(*domain) + self - min > c.max_skew) return Fit::Fail(reason::kTopologySpread);
+      if (counter.Count(*domain) + self - min > c.max_skew)
+        return Fit::Fail(reason::kTopologySpread);
     }
     return Fit::Ok();
   }
@@ -236,7 +237,8 @@ class PredicatesPlugin : public Plugin {
   void AddAntiAffinity(const PodInfoPtr& pod, const std::string& node) {
     const auto& a = pod->spec->affinity;
     if (!a || !a->pod_anti_affinity) return;
-    for (const auto& term : a->pod_anti_affinity->required) existing_anti_.push_back({pod, &term, node});
+    for (const auto& term : a->pod_anti_affinity->required)
+      existing_anti_.push_back({pod, &term, node});
   }
 
   void OnMove(const TaskInfo& task, const std::string& node_name, int sign) {

@@ -30,7 +30,7 @@ struct QueueAttr {
   Resources allocated;
   Resources request;
   Resources inqueue;
-  Resources elastic;  // allocated above minResources in running jobs: could be given back
+  Resources elastic;     // allocated above minResources in running jobs: could be given back
   Resources capability;  // from the Queue; empty = unlimited
   Resources real_capability;
   Resources guarantee;
@@ -97,7 +97,8 @@ class ProportionPlugin : public Plugin {
       // adding both would double the queue's request and starve lighter queues.
       if (job.IsPending() && job.min_resources) request.MaxWith(WithoutPods(*job.min_resources));
       attr.request.Add(request);
-      if (job.phase == api::PodGroupPhase::kInqueue && job.min_resources) attr.inqueue.Add(job.UngatedMinResources());
+      if (job.phase == api::PodGroupPhase::kInqueue && job.min_resources)
+        attr.inqueue.Add(job.UngatedMinResources());
       if (job.phase == api::PodGroupPhase::kRunning && job.min_resources) {
         Resources elastic = WithoutPods(job.allocated);
         elastic.Sub(*job.min_resources);
@@ -162,35 +163,37 @@ class ProportionPlugin : public Plugin {
       if (want.LessEqualInDims(capability, *job.min_resources)) return Vote::kPermit;
       Resources allocated = a.allocated;
       allocated.Sub(a.elastic);
-      NoteJob(*s, job, AdmissionShortfallNote(name(), job.queue, WithoutPods(*job.min_resources), allocated,
-                                              a.inqueue, a.real_capability, a.capability));
+      NoteJob(*s, job,
+              AdmissionShortfallNote(name(), job.queue, WithoutPods(*job.min_resources), allocated,
+                                     a.inqueue, a.real_capability, a.capability));
       return Vote::kReject;
     });
     ssn.AddJobEnqueuedFn(name(), [this](const JobInfo& job) {
       auto it = attrs_.find(job.queue);
       if (it != attrs_.end() && job.min_resources) it->second.inqueue.Add(*job.min_resources);
     });
-    ssn.AddReclaimableFn(name(), [this, s](const TaskInfo& reclaimer,
-                                           const std::vector<const TaskInfo*>& candidates)
-                                           -> std::optional<std::vector<const TaskInfo*>> {
-      std::map<std::string, Resources> left;  // queue → allocated after the victims so far
-      std::vector<const TaskInfo*> victims;
-      for (const TaskInfo* c : candidates) {
-        auto j = s->JobIndex(c->job);
-        if (!j) continue;
-        const std::string& queue = s->job(*j).queue;
-        auto it = attrs_.find(queue);
-        if (it == attrs_.end()) continue;
-        auto [l, inserted] = left.try_emplace(queue, it->second.allocated);
-        Resources& allocated = l->second;
-        (void)reclaimer;
-        // Only a queue above its deserved share in the victim's resources gives back.
-        if (allocated.LessEqualInDims(it->second.deserved, c->request())) continue;
-        allocated.Sub(WithoutPods(c->request()));
-        victims.push_back(c);
-      }
-      return victims;
-    });
+    ssn.AddReclaimableFn(
+        name(),
+        [this, s](const TaskInfo& reclaimer, const std::vector<const TaskInfo*>& candidates)
+            -> std::optional<std::vector<const TaskInfo*>> {
+          std::map<std::string, Resources> left;  // queue → allocated after the victims so far
+          std::vector<const TaskInfo*> victims;
+          for (const TaskInfo* c : candidates) {
+            auto j = s->JobIndex(c->job);
+            if (!j) continue;
+            const std::string& queue = s->job(*j).queue;
+            auto it = attrs_.find(queue);
+            if (it == attrs_.end()) continue;
+            auto [l, inserted] = left.try_emplace(queue, it->second.allocated);
+            Resources& allocated = l->second;
+            (void)reclaimer;
+            // Only a queue above its deserved share in the victim's resources gives back.
+            if (allocated.LessEqualInDims(it->second.deserved, c->request())) continue;
+            allocated.Sub(WithoutPods(c->request()));
+            victims.push_back(c);
+          }
+          return victims;
+        });
     EventHandler h;
     h.allocate = [this, s](const TaskEvent& e) { Move(*s, e.task, +1); };
     h.deallocate = [this, s](const TaskEvent& e) { Move(*s, e.task, -1); };
@@ -200,7 +203,8 @@ class ProportionPlugin : public Plugin {
   // Explanations show every queue's entitlement as this session ended.
   void OnSessionClose(Session& ssn) override {
     for (const auto& [queue, a] : attrs_) {
-      ssn.ReportQueueShare(queue, {std::string(name()), a.deserved, a.allocated, a.real_capability, a.inqueue, a.share});
+      ssn.ReportQueueShare(queue, {std::string(name()), a.deserved, a.allocated, a.real_capability,
+                                   a.inqueue, a.share});
     }
   }
 
@@ -212,7 +216,8 @@ class ProportionPlugin : public Plugin {
     a.queue = ssn.queue(queue);
     if (a.queue != nullptr) {
       a.capability = a.queue->capability;
-      if (a.queue->GuaranteeFits(WithoutPods(ssn.total_resource()))) a.guarantee = a.queue->guarantee;
+      if (a.queue->GuaranteeFits(WithoutPods(ssn.total_resource())))
+        a.guarantee = a.queue->guarantee;
     }
     return a;
   }

@@ -7,7 +7,8 @@
 
 namespace tephra::scheduler {
 
-ReplayResult Replay(const SnapshotDocument& doc, const SchedulerConf& conf, const Registry& registry) {
+ReplayResult Replay(const SnapshotDocument& doc, const SchedulerConf& conf,
+                    const Registry& registry) {
   ReplayResult out;
   base::FakeClock clock(doc.time.value_or(base::Clock::now()));
   DecisionLog log(nullptr, nullptr);
@@ -46,9 +47,10 @@ bool SameAsRecorded(const ReplayResult& result, const SnapshotDocument& doc) {
 }
 
 std::string FormatReplay(const ReplayResult& result, const SnapshotDocument& doc) {
-  std::string out = "# replay of " + (doc.session.empty() ? std::string("a snapshot") : "session " + doc.session) +
-                    ": " + std::to_string(result.cycle.nodes) + " nodes, " + std::to_string(result.cycle.jobs) +
-                    " jobs\n";
+  std::string out = "# replay of " +
+                    (doc.session.empty() ? std::string("a snapshot") : "session " + doc.session) +
+                    ": " + std::to_string(result.cycle.nodes) + " nodes, " +
+                    std::to_string(result.cycle.jobs) + " jobs\n";
   out += result.decisions.ToText();
   for (const auto& e : result.waiting) out += "waiting " + e.id + ": " + Summarize(e) + "\n";
   if (!doc.decisions) {
@@ -58,9 +60,9 @@ std::string FormatReplay(const ReplayResult& result, const SnapshotDocument& doc
   Decisions recorded = *doc.decisions;
   recorded.Normalize();
   if (recorded == result.decisions) {
-    out += "# same decisions as the recorded session (" + std::to_string(recorded.binds.size()) + " binds, " +
-           std::to_string(recorded.evictions.size()) + " evictions, " + std::to_string(recorded.phases.size()) +
-           " phase changes)\n";
+    out += "# same decisions as the recorded session (" + std::to_string(recorded.binds.size()) +
+           " binds, " + std::to_string(recorded.evictions.size()) + " evictions, " +
+           std::to_string(recorded.phases.size()) + " phase changes)\n";
     return out;
   }
   out += "# DIFFERENT from the recorded session:\n";

@@ -11,8 +11,8 @@
 #include "scheduler/explain/explain.h"
 #include "scheduler/framework/conf.h"
 #include "scheduler/framework/cycle.h"
-#include "scheduler/framework/registry.h"
 #include "scheduler/framework/decisions.h"
+#include "scheduler/framework/registry.h"
 #include "scheduler/replay/snapshot_io.h"
 
 namespace tephra::scheduler {
@@ -24,7 +24,8 @@ struct ReplayResult {
   CycleResult cycle;
 };
 
-ReplayResult Replay(const SnapshotDocument& doc, const SchedulerConf& conf, const Registry& registry);
+ReplayResult Replay(const SnapshotDocument& doc, const SchedulerConf& conf,
+                    const Registry& registry);
 
 // The replay as text: the decisions, one line each, then "waiting ns/pg: <summary>" lines, then
 // how they compare with the decisions recorded in the snapshot (if any).

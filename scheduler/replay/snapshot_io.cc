@@ -30,7 +30,9 @@ void WriteResources(json::Writer& w, std::string_view key, const api::Resources&
   w.EndObject();
 }
 
-api::Resources ReadResources(const json::Reader& r) { return api::Resources::FromList(api::DecodeResourceList(r)); }
+api::Resources ReadResources(const json::Reader& r) {
+  return api::Resources::FromList(api::DecodeResourceList(r));
+}
 
 // The Pod the scheduler's decoder turns back into `pod`: its request folded into one container.
 std::string EncodePodInfo(const PodInfo& pod) {
@@ -41,9 +43,11 @@ std::string EncodePodInfo(const PodInfo& pod) {
   // What the decoder derives from annotations, written where it looks first, so that pods built
   // in code (tests, benchmarks) read back the same too.
   auto& annotations = p.metadata.annotations;
-  if (!pod.group_name.empty() && !pod.sched_plugins_group && !pod.implicit_group) annotations[std::string(api::kGroupNameAnnotation)] = pod.group_name;
+  if (!pod.group_name.empty() && !pod.sched_plugins_group && !pod.implicit_group)
+    annotations[std::string(api::kGroupNameAnnotation)] = pod.group_name;
   if (!pod.task_role.empty()) annotations[std::string(api::kTaskSpecKey)] = pod.task_role;
-  if (pod.task_priority) annotations[std::string(api::kTaskPriorityAnnotation)] = std::to_string(*pod.task_priority);
+  if (pod.task_priority)
+    annotations[std::string(api::kTaskPriorityAnnotation)] = std::to_string(*pod.task_priority);
   annotations[std::string(api::kPreemptableKey)] = pod.preemptable ? "true" : "false";
   const SchedulingSpec& s = *pod.spec;
   api::Container c;
@@ -78,8 +82,8 @@ std::string EncodePodInfo(const PodInfo& pod) {
   p.status.phase = pod.phase;
   p.status.nominated_node_name = pod.nominated_node;
   if (pod.scheduled) {
-    p.status.conditions.push_back(
-        {"PodScheduled", pod.scheduled->status, pod.scheduled->reason, pod.scheduled->message, std::nullopt});
+    p.status.conditions.push_back({"PodScheduled", pod.scheduled->status, pod.scheduled->reason,
+                                   pod.scheduled->message, std::nullopt});
   }
   if (pod.restarts > 0) {
     api::ContainerStatus cs;
@@ -93,23 +97,31 @@ std::string EncodePodInfo(const PodInfo& pod) {
 void EncodeDecisions(json::Writer& w, const Decisions& d) {
   w.Key("decisions").StartObject();
   w.Key("binds").StartArray();
-  for (const auto& b : d.binds) w.StartObject().Field("pod", b.pod).Field("node", b.node).EndObject();
+  for (const auto& b : d.binds)
+    w.StartObject().Field("pod", b.pod).Field("node", b.node).EndObject();
   w.EndArray();
   w.Key("evictions").StartArray();
-  for (const auto& e : d.evictions) w.StartObject().Field("pod", e.pod).Field("reason", e.reason).EndObject();
+  for (const auto& e : d.evictions)
+    w.StartObject().Field("pod", e.pod).Field("reason", e.reason).EndObject();
   w.EndArray();
   w.Key("phases").StartArray();
-  for (const auto& p : d.phases) w.StartObject().Field("job", p.job).Field("phase", p.phase).EndObject();
+  for (const auto& p : d.phases)
+    w.StartObject().Field("job", p.job).Field("phase", p.phase).EndObject();
   w.EndArray();
   w.EndObject();
 }
 
 Decisions DecodeDecisions(const json::Reader& r) {
   Decisions d;
-  r["binds"].ForEach([&](const json::Reader& b) { d.binds.push_back({b["pod"].String(), b["node"].String()}); });
-  r["evictions"].ForEach(
-      [&](const json::Reader& e) { d.evictions.push_back({e["pod"].String(), e["reason"].String()}); });
-  r["phases"].ForEach([&](const json::Reader& p) { d.phases.push_back({p["job"].String(), p["phase"].String()}); });
+  r["binds"].ForEach([&](const json::Reader& b) {
+    d.binds.push_back({b["pod"].String(), b["node"].String()});
+  });
+  r["evictions"].ForEach([&](const json::Reader& e) {
+    d.evictions.push_back({e["pod"].String(), e["reason"].String()});
+  });
+  r["phases"].ForEach([&](const json::Reader& p) {
+    d.phases.push_back({p["job"].String(), p["phase"].String()});
+  });
   return d;
 }
 
@@ -173,13 +185,16 @@ std::string EncodeSnapshot(const SnapshotDocument& doc) {
 
   std::vector<const JobInfo*> jobs;
   for (const auto& j : snap.jobs) jobs.push_back(j.get());
-  std::sort(jobs.begin(), jobs.end(), [](const JobInfo* a, const JobInfo* b) { return a->id < b->id; });
+  std::sort(jobs.begin(), jobs.end(),
+            [](const JobInfo* a, const JobInfo* b) { return a->id < b->id; });
   w.Key("jobs").StartArray();
   for (const JobInfo* j : jobs) {
     w.StartObject().Field("id", j->id).Field("namespace", j->namespace_).Field("name", j->name);
     w.Field("uid", j->uid);
     if (j->pod_group) w.Key("podGroup").Raw(api::EncodePodGroup(*j->pod_group));
-    w.Field("queue", j->queue).Field("priority", j->priority).Field("minAvailable", j->min_available);
+    w.Field("queue", j->queue)
+        .Field("priority", j->priority)
+        .Field("minAvailable", j->min_available);
     w.Key("minTaskMember").StartObject();
     for (const auto& [role, n] : j->min_task_member) w.Field(role, n);
     w.EndObject();
@@ -188,7 +203,8 @@ std::string EncodeSnapshot(const SnapshotDocument& doc) {
     if (j->creation) w.Field("creation", base::FormatTime(*j->creation));
     std::vector<const TaskInfo*> tasks;
     for (const auto& [uid, t] : j->tasks) tasks.push_back(&t);
-    std::sort(tasks.begin(), tasks.end(), [](const TaskInfo* a, const TaskInfo* b) { return a->uid() < b->uid(); });
+    std::sort(tasks.begin(), tasks.end(),
+              [](const TaskInfo* a, const TaskInfo* b) { return a->uid() < b->uid(); });
     w.Key("tasks").StartArray();
     for (const TaskInfo* t : tasks) {
       w.StartObject().Field("uid", t->uid()).Field("status", TaskStatusName(t->status));
@@ -209,7 +225,11 @@ std::string EncodeSnapshot(const SnapshotDocument& doc) {
     w.StringMap("matchLabels", pdb->selector.match_labels);
     w.Key("matchExpressions").StartArray();
     for (const auto& e : pdb->selector.match_expressions) {
-      w.StartObject().Field("key", e.key).Field("operator", e.op).StringList("values", e.values).EndObject();
+      w.StartObject()
+          .Field("key", e.key)
+          .Field("operator", e.op)
+          .StringList("values", e.values)
+          .EndObject();
     }
     w.EndArray().EndObject();
     w.Field("disruptionsAllowed", pdb->disruptions_allowed).EndObject();
@@ -227,10 +247,11 @@ StatusOr<SnapshotDocument> DecodeSnapshot(std::string_view text, SpecInterner& i
   json::Errors errors;
   json::Reader root(&doc, &errors);
   if (!root.is_object()) return InvalidArgument("snapshot: expected a JSON object");
-  if (root["kind"].String() != kSnapshotKind || root["apiVersion"].String() != kSnapshotApiVersion) {
-    return InvalidArgument("snapshot: expected apiVersion " + std::string(kSnapshotApiVersion) + " kind " +
-                           std::string(kSnapshotKind) + ", got " + root["apiVersion"].String() + " " +
-                           root["kind"].String());
+  if (root["kind"].String() != kSnapshotKind ||
+      root["apiVersion"].String() != kSnapshotApiVersion) {
+    return InvalidArgument("snapshot: expected apiVersion " + std::string(kSnapshotApiVersion) +
+                           " kind " + std::string(kSnapshotKind) + ", got " +
+                           root["apiVersion"].String() + " " + root["kind"].String());
   }
   SnapshotDocument out;
   out.session = root["session"].String();
@@ -249,7 +270,8 @@ StatusOr<SnapshotDocument> DecodeSnapshot(std::string_view text, SpecInterner& i
       p.Fail(pod.status().message());
       return;
     }
-    if (!pods.emplace((*pod)->metadata.uid, *pod).second) p.Fail("duplicate pod uid " + (*pod)->metadata.uid);
+    if (!pods.emplace((*pod)->metadata.uid, *pod).second)
+      p.Fail("duplicate pod uid " + (*pod)->metadata.uid);
   });
   auto pod_of = [&](const json::Reader& uid_at) -> PodInfoPtr {
     std::string uid = uid_at.String();
@@ -350,8 +372,9 @@ StatusOr<SnapshotDocument> DecodeSnapshot(std::string_view text, SpecInterner& i
     job->queue = j["queue"].String();
     job->priority = j["priority"].Int32();
     job->min_available = j["minAvailable"].Int32();
-    j["minTaskMember"].ForEachMember(
-        [&](std::string_view role, const json::Reader& n) { job->min_task_member[std::string(role)] = n.Int32(); });
+    j["minTaskMember"].ForEachMember([&](std::string_view role, const json::Reader& n) {
+      job->min_task_member[std::string(role)] = n.Int32();
+    });
     if (j["minResources"].present()) job->min_resources = ReadResources(j["minResources"]);
     job->phase = api::PodGroupPhaseFromString(j["phase"].String());
     job->preemptable = j["preemptable"].Bool();

@@ -27,9 +27,9 @@
 
 #include "base/status.h"
 #include "base/time.h"
+#include "scheduler/framework/decisions.h"
 #include "scheduler/model/model.h"
 #include "scheduler/model/pod_info.h"
-#include "scheduler/framework/decisions.h"
 
 namespace tephra::scheduler {
 

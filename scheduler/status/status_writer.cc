@@ -15,15 +15,16 @@ StatusWriter::StatusWriter(std::shared_ptr<kube::Client> client, SchedulerCache*
   if (registry != nullptr) {
     writes_ = &registry->AddCounter("tephra_status_writes_total",
                                     "PodGroup, Queue and pod status writes.");
-    write_errors_ = &registry->AddCounter("tephra_status_write_errors_total",
-                                          "Status writes that failed.");
+    write_errors_ =
+        &registry->AddCounter("tephra_status_write_errors_total", "Status writes that failed.");
   }
-  workers_.Start(&queue_, workers, "status writer", [this](const std::string& key) {
-    return Process(key);
-  });
+  workers_.Start(&queue_, workers, "status writer",
+                 [this](const std::string& key) { return Process(key); });
 }
 
-StatusWriter::~StatusWriter() { Stop(); }
+StatusWriter::~StatusWriter() {
+  Stop();
+}
 
 namespace {
 
@@ -32,7 +33,8 @@ void WriteConditions(json::Writer& w, const std::vector<api::PodGroupCondition>&
   for (const auto& c : conditions) {
     w.StartObject().Field("type", c.type).Field("status", c.status);
     if (!c.transition_id.empty()) w.Field("transitionID", c.transition_id);
-    if (c.last_transition_time) w.Field("lastTransitionTime", base::FormatTime(*c.last_transition_time));
+    if (c.last_transition_time)
+      w.Field("lastTransitionTime", base::FormatTime(*c.last_transition_time));
     if (!c.reason.empty()) w.Field("reason", c.reason);
     if (!c.message.empty()) w.Field("message", c.message);
     w.EndObject();
@@ -68,7 +70,8 @@ void StatusWriter::Apply(const SessionOutcome& outcome) {
     w.EndObject().EndObject();
     item.body = w.Take();
     if (!u.event_reason.empty()) {
-      item.event_object.api_version = u.sched_plugins ? "scheduling.x-k8s.io/v1alpha1" : "scheduling.volcano.sh/v1beta1";
+      item.event_object.api_version =
+          u.sched_plugins ? "scheduling.x-k8s.io/v1alpha1" : "scheduling.volcano.sh/v1beta1";
       item.event_object.kind = "PodGroup";
       item.event_object.namespace_ = u.namespace_;
       item.event_object.name = u.name;
@@ -145,7 +148,8 @@ void StatusWriter::Enqueue(Item item, bool urgent) {
 
 bool StatusWriter::Drain(std::chrono::milliseconds timeout) {
   base::MutexLock lock(mu_);
-  return idle_cv_.WaitFor(mu_, timeout, [this]() REQUIRES(mu_) { return pending_.empty() && in_flight_ == 0; });
+  return idle_cv_.WaitFor(mu_, timeout,
+                          [this]() REQUIRES(mu_) { return pending_.empty() && in_flight_ == 0; });
 }
 
 void StatusWriter::Stop() {
@@ -202,14 +206,16 @@ void StatusWriter::Write(const Item& item) {
   switch (item.kind) {
     case Item::Kind::kPodGroup:
       if (item.sched_plugins) {
-        r = client_->Patch(api::kSchedPluginsPodGroups, item.namespace_, item.name, kube::PatchType::kMerge,
-                           item.body, {}, "status");
+        r = client_->Patch(api::kSchedPluginsPodGroups, item.namespace_, item.name,
+                           kube::PatchType::kMerge, item.body, {}, "status");
       } else {
-        r = client_->Patch(api::kPodGroups, item.namespace_, item.name, kube::PatchType::kMerge, item.body);
+        r = client_->Patch(api::kPodGroups, item.namespace_, item.name, kube::PatchType::kMerge,
+                           item.body);
       }
       break;
     case Item::Kind::kQueue:
-      r = client_->Patch(api::kQueues, "", item.name, kube::PatchType::kMerge, item.body, {}, "status");
+      r = client_->Patch(api::kQueues, "", item.name, kube::PatchType::kMerge, item.body, {},
+                         "status");
       break;
     case Item::Kind::kPod:
       r = client_->Patch(kube::resources::kPods, item.namespace_, item.name,
@@ -219,7 +225,8 @@ void StatusWriter::Write(const Item& item) {
   if (writes_ != nullptr) writes_->Inc();
   if (!r.ok()) {
     if (write_errors_ != nullptr) write_errors_->Inc();
-    if (cache_ != nullptr && item.kind == Item::Kind::kPodGroup) cache_->ForgetPodGroupStatus(item.job);
+    if (cache_ != nullptr && item.kind == Item::Kind::kPodGroup)
+      cache_->ForgetPodGroupStatus(item.job);
     if (r.status().code() != StatusCode::kNotFound) {
       LOG(WARNING) << "status writer: " << item.key << ": " << r.status().ToString();
     }
@@ -230,9 +237,9 @@ void StatusWriter::Write(const Item& item) {
     // kubectl describe lists only events whose involvedObject.uid matches: take the uid (and
     // the version the event speaks of) from the object the write returned.
     if (object.uid.empty()) FillIdentity(*r, &object);
-    events_->Record(object,
-                    item.event_type == "Warning" ? kube::EventType::kWarning : kube::EventType::kNormal,
-                    item.event_reason, item.event_message);
+    events_->Record(
+        object, item.event_type == "Warning" ? kube::EventType::kWarning : kube::EventType::kNormal,
+        item.event_reason, item.event_message);
   }
 }
 

@@ -28,8 +28,8 @@ namespace tephra::scheduler {
 class StatusWriter {
  public:
   // PodGroup status writes are assumed in `cache` (when not null) as they are queued.
-  StatusWriter(std::shared_ptr<kube::Client> client, SchedulerCache* cache, kube::EventRecorder* events,
-               metrics::Registry* registry, int workers = 4,
+  StatusWriter(std::shared_ptr<kube::Client> client, SchedulerCache* cache,
+               kube::EventRecorder* events, metrics::Registry* registry, int workers = 4,
                std::chrono::milliseconds settle = std::chrono::seconds(1));
   ~StatusWriter();
 
@@ -44,7 +44,7 @@ class StatusWriter {
     JobId job;  // kPodGroup
     std::string namespace_;
     std::string name;
-    std::string body;  // the patch
+    std::string body;                                  // the patch
     std::chrono::steady_clock::time_point not_before;  // held until then (settle)
     bool sched_plugins = false;
     kube::ObjectReference event_object;

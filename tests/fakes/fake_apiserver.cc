@@ -5,8 +5,8 @@
 
 #include <rapidjson/document.h>
 
-#include "json/json.h"
 #include "base/time.h"
+#include "json/json.h"
 
 namespace tephra::testing {
 namespace {
@@ -200,7 +200,9 @@ class FakeApiServer::FakeStream : public kube::ResponseStream {
 
 FakeApiServer::FakeApiServer() = default;
 
-FakeApiServer::~FakeApiServer() { DropWatches(); }
+FakeApiServer::~FakeApiServer() {
+  DropWatches();
+}
 
 void FakeApiServer::FailNext(int count, int status, std::string method,
                              std::optional<int> retry_after_seconds) {
@@ -292,7 +294,8 @@ bool FakeApiServer::Remove(const std::string& collection, const std::string& nam
   Target t = Parse(collection);
   std::lock_guard<std::mutex> l(mu_);
   auto& objs = objects_[t.collection];
-  std::string key = name_or_key.find('/') == std::string::npos ? Key(t.ns, name_or_key) : name_or_key;
+  std::string key =
+      name_or_key.find('/') == std::string::npos ? Key(t.ns, name_or_key) : name_or_key;
   auto it = objs.find(key);
   if (it == objs.end()) return false;
   ++rv_;
@@ -330,8 +333,8 @@ StatusOr<kube::ApiResponse> FakeApiServer::RoundTrip(const kube::ApiRequest& req
     }
     for (auto it = faults_.begin(); it != faults_.end(); ++it) {
       if (!it->method.empty() && it->method != request.method) continue;
-      kube::ApiResponse r = ErrorResponse(it->status, it->status == 429 ? "TooManyRequests" : "",
-                                           "injected failure");
+      kube::ApiResponse r =
+          ErrorResponse(it->status, it->status == 429 ? "TooManyRequests" : "", "injected failure");
       if (it->retry_after) r.retry_after = std::chrono::seconds(*it->retry_after);
       if (--it->count <= 0) faults_.erase(it);
       return r;
@@ -400,8 +403,9 @@ StatusOr<kube::ApiResponse> FakeApiServer::Handle(const kube::ApiRequest& reques
     if (objs.count(Key(t.ns, name)) != 0) {
       return ErrorResponse(409, "AlreadyExists", name + " already exists");
     }
-    std::map<std::string, std::string> meta{{"uid", "uid-" + std::to_string(++uid_)},
-                                            {"creationTimestamp", base::FormatTime(base::Clock::now())}};
+    std::map<std::string, std::string> meta{
+        {"uid", "uid-" + std::to_string(++uid_)},
+        {"creationTimestamp", base::FormatTime(base::Clock::now())}};
     if (!t.ns.empty()) meta["namespace"] = t.ns;
     return Ok(201, Store(t.collection, t.ns, WithMeta(request.body, meta), "ADDED"));
   }
@@ -427,13 +431,15 @@ StatusOr<kube::ApiResponse> FakeApiServer::Handle(const kube::ApiRequest& reques
     if (t.sub == "status") {
       json::Document doc;
       (void)json::Parse(updated, &doc);
-      std::string status = doc.IsObject() && doc.HasMember("status") ? json::Write(doc["status"]) : "{}";
+      std::string status =
+          doc.IsObject() && doc.HasMember("status") ? json::Write(doc["status"]) : "{}";
       (void)json::ApplyMergePatch(it->second, R"({"status":null})", &updated);
       (void)json::ApplyMergePatch(updated, R"({"status":)" + status + "}", &updated);
     }
-    updated = WithMeta(updated, {{"uid", Field(it->second, "metadata", "uid")},
-                                 {"creationTimestamp", Field(it->second, "metadata", "creationTimestamp")},
-                                 {"name", t.name}});
+    updated = WithMeta(updated,
+                       {{"uid", Field(it->second, "metadata", "uid")},
+                        {"creationTimestamp", Field(it->second, "metadata", "creationTimestamp")},
+                        {"name", t.name}});
     if (!t.ns.empty()) updated = WithMeta(updated, {{"namespace", t.ns}});
     return Ok(200, Store(t.collection, t.ns, updated, "MODIFIED"));
   }
@@ -471,9 +477,10 @@ StatusOr<std::unique_ptr<kube::ResponseStream>> FakeApiServer::Stream(
   const std::string& rv_text = t.query["resourceVersion"];
   int64_t from = rv_text.empty() ? rv_ : std::stoll(rv_text);
   if (from < compacted_rv_) {
-    stream->Push(R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure",)"
-                 R"("message":"too old resource version","reason":"Expired","code":410}})"
-                 "\n");
+    stream->Push(
+        R"({"type":"ERROR","object":{"kind":"Status","apiVersion":"v1","status":"Failure",)"
+        R"("message":"too old resource version","reason":"Expired","code":410}})"
+        "\n");
     stream->End(false);
   } else {
     for (const auto& e : history_) {

@@ -71,7 +71,9 @@ void FuzzJob(std::string_view text, bool invariants) {
   const api::Job& job = **decoded;
   (void)api::ValidateJobCreate(job, &Queues());
   (void)api::ValidateJobUpdate(job, job);
-  auto decode = [](std::string_view t, const api::DecodeOptions& o) { return api::DecodeJob(t, o); };
+  auto decode = [](std::string_view t, const api::DecodeOptions& o) {
+    return api::DecodeJob(t, o);
+  };
   api::Job defaulted = job;
   api::JsonPatch patch = api::DefaultJob(&defaulted);
   if (invariants) {
@@ -88,7 +90,9 @@ void FuzzQueue(std::string_view text, bool invariants) {
   (void)api::ValidateQueueCreate(queue, Queues());
   (void)api::ValidateQueueUpdate(*Queues().Get("a"), queue, Queues());
   (void)api::ValidateQueueDelete(queue, Queues());
-  auto decode = [](std::string_view t, const api::DecodeOptions& o) { return api::DecodeQueue(t, o); };
+  auto decode = [](std::string_view t, const api::DecodeOptions& o) {
+    return api::DecodeQueue(t, o);
+  };
   api::Queue defaulted = queue;
   api::JsonPatch patch = api::DefaultQueue(&defaulted);
   if (invariants) {

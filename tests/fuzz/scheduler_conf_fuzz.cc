@@ -35,7 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string text(reinterpret_cast<const char*>(data), size);
   for (bool known : {false, true}) {
     auto conf = known ? scheduler::ParseSchedulerConf(text, registry->ActionNames(),
-                                                       registry->PluginNames())
+                                                      registry->PluginNames())
                       : scheduler::ParseSchedulerConf(text, {}, {});
     if (!conf.ok()) {
       fuzz::Check(!conf.status().message().empty());

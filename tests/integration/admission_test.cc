@@ -7,15 +7,14 @@
 // release of its own (tephra-it-<id>) and scopes its hooks: to namespaces carrying a label unique
 // to the test, and (queues being cluster-scoped) to queues carrying that label. Cleanup removes
 // the webhook configurations before the daemon goes.
-#include <signal.h>
-#include <unistd.h>
-
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <memory>
+#include <signal.h>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -116,8 +115,7 @@ class Suite {
     r->log = base + ".log";
     r->cert_dir = base + ".certs";
     r->process = std::make_unique<BackgroundProcess>(
-        std::vector<std::string>{kDaemon,
-                                 "--kubeconfig=" + ClusterEnv::Get().kubeconfig_admission,
+        std::vector<std::string>{kDaemon, "--kubeconfig=" + ClusterEnv::Get().kubeconfig_admission,
                                  "--address=127.0.0.1", "--port=" + std::to_string(r->port),
                                  "--healthz-address=127.0.0.1:" + std::to_string(r->health_port),
                                  "--extra-san=IP:127.0.0.1", "--namespace=" + namespace_,
@@ -128,8 +126,8 @@ class Suite {
     REQUIRE(r->process->started());
     Replica& replica = *r;
     replicas_.push_back(std::move(r));
-    bool ready = Eventually([&] { return replica.Health("/readyz").out == "ok"; },
-                            std::chrono::seconds(30));
+    bool ready =
+        Eventually([&] { return replica.Health("/readyz").out == "ok"; }, std::chrono::seconds(30));
     INFO(replica.Log());
     REQUIRE(ready);
     return replica;
@@ -216,9 +214,8 @@ class Suite {
  private:
   void InstallCrds() {
     k_.ApplyShared({"-f", kSource + "/crds/"});
-    k_.MustRun({"wait", "--for=condition=Established", "--timeout=60s",
-                "crd/jobs.batch.volcano.sh", "crd/queues.scheduling.volcano.sh",
-                "crd/podgroups.scheduling.volcano.sh"});
+    k_.MustRun({"wait", "--for=condition=Established", "--timeout=60s", "crd/jobs.batch.volcano.sh",
+                "crd/queues.scheduling.volcano.sh", "crd/podgroups.scheduling.volcano.sh"});
   }
 
   Kubectl k_;
@@ -280,10 +277,12 @@ spec:
 
   // A queue deserving more than it may ever have; cluster-scoped, so it carries the label.
   std::string queue_name = "it-adm-" + suite.id() + "-q";
-  CommandResult queue = Apply(suite.k(), "", R"(
+  CommandResult queue = Apply(suite.k(), "",
+                              R"(
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: Queue
-metadata: {name: )" + queue_name + ", labels: {" + suite.label() + R"(: "true"}}
+metadata: {name: )" + queue_name + ", labels: {" +
+                                  suite.label() + R"(: "true"}}
 spec:
   capability: {cpu: "4"}
   deserved: {cpu: "8"}
@@ -305,14 +304,17 @@ spec: {minMember: 2, queue: nowhere}
 )");
   INFO(pg.err);
   CHECK_FALSE(pg.ok());
-  CHECK(Contains(pg.err, "admission webhook \"validatepodgroup.volcano.sh\" denied the request: "
-                         "spec.queue: queue \"nowhere\" does not exist"));
+  CHECK(Contains(pg.err,
+                 "admission webhook \"validatepodgroup.volcano.sh\" denied the request: "
+                 "spec.queue: queue \"nowhere\" does not exist"));
 
   // Nothing was stored, and the daemon counted its verdicts.
   CHECK_FALSE(suite.k().Run({"get", "-n", ns, "vcjob", "bad"}).ok());
   std::string metrics = replica.Health("/metrics").out;
-  CHECK(Contains(metrics, R"(tephra_admission_requests_total{path="/jobs/validate",verdict="denied"})"));
-  CHECK(Contains(metrics, R"(tephra_admission_request_duration_seconds_bucket{path="/jobs/validate")"));
+  CHECK(Contains(metrics,
+                 R"(tephra_admission_requests_total{path="/jobs/validate",verdict="denied"})"));
+  CHECK(Contains(metrics,
+                 R"(tephra_admission_request_duration_seconds_bucket{path="/jobs/validate")"));
   CHECK(Contains(metrics, "tephra_admission_queue_cache_synced 1"));
 }
 
@@ -351,9 +353,10 @@ spec:
   // Only minAvailable, priorityClassName and the tasks' replicas/minAvailable may change.
   CommandResult changed = suite.k().Run({"patch", "-n", ns, "vcjob", "good", "--type=merge", "-p",
                                          R"({"spec":{"queue":"elsewhere"}})"});
-  CHECK(Contains(changed.err, "spec.queue: may not be changed; job updates may only change "
-                              "minAvailable, priorityClassName, tasks[*].replicas and "
-                              "tasks[*].minAvailable"));
+  CHECK(Contains(changed.err,
+                 "spec.queue: may not be changed; job updates may only change "
+                 "minAvailable, priorityClassName, tasks[*].replicas and "
+                 "tasks[*].minAvailable"));
   CHECK(suite.k()
             .Run({"patch", "-n", ns, "vcjob", "good", "--type=json", "-p",
                   R"([{"op":"replace","path":"/spec/tasks/1/replicas","value":5}])"})
@@ -362,12 +365,15 @@ spec:
   // A PodGroup in the default queue moves to its namespace's queue.
   std::string team_queue = "it-adm-" + suite.id() + "-team";
   suite.AtEnd({"delete", "queue", team_queue, "--ignore-not-found", "--wait=false"});
-  REQUIRE(Apply(suite.k(), "", "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
-                               "metadata: {name: " + team_queue + "}\nspec: {}\n")
+  REQUIRE(Apply(suite.k(), "",
+                "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\n"
+                "metadata: {name: " +
+                    team_queue + "}\nspec: {}\n")
               .ok());
   suite.k().MustRun({"patch", "queue", team_queue, "--subresource=status", "--type=merge", "-p",
                      R"({"status":{"state":"Open"}})"});
-  suite.k().MustRun({"annotate", "namespace", ns, "scheduling.volcano.sh/queue-name=" + team_queue});
+  suite.k().MustRun(
+      {"annotate", "namespace", ns, "scheduling.volcano.sh/queue-name=" + team_queue});
   const std::string pg = R"(
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: PodGroup
@@ -376,7 +382,8 @@ spec: {minMember: 1, queue: default}
 )";
   // The informers must have seen the queue and the annotation first.
   CommandResult made;
-  CHECK(Eventually([&] { return (made = Apply(suite.k(), ns, pg)).ok(); }, std::chrono::seconds(10)));
+  CHECK(
+      Eventually([&] { return (made = Apply(suite.k(), ns, pg)).ok(); }, std::chrono::seconds(10)));
   INFO(made.err);
   CHECK(suite.k().MustRun({"get", "-n", ns, "pg", "pg", "-o", "jsonpath={.spec.queue}"}) ==
         team_queue);
@@ -391,8 +398,9 @@ TEST_CASE("Queues: defaults, the hierarchy rules, and default and root cannot be
   CommandResult deleted = suite.k().Run({"delete", "queue", "default", "--dry-run=server"});
   INFO(deleted.err);
   CHECK_FALSE(deleted.ok());
-  CHECK(Contains(deleted.err, "admission webhook \"validatequeue.volcano.sh\" denied the request: "
-                              "metadata.name: queue \"default\" cannot be deleted"));
+  CHECK(Contains(deleted.err,
+                 "admission webhook \"validatequeue.volcano.sh\" denied the request: "
+                 "metadata.name: queue \"default\" cannot be deleted"));
   CHECK(suite.k().Run({"get", "queue", "default"}).ok());
 
   std::string parent = "it-adm-" + suite.id() + "-parent";
@@ -410,13 +418,17 @@ TEST_CASE("Queues: defaults, the hierarchy rules, and default and root cannot be
   // The informer must see the parent before a child can name it.
   CHECK(Eventually(
       [&] {
-        return Apply(suite.k(), "", queue(child, "{parent: " + parent + R"(, capability: {cpu: "4"}})"))
+        return Apply(suite.k(), "",
+                     queue(child, "{parent: " + parent + R"(, capability: {cpu: "4"}})"))
             .ok();
       },
       std::chrono::seconds(10)));
-  CommandResult too_big = Apply(suite.k(), "", queue(child, "{parent: " + parent + R"(, capability: {cpu: "40"}})"));
-  CHECK(Contains(too_big.err, "spec.capability.cpu: must be less than or equal to the capability "
-                              "of ancestor queue \"" + parent + "\" (10)"));
+  CommandResult too_big =
+      Apply(suite.k(), "", queue(child, "{parent: " + parent + R"(, capability: {cpu: "40"}})"));
+  CHECK(Contains(too_big.err,
+                 "spec.capability.cpu: must be less than or equal to the capability "
+                 "of ancestor queue \"" +
+                     parent + "\" (10)"));
   CommandResult parent_deleted = suite.k().Run({"delete", "queue", parent, "--dry-run=server"});
   CHECK(Contains(parent_deleted.err,
                  "metadata.name: queue \"" + parent + "\" has child queues and cannot be deleted"));
@@ -426,17 +438,16 @@ TEST_CASE("A second replica reuses the Secret, and its certificate chains to the
   Suite suite;
   auto [first, ns] = suite.Serve(kDefaultPaths);
   auto secret_field = [&](const std::string& field) {
-    return suite.k().MustRun({"get", "secret", "-n", suite.suite_namespace(), suite.secret(),
-                              "-o", "jsonpath={" + field + "}"});
+    return suite.k().MustRun({"get", "secret", "-n", suite.suite_namespace(), suite.secret(), "-o",
+                              "jsonpath={" + field + "}"});
   };
   std::string version = secret_field(".metadata.resourceVersion");
   std::optional<std::string> ca = base::Base64Decode(secret_field(".data.ca\\.crt"));
   REQUIRE(ca.has_value());
   CHECK(Contains(*ca, "BEGIN CERTIFICATE"));
-  std::string bundle = suite.k().MustRun(
-      {"get", "validatingwebhookconfiguration",
-       "tephra-it-" + suite.id() + "-admission-jobs-validate", "-o",
-       "jsonpath={.webhooks[0].clientConfig.caBundle}"});
+  std::string bundle = suite.k().MustRun({"get", "validatingwebhookconfiguration",
+                                          "tephra-it-" + suite.id() + "-admission-jobs-validate",
+                                          "-o", "jsonpath={.webhooks[0].clientConfig.caBundle}"});
   CHECK(base::Base64Decode(bundle) == ca);
 
   Replica& second = suite.Start(kDefaultPaths);
@@ -474,16 +485,18 @@ TEST_CASE("With the daemon gone Job creates fail closed, pods in kube-system are
       "annotations":{"volcano.sh/jdb-min-available":"0"}},
       "spec":{"schedulerName":"volcano","containers":[{"name":"c","image":"busybox"}]}})";
   CommandResult bad_pod = suite.k().Run({"create", "-n", ns, "--dry-run=server", "-f", "-"}, pod);
-  CHECK(Contains(bad_pod.err, "admission webhook \"validatepod.volcano.sh\" denied the request: "
-                              "metadata.annotations[volcano.sh/jdb-min-available]: must be a "
-                              "positive integer or a percentage from 1% to 99%, not \"0\""));
+  CHECK(Contains(bad_pod.err,
+                 "admission webhook \"validatepod.volcano.sh\" denied the request: "
+                 "metadata.annotations[volcano.sh/jdb-min-available]: must be a "
+                 "positive integer or a percentage from 1% to 99%, not \"0\""));
 
   replica.process->Signal(SIGKILL);
   REQUIRE(replica.process->Wait(std::chrono::seconds(10)) >= 0);
   const std::string job = R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job",
       "metadata":{"name":"j"},"spec":{"tasks":[{"name":"a","replicas":1,
       "template":{"spec":{"containers":[{"name":"c","image":"i"}]}}}]}})";
-  CommandResult job_create = suite.k().Run({"create", "-n", ns, "--dry-run=server", "-f", "-"}, job);
+  CommandResult job_create =
+      suite.k().Run({"create", "-n", ns, "--dry-run=server", "-f", "-"}, job);
   INFO(job_create.err);
   CHECK_FALSE(job_create.ok());
   CHECK(Contains(job_create.err, "failed calling webhook \"mutatejob.volcano.sh\""));

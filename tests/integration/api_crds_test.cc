@@ -52,8 +52,11 @@ void InstallCrds(const Kubectl& k) {
   }
   REQUIRE(Eventually([&] { return Established(k, kOptionalCrd); }, std::chrono::seconds(30)));
   // Discovery may lag the Established condition by a moment.
-  REQUIRE(Eventually([&] { return k.Run({"get", "vcjob,queue,pg,command", "-A"}).ok(); },
-                     std::chrono::seconds(30)));
+  REQUIRE(Eventually(
+      [&] {
+        return k.Run({"get", "vcjob,queue,pg,command", "-A"}).ok();
+      },
+      std::chrono::seconds(30)));
 }
 
 // The example queues with names unique to this test, so parallel tests do not collide.
@@ -80,10 +83,10 @@ TEST_CASE("kubectl apply -f crds/ establishes every CRD with its names and categ
     CHECK(k.MustRun({"get", "crd", crd, "-o",
                      "jsonpath={.metadata.annotations.helm\\.sh/resource-policy}"}) == "keep");
   }
-  CHECK(k.MustRun({"get", "crd", "jobs.batch.volcano.sh", "-o", "jsonpath={.spec.names.shortNames}"}) ==
-        R"(["vcjob","vj"])");
-  CHECK(k.MustRun({"get", "crd", "queues.scheduling.volcano.sh", "-o",
-                   "jsonpath={.spec.scope}"}) == "Cluster");
+  CHECK(k.MustRun({"get", "crd", "jobs.batch.volcano.sh", "-o",
+                   "jsonpath={.spec.names.shortNames}"}) == R"(["vcjob","vj"])");
+  CHECK(k.MustRun({"get", "crd", "queues.scheduling.volcano.sh", "-o", "jsonpath={.spec.scope}"}) ==
+        "Cluster");
   // Status subresources where Volcano has them: Job and Queue, not PodGroup.
   CHECK(k.MustRun({"get", "crd", "jobs.batch.volcano.sh", "-o",
                    "jsonpath={.spec.versions[0].subresources}"}) == R"({"status":{}})");
@@ -100,9 +103,9 @@ TEST_CASE("every example applies cleanly") {
   std::string out = k.MustRun({"apply", "-f", "-"}, UniqueQueues(suffix));
   CHECK(out.find("queue.scheduling.volcano.sh/example-" + suffix + "-research created") !=
         std::string::npos);
-  for (const char* file : {"job-single-task.yaml", "job-mpi.yaml", "job-pytorch.yaml",
-                           "job-tensorflow.yaml", "podgroup-plain-pods.yaml",
-                           "optional/scheduler-plugins-podgroup.yaml"}) {
+  for (const char* file :
+       {"job-single-task.yaml", "job-mpi.yaml", "job-pytorch.yaml", "job-tensorflow.yaml",
+        "podgroup-plain-pods.yaml", "optional/scheduler-plugins-podgroup.yaml"}) {
     INFO(file);
     TestNamespace ns(k, "it-api-ex");
     CommandResult r = k.Run({"apply", "-n", ns.name(), "-f", kSource + "/examples/" + file});
@@ -241,8 +244,9 @@ TEST_CASE("Tephra's decoders read what the API server returns for the examples")
   Kubectl k(ClusterEnv::Get().kubeconfig);
   InstallCrds(k);
   TestNamespace ns(k, "it-api-decode");
-  for (const char* file : {"job-mpi.yaml", "job-pytorch.yaml", "job-tensorflow.yaml",
-                           "podgroup-plain-pods.yaml", "optional/scheduler-plugins-podgroup.yaml"}) {
+  for (const char* file :
+       {"job-mpi.yaml", "job-pytorch.yaml", "job-tensorflow.yaml", "podgroup-plain-pods.yaml",
+        "optional/scheduler-plugins-podgroup.yaml"}) {
     k.MustRun({"apply", "-n", ns.name(), "-f", kSource + "/examples/" + file});
   }
   std::string suffix = RandomSuffix();
@@ -286,7 +290,8 @@ TEST_CASE("Tephra's decoders read what the API server returns for the examples")
   updated.status.task_status_count["worker"] = {{"Running", 3}};
   k.MustRun({"replace", "-n", ns.name(), "--subresource=status", "-f", "-"},
             api::EncodeJob(updated));
-  auto reread = api::DecodeJob(k.MustRun({"get", "-n", ns.name(), "vcjob", "mpi-pi", "-o", "json"}));
+  auto reread =
+      api::DecodeJob(k.MustRun({"get", "-n", ns.name(), "vcjob", "mpi-pi", "-o", "json"}));
   REQUIRE(reread.ok());
   CHECK((*reread)->status.state.phase == "Running");
   CHECK((*reread)->status.task_status_count.at("worker").at("Running") == 3);
@@ -324,8 +329,8 @@ TEST_CASE("Tephra's decoders read what the API server returns for the examples")
   CHECK(converted.status.phase == api::podgroup_phase::kPending);
 
   std::string production = "example-" + suffix + "-production";
-  auto queue = api::DecodeQueue(k.MustRun({"get", "queue", production, "-o", "json"}),
-                                {.keep_raw = true});
+  auto queue =
+      api::DecodeQueue(k.MustRun({"get", "queue", production, "-o", "json"}), {.keep_raw = true});
   REQUIRE(queue.ok());
   CHECK((*queue)->spec.weight == 1);
   CHECK((*queue)->spec.reclaimable == false);
@@ -352,8 +357,12 @@ TEST_CASE("a Command encoded by Tephra is accepted and decodes back") {
   cmd.metadata.generate_name = "hello-abortjob-";
   cmd.metadata.namespace_ = ns.name();
   cmd.action = std::string(api::job_action::kAbortJob);
-  cmd.target = kube::OwnerReference{std::string(api::kBatchApiVersion), std::string(api::kJobKind),
-                                    "hello", "0b1c2d3e-0000-4000-8000-000000000001", true, false};
+  cmd.target = kube::OwnerReference{std::string(api::kBatchApiVersion),
+                                    std::string(api::kJobKind),
+                                    "hello",
+                                    "0b1c2d3e-0000-4000-8000-000000000001",
+                                    true,
+                                    false};
   cmd.reason = "integration test";
   std::string created = k.MustRun({"create", "-f", "-", "-o", "json"}, api::EncodeCommand(cmd));
   auto back = api::DecodeCommand(created);

@@ -19,18 +19,53 @@ TEST_CASE("quantities print exactly as kube-apiserver prints them") {
   // Inputs already at milli precision (pod defaulting rounds requests up to 1m) and spelled so
   // the server does not echo them verbatim (it keeps "+1k", "1.", "1e0" or "1E3" as written,
   // where Tephra prints the canonical "1k", "1", "1", "1e3").
-  const std::vector<std::string> inputs = {
-      "1000m", "1500m", "1", "0.1", ".5", "1.000", "1000k", "10k", "100k", "1M", "1G", "1T",
-      "1P", "1E", "1e3", "12e6", "10e2", "1e19", "2e-1", "1000e-3", "1e1", "1e9999",
-      "1024Mi", "1.5Gi", "0.5Ki", "1.5Ki", "0.001Ki", "0.9Gi", "1.1Ei", "7Ei", "8Ei", "10Ei",
-      "1023Ki", "1000000000000000Ki", "9223372036854775808", "123456789012345678901234567890",
-      "0", "0Ki", "0e5", "1m"};
+  const std::vector<std::string> inputs = {"1000m",
+                                           "1500m",
+                                           "1",
+                                           "0.1",
+                                           ".5",
+                                           "1.000",
+                                           "1000k",
+                                           "10k",
+                                           "100k",
+                                           "1M",
+                                           "1G",
+                                           "1T",
+                                           "1P",
+                                           "1E",
+                                           "1e3",
+                                           "12e6",
+                                           "10e2",
+                                           "1e19",
+                                           "2e-1",
+                                           "1000e-3",
+                                           "1e1",
+                                           "1e9999",
+                                           "1024Mi",
+                                           "1.5Gi",
+                                           "0.5Ki",
+                                           "1.5Ki",
+                                           "0.001Ki",
+                                           "0.9Gi",
+                                           "1.1Ei",
+                                           "7Ei",
+                                           "8Ei",
+                                           "10Ei",
+                                           "1023Ki",
+                                           "1000000000000000Ki",
+                                           "9223372036854775808",
+                                           "123456789012345678901234567890",
+                                           "0",
+                                           "0Ki",
+                                           "0e5",
+                                           "1m"};
   std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"q"},"spec":{
       "schedulerName":"nobody","containers":[)";
   for (size_t i = 0; i < inputs.size(); ++i) {
     if (i > 0) pod += ",";
     pod += R"({"name":"c)" + std::to_string(i) + R"(","image":"busybox","resources":{
-        "requests":{"cpu":")" + inputs[i] + R"("}}})";
+        "requests":{"cpu":")" +
+           inputs[i] + R"("}}})";
   }
   pod += "]}}";
   std::string out =

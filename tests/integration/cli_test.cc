@@ -46,7 +46,8 @@ std::string Field(const std::string& text, const std::vector<std::string>& path)
 // the test's namespace and its queues.
 class CliEnv {
  public:
-  explicit CliEnv(const std::string& prefix) : admin_("127.0.0.1:" + std::to_string(FreeLoopbackPort())) {
+  explicit CliEnv(const std::string& prefix)
+      : admin_("127.0.0.1:" + std::to_string(FreeLoopbackPort())) {
     InstallControllerPrerequisites(kubectl());
     ns_ = std::make_unique<TestNamespace>(kubectl(), prefix);
   }
@@ -76,10 +77,12 @@ class CliEnv {
   void Start() {
     sched_.Start("", {"--admin-address=" + admin_});
     manager_ = std::make_unique<ControllerManager>(
-        ns(), std::vector<std::string>{"--scheduler-name=" + scheduler_name(),
-                                       "--queue-label-selector=tephra.dev/test-pool=" + sched_.id()});
-    REQUIRE(Eventually([&] { return Ctl({"version"}).out.find("tephra-scheduler: 0.") != std::string::npos; },
-                       std::chrono::seconds(60)));
+        ns(),
+        std::vector<std::string>{"--scheduler-name=" + scheduler_name(),
+                                 "--queue-label-selector=tephra.dev/test-pool=" + sched_.id()});
+    REQUIRE(Eventually(
+        [&] { return Ctl({"version"}).out.find("tephra-scheduler: 0.") != std::string::npos; },
+        std::chrono::seconds(60)));
   }
 
   std::string SchedulerLog() const { return sched_.Log(); }
@@ -87,7 +90,8 @@ class CliEnv {
   // tephractl as the cluster admin, in this test's namespace, talking to this test's scheduler.
   CommandResult Ctl(std::vector<std::string> args, const std::string& admin = "") const {
     std::vector<std::string> argv{TEPHRACTL_PATH, "--kubeconfig=" + ClusterEnv::Get().kubeconfig,
-                                  "--admin-address=" + (admin.empty() ? admin_ : admin), "-n", ns()};
+                                  "--admin-address=" + (admin.empty() ? admin_ : admin), "-n",
+                                  ns()};
     argv.insert(argv.end(), args.begin(), args.end());
     return RunCommand(argv);
   }
@@ -101,18 +105,29 @@ class CliEnv {
   // A queue of this test (labelled for its controller manager), Open once the controller says so.
   std::string Queue(const std::string& name, const std::vector<std::string>& extra = {}) {
     std::string full = sched_.queue_name(name);
-    std::vector<std::string> args{"queue", "create", full, "-l", "tephra.dev/test-pool=" + sched_.id(), "--wait",
-                                  "--command-namespace", ns()};
+    std::vector<std::string> args{"queue",
+                                  "create",
+                                  full,
+                                  "-l",
+                                  "tephra.dev/test-pool=" + sched_.id(),
+                                  "--wait",
+                                  "--command-namespace",
+                                  ns()};
     args.insert(args.end(), extra.begin(), extra.end());
     queues_.push_back(full);
     MustCtl(args);
-    REQUIRE(Eventually([&] { return Field(MustCtl({"queue", "get", full, "-o", "json"}), {"status", "state"}) == "Open"; },
-                       std::chrono::seconds(30)));
+    REQUIRE(Eventually(
+        [&] {
+          return Field(MustCtl({"queue", "get", full, "-o", "json"}), {"status", "state"}) ==
+                 "Open";
+        },
+        std::chrono::seconds(30)));
     return full;
   }
 
   // Runs `tephractl job run NAME` for this test's scheduler.
-  void RunJob(const std::string& name, const std::string& queue, const std::vector<std::string>& extra) {
+  void RunJob(const std::string& name, const std::string& queue,
+              const std::vector<std::string>& extra) {
     std::vector<std::string> args{"job", "run", name, "-q", queue, "-S", scheduler_name()};
     args.insert(args.end(), extra.begin(), extra.end());
     MustCtl(args);
@@ -124,7 +139,8 @@ class CliEnv {
   }
 
   void WaitJobPhase(const std::string& name, const std::string& phase) {
-    bool ok = Eventually([&] { return JobPhase(name) == phase; }, kTimeout, std::chrono::milliseconds(500));
+    bool ok = Eventually([&] { return JobPhase(name) == phase; }, kTimeout,
+                         std::chrono::milliseconds(500));
     if (!ok) {
       INFO("job " << name << " is " << JobPhase(name));
       INFO(Ctl({"job", "explain", name}).out);
@@ -165,14 +181,17 @@ TEST_CASE("job explain names Insufficient cpu for a gang no node can hold") {
   // 6 CPUs in all, so the job is admitted; but no node has the 3 CPUs one task needs.
   env.RunJob("hungry", q, {"-r", "2", "-m", "2", "-R", "cpu=3,memory=1Gi"});
   std::string out = env.WaitExplain("hungry", "Insufficient cpu");
-  CHECK(out.find("Summary:      0/2 tasks fit; 2 need 3 CPU, 1Gi memory: 3 nodes Insufficient cpu") != std::string::npos);
+  CHECK(
+      out.find("Summary:      0/2 tasks fit; 2 need 3 CPU, 1Gi memory: 3 nodes Insufficient cpu") !=
+      std::string::npos);
   CHECK(out.find("the most free on any node is 2 cpu") != std::string::npos);
   CHECK(out.find("taint") == std::string::npos);
   // The same, as data.
   std::string json = env.MustCtl({"job", "explain", "hungry", "-o", "json"});
   CHECK(Field(json, {"summary"}).find("3 nodes Insufficient cpu") != std::string::npos);
   CHECK(Field(json, {"job"}) == "hungry");
-  CHECK(env.MustCtl({"job", "explain", "hungry", "-o", "yaml"}).find("summary: ") != std::string::npos);
+  CHECK(env.MustCtl({"job", "explain", "hungry", "-o", "yaml"}).find("summary: ") !=
+        std::string::npos);
 }
 
 TEST_CASE("job explain names an untolerated taint") {
@@ -182,12 +201,15 @@ TEST_CASE("job explain names an untolerated taint") {
   std::string q = env.Queue("work");
   env.RunJob("plain", q, {"-R", "cpu=1"});
   std::string out = env.WaitExplain("plain", "untolerated taint");
-  CHECK(out.find("1 needs 1 CPU: 2 nodes had untolerated taint gpu=true:NoSchedule") != std::string::npos);
+  CHECK(out.find("1 needs 1 CPU: 2 nodes had untolerated taint gpu=true:NoSchedule") !=
+        std::string::npos);
   CHECK(out.find("add a toleration for taint gpu=true:NoSchedule (2 nodes)") != std::string::npos);
   CHECK(out.find("Insufficient") == std::string::npos);
 }
 
-TEST_CASE("job explain names the queue capability, and falls back to the API server without the scheduler") {
+TEST_CASE(
+    "job explain names the queue capability, and falls back to the API server without the "
+    "scheduler") {
   CliEnv env("cli-cap");
   env.AddNodes(2, "4");
   env.Start();
@@ -220,8 +242,10 @@ TEST_CASE("PodGroup events carry the uid: describe shows them, explain skips a n
   env.Start();
   std::string q = env.Queue("capped", {"--capability", "cpu=1"});
   auto pod_group = [&](const std::string& cpu) {
-    return "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: op-group, namespace: " +
-           env.ns() + "}\nspec: {minMember: 1, queue: " + q + ", minResources: {cpu: \"" + cpu + "\"}}\n";
+    return "apiVersion: scheduling.volcano.sh/v1beta1\nkind: PodGroup\nmetadata: {name: op-group, "
+           "namespace: " +
+           env.ns() + "}\nspec: {minMember: 1, queue: " + q + ", minResources: {cpu: \"" + cpu +
+           "\"}}\n";
   };
   env.kubectl().MustRun({"create", "-f", "-"}, pod_group("4"));
   std::string described;
@@ -230,7 +254,8 @@ TEST_CASE("PodGroup events carry the uid: describe shows them, explain skips a n
         described = env.kubectl().Run({"describe", "podgroup", "op-group", "-n", env.ns()}).out;
         // The condition says it too: look in the Events section only.
         size_t events = described.find("\nEvents:");
-        return events != std::string::npos && described.find("not admitted", events) != std::string::npos;
+        return events != std::string::npos &&
+               described.find("not admitted", events) != std::string::npos;
       },
       kTimeout, std::chrono::milliseconds(500));
   INFO(described);
@@ -240,8 +265,10 @@ TEST_CASE("PodGroup events carry the uid: describe shows them, explain skips a n
   env.kubectl().MustRun({"create", "-f", "-"}, pod_group("1"));
   REQUIRE(Eventually(
       [&] {
-        return env.kubectl().Run({"get", "podgroup", "op-group", "-n", env.ns(), "-o",
-                                  "jsonpath={.status.phase}"}).out == "Inqueue";
+        return env.kubectl()
+                   .Run({"get", "podgroup", "op-group", "-n", env.ns(), "-o",
+                         "jsonpath={.status.phase}"})
+                   .out == "Inqueue";
       },
       kTimeout, std::chrono::milliseconds(500)));
   CommandResult fallback = env.Ctl({"job", "explain", "op-group", "--pod-group"}, "127.0.0.1:1");
@@ -266,7 +293,11 @@ TEST_CASE("suspend then resume a running job: Aborted, then Running again") {
   std::string suspended = env.MustCtl({"job", "suspend", "sleeper"});
   CHECK(suspended.find("AbortJob requested (command sleeper-abortjob-") != std::string::npos);
   env.WaitJobPhase("sleeper", "Aborted");
-  REQUIRE(Eventually([&] { return env.Ctl({"pod", "list", "-j", "sleeper"}).out.empty(); }, kTimeout));
+  REQUIRE(Eventually(
+      [&] {
+        return env.Ctl({"pod", "list", "-j", "sleeper"}).out.empty();
+      },
+      kTimeout));
 
   std::string resumed = env.MustCtl({"job", "resume", "sleeper"});
   CHECK(resumed.find("ResumeJob requested") != std::string::npos);
@@ -274,7 +305,11 @@ TEST_CASE("suspend then resume a running job: Aborted, then Running again") {
 
   // The controller consumed both Commands.
   REQUIRE(Eventually(
-      [&] { return env.kubectl().Run({"-n", env.ns(), "get", "commands.bus.volcano.sh", "-o", "name"}).out.empty(); },
+      [&] {
+        return env.kubectl()
+            .Run({"-n", env.ns(), "get", "commands.bus.volcano.sh", "-o", "name"})
+            .out.empty();
+      },
       std::chrono::seconds(30)));
 }
 
@@ -283,26 +318,33 @@ TEST_CASE("a closed queue refuses new jobs with a clear message, and takes them 
   env.AddNodes(2, "4");
   env.Start();
   std::string q = env.Queue("shut");
-  std::string closed = env.MustCtl({"queue", "close", q, "--wait", "--command-namespace", env.ns()});
+  std::string closed =
+      env.MustCtl({"queue", "close", q, "--wait", "--command-namespace", env.ns()});
   CHECK(closed.find("is Closed") != std::string::npos);
   // The row of this queue (columns are as wide as the longest queue name in the cluster).
   std::string list = env.MustCtl({"queue", "list"});
   size_t row = list.find("\n" + q + " ");
   REQUIRE(row != std::string::npos);
-  CHECK(list.substr(row + 1, list.find('\n', row + 1) - row - 1).find(" Closed ") != std::string::npos);
+  CHECK(list.substr(row + 1, list.find('\n', row + 1) - row - 1).find(" Closed ") !=
+        std::string::npos);
 
   CommandResult refused = env.Ctl({"job", "run", "late", "-q", q, "-S", env.scheduler_name()});
   CHECK(refused.exit_code == 1);
-  CHECK(refused.err.find("job " + env.ns() + "/late refused: spec.queue: can only submit job to queue with state "
-                         "Open; queue \"" + q + "\" is \"Closed\"") != std::string::npos);
+  CHECK(refused.err.find("job " + env.ns() +
+                         "/late refused: spec.queue: can only submit job to queue with state "
+                         "Open; queue \"" +
+                         q + "\" is \"Closed\"") != std::string::npos);
 
   // A job that got in anyway (no admission webhook here) is held by the scheduler, which says why.
-  env.kubectl().MustRun({"-n", env.ns(), "apply", "-f", "-"},
-                        "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n  name: sneaky\nspec:\n"
-                        "  schedulerName: " + env.scheduler_name() + "\n  queue: " + q + "\n  minAvailable: 1\n"
-                        "  tasks:\n  - replicas: 1\n    template:\n      spec:\n        restartPolicy: Never\n"
-                        "        containers:\n        - name: main\n          image: busybox\n"
-                        "          resources: {requests: {cpu: 500m}}\n");
+  env.kubectl().MustRun(
+      {"-n", env.ns(), "apply", "-f", "-"},
+      "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n  name: sneaky\nspec:\n"
+      "  schedulerName: " +
+          env.scheduler_name() + "\n  queue: " + q +
+          "\n  minAvailable: 1\n"
+          "  tasks:\n  - replicas: 1\n    template:\n      spec:\n        restartPolicy: Never\n"
+          "        containers:\n        - name: main\n          image: busybox\n"
+          "          resources: {requests: {cpu: 500m}}\n");
   std::string out = env.WaitExplain("sneaky", "is Closed");
   CHECK(out.find("tephractl queue open " + q) != std::string::npos);
 
@@ -346,7 +388,8 @@ TEST_CASE("a dumped snapshot replays to the decisions the live scheduler made") 
   // What the live scheduler decided is what the API server shows: each pod on its node.
   std::map<std::string, std::string> bound;
   std::stringstream lines(env.kubectl().MustRun(
-      {"-n", env.ns(), "get", "pods", "-o", R"(jsonpath={range .items[*]}{.metadata.name}={.spec.nodeName}{"\n"}{end})"}));
+      {"-n", env.ns(), "get", "pods", "-o",
+       R"(jsonpath={range .items[*]}{.metadata.name}={.spec.nodeName}{"\n"}{end})"}));
   for (std::string line; std::getline(lines, line);) {
     auto eq = line.find('=');
     if (eq != std::string::npos) bound[env.ns() + "/" + line.substr(0, eq)] = line.substr(eq + 1);
@@ -355,21 +398,24 @@ TEST_CASE("a dumped snapshot replays to the decisions the live scheduler made") 
 
   INFO(replay.out << replay.err);
   CHECK(replay.out.find("# same decisions as the recorded session (3 binds") != std::string::npos);
-  for (const auto& [pod, node] : bound) CHECK(replay.out.find("bind " + pod + " " + node + "\n") != std::string::npos);
+  for (const auto& [pod, node] : bound)
+    CHECK(replay.out.find("bind " + pod + " " + node + "\n") != std::string::npos);
 
   // "What if": the same snapshot under another configuration still runs, and says how it differs.
   std::ofstream(env.dir() + "/binpack.conf")
-      << "actions: \"enqueue, allocate, backfill\"\ntiers:\n- plugins: [{name: priority}, {name: gang}]\n"
+      << "actions: \"enqueue, allocate, backfill\"\ntiers:\n- plugins: [{name: priority}, {name: "
+         "gang}]\n"
          "- plugins: [{name: predicates}, {name: proportion}, {name: binpack}]\n";
-  CommandResult what_if =
-      RunCommand({TEPHRA_SCHEDULER_PATH, "--replay", file, "--scheduler-conf", env.dir() + "/binpack.conf"});
+  CommandResult what_if = RunCommand(
+      {TEPHRA_SCHEDULER_PATH, "--replay", file, "--scheduler-conf", env.dir() + "/binpack.conf"});
   INFO(what_if.out << what_if.err);
   // Exit 0 when the decisions stay, 1 (as diff) when they differ, and the text says which.
   bool differs = what_if.out.find("# DIFFERENT from the recorded session") != std::string::npos;
   CHECK(what_if.exit_code == (differs ? 1 : 0));
   CHECK(what_if.out.find("# replay of session ") == 0);
 
-  CommandResult broken = RunCommand({TEPHRA_SCHEDULER_PATH, "--replay", env.dir() + "/missing.json"});
+  CommandResult broken =
+      RunCommand({TEPHRA_SCHEDULER_PATH, "--replay", env.dir() + "/missing.json"});
   CHECK(broken.exit_code == 2);
   CHECK(broken.err.find("--replay: cannot read") != std::string::npos);
 }
@@ -398,8 +444,10 @@ TEST_CASE("list, get and delete against the API server, and their errors") {
   CommandResult missing = env.Ctl({"job", "get", "nope"});
   CHECK(missing.exit_code == 1);
   CHECK(missing.err == "error: job " + env.ns() + "/nope not found\n");
-  CommandResult no_queue = env.Ctl({"job", "run", "stray", "-q", "no-such-queue-" + env.ns(), "-S", env.scheduler_name()});
-  CHECK(no_queue.err.find("spec.queue: queue \"no-such-queue-" + env.ns() + "\" does not exist") != std::string::npos);
+  CommandResult no_queue = env.Ctl(
+      {"job", "run", "stray", "-q", "no-such-queue-" + env.ns(), "-S", env.scheduler_name()});
+  CHECK(no_queue.err.find("spec.queue: queue \"no-such-queue-" + env.ns() + "\" does not exist") !=
+        std::string::npos);
   CommandResult root = env.Ctl({"queue", "delete", "root"});
   CHECK(root.exit_code == 1);
   CHECK(root.err.find("queue root cannot be deleted") != std::string::npos);
@@ -409,15 +457,21 @@ TEST_CASE("list, get and delete against the API server, and their errors") {
 
   // As a kubectl plugin: kubectl finds kubectl-tephra (the build's link) on PATH.
   const char* path = std::getenv("PATH");
-  CommandResult plugin = RunCommand({"env", "PATH=" + std::filesystem::path(TEPHRACTL_PATH).parent_path().string() +
-                                                ":" + (path == nullptr ? "" : path),
-                                     "KUBECONFIG=" + ClusterEnv::Get().kubeconfig, "kubectl", "tephra", "-n",
-                                     env.ns(), "job", "list"});
+  CommandResult plugin =
+      RunCommand({"env",
+                  "PATH=" + std::filesystem::path(TEPHRACTL_PATH).parent_path().string() + ":" +
+                      (path == nullptr ? "" : path),
+                  "KUBECONFIG=" + ClusterEnv::Get().kubeconfig, "kubectl", "tephra", "-n", env.ns(),
+                  "job", "list"});
   INFO(plugin.err);
   CHECK(plugin.out.find("one    " + q + "   Running") != std::string::npos);
 
   CHECK(env.MustCtl({"job", "delete", "one"}) == "job.batch.volcano.sh/one deleted\n");
-  REQUIRE(Eventually([&] { return !env.Ctl({"job", "get", "one"}).ok(); }, std::chrono::seconds(30)));
+  REQUIRE(Eventually(
+      [&] {
+        return !env.Ctl({"job", "get", "one"}).ok();
+      },
+      std::chrono::seconds(30)));
 }
 
 }  // namespace

@@ -39,8 +39,9 @@ TEST_CASE("a pod bound through pods/binding to a kwok node runs and succeeds") {
   TestNamespace ns(kubectl, "it-bind");
   const std::string node = "kwok-it-" + RandomSuffix();
 
-  kubectl.MustRun({"create", "-f", "-"}, R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" +
-      node + R"(","annotations":{"kwok.x-k8s.io/node":"fake"},"labels":{"type":"kwok-it"}},
+  kubectl.MustRun({"create", "-f", "-"},
+                  R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + node +
+                      R"(","annotations":{"kwok.x-k8s.io/node":"fake"},"labels":{"type":"kwok-it"}},
       "status":{"capacity":{"cpu":"8","memory":"16Gi","pods":"110"},
                 "allocatable":{"cpu":"8","memory":"16Gi","pods":"110"}}})");
   struct NodeCleanup {
@@ -67,10 +68,11 @@ TEST_CASE("a pod bound through pods/binding to a kwok node runs and succeeds") {
   CHECK(Field(kubectl, "pod", "worker", "{.status.phase}", ns.name()) == "Pending");
   CHECK(Field(kubectl, "pod", "worker", "{.spec.nodeName}", ns.name()).empty());
 
-  kubectl.MustRun({"create", "--raw", "/api/v1/namespaces/" + ns.name() + "/pods/worker/binding",
-                   "-f", "-"},
-                  R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"worker"},
-                      "target":{"apiVersion":"v1","kind":"Node","name":")" + node + R"("}})");
+  kubectl.MustRun(
+      {"create", "--raw", "/api/v1/namespaces/" + ns.name() + "/pods/worker/binding", "-f", "-"},
+      R"({"apiVersion":"v1","kind":"Binding","metadata":{"name":"worker"},
+                      "target":{"apiVersion":"v1","kind":"Node","name":")" +
+          node + R"("}})");
   CHECK(Field(kubectl, "pod", "worker", "{.spec.nodeName}", ns.name()) == node);
 
   REQUIRE(Eventually(
@@ -80,22 +82,23 @@ TEST_CASE("a pod bound through pods/binding to a kwok node runs and succeeds") {
   REQUIRE(Eventually(
       [&] { return Field(kubectl, "pod", "worker", "{.status.phase}", ns.name()) == "Succeeded"; },
       std::chrono::seconds(30)));
-  CHECK(Field(kubectl, "pod", "worker",
-              "{.status.containerStatuses[0].state.terminated.exitCode}", ns.name()) == "0");
+  CHECK(Field(kubectl, "pod", "worker", "{.status.containerStatuses[0].state.terminated.exitCode}",
+              ns.name()) == "0");
 }
 
 TEST_CASE("a pod annotated to fail ends Failed with its exit code") {
   const ClusterEnv& env = ClusterEnv::Get();
   Kubectl kubectl(env.kubeconfig);
   TestNamespace ns(kubectl, "it-fail");
-  std::string node = kubectl.MustRun({"get", "nodes", "-l", "type=kwok", "-o",
-                                       "jsonpath={.items[0].metadata.name}"});
+  std::string node = kubectl.MustRun(
+      {"get", "nodes", "-l", "type=kwok", "-o", "jsonpath={.items[0].metadata.name}"});
   REQUIRE_FALSE(node.empty());
 
   kubectl.MustRun({"-n", ns.name(), "create", "-f", "-"}, R"({"apiVersion":"v1","kind":"Pod",
       "metadata":{"name":"crash","annotations":{"sim.tephra.dev/result":"Failed",
           "sim.tephra.dev/duration":"1s","sim.tephra.dev/exit-code":"3"}},
-      "spec":{"schedulerName":"tephra-test","nodeName":")" + node + R"(",
+      "spec":{"schedulerName":"tephra-test","nodeName":")" + node +
+                                                              R"(",
               "containers":[{"name":"main","image":"busybox"}]}})");
   REQUIRE(Eventually(
       [&] { return Field(kubectl, "pod", "crash", "{.status.phase}", ns.name()) == "Failed"; },

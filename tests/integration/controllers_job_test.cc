@@ -20,7 +20,8 @@ constexpr auto kTimeout = std::chrono::seconds(60);
 // A task whose pods finish with `result` ("Succeeded", "Failed" or "" to run forever).
 std::string TaskYaml(const std::string& name, int replicas, const std::string& result,
                      const std::string& extra = "", const std::string& duration = "1s") {
-  std::string y = "  - name: " + name + "\n    replicas: " + std::to_string(replicas) + "\n" + extra;
+  std::string y =
+      "  - name: " + name + "\n    replicas: " + std::to_string(replicas) + "\n" + extra;
   y += "    template:\n      metadata:\n        annotations:\n";
   if (!result.empty()) {
     y += "          sim.tephra.dev/result: " + result + "\n";
@@ -29,11 +30,13 @@ std::string TaskYaml(const std::string& name, int replicas, const std::string& r
     y += "          sim.tephra.dev/note: runs\n";
   }
   y += "      spec:\n        restartPolicy: Never\n        containers:\n        - name: main\n"
-       "          image: busybox\n          resources:\n            requests: {cpu: 100m, memory: 64Mi}\n";
+       "          image: busybox\n          resources:\n            requests: {cpu: 100m, memory: "
+       "64Mi}\n";
   return y;
 }
 
-std::string JobYaml(const std::string& name, const std::string& tasks, const std::string& spec = "") {
+std::string JobYaml(const std::string& name, const std::string& tasks,
+                    const std::string& spec = "") {
   return "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n  name: " + name +
          "\nspec:\n  schedulerName: volcano\n" + spec + "  tasks:\n" + tasks;
 }
@@ -50,9 +53,13 @@ struct Env {
         manager(ns.name(), std::move(manager_args)),
         scheduler(ns.name()) {}
 
-  void Apply(const std::string& yaml) { kubectl.MustRun({"apply", "-n", ns.name(), "-f", "-"}, yaml); }
+  void Apply(const std::string& yaml) {
+    kubectl.MustRun({"apply", "-n", ns.name(), "-f", "-"}, yaml);
+  }
 
-  std::shared_ptr<api::Job> Job(const std::string& name) { return GetJob(*client, ns.name(), name); }
+  std::shared_ptr<api::Job> Job(const std::string& name) {
+    return GetJob(*client, ns.name(), name);
+  }
 
   // Waits for the job's phase; the failure message carries the status and the manager's log.
   void WaitPhase(const std::string& name, const std::string& phase,
@@ -82,13 +89,13 @@ struct Env {
 
   void Command(const std::string& name, const std::string& action, const std::string& target_kind,
                const std::string& target) {
-    std::string api_version = target_kind == "Job" ? "batch.volcano.sh/v1alpha1"
-                                                   : "scheduling.volcano.sh/v1beta1";
+    std::string api_version =
+        target_kind == "Job" ? "batch.volcano.sh/v1alpha1" : "scheduling.volcano.sh/v1beta1";
     std::string uid = kubectl.MustRun({"get", target_kind == "Job" ? "vcjob" : "queue", target,
                                        "-n", ns.name(), "-o", "jsonpath={.metadata.uid}"});
     Apply("apiVersion: bus.volcano.sh/v1alpha1\nkind: Command\nmetadata:\n  name: " + name +
-          "\naction: " + action + "\ntarget:\n  apiVersion: " + api_version + "\n  kind: " +
-          target_kind + "\n  name: " + target + "\n  uid: " + uid + "\n");
+          "\naction: " + action + "\ntarget:\n  apiVersion: " + api_version +
+          "\n  kind: " + target_kind + "\n  name: " + target + "\n  uid: " + uid + "\n");
   }
 
   // "type: message" lines of the events about `name` (any kind) with `reason`.
@@ -125,9 +132,8 @@ struct Env {
 
 TEST_CASE("a three-task job runs to Completed") {
   Env env("ctl-complete");
-  env.Apply(JobYaml("three",
-                    TaskYaml("a", 1, "Succeeded") + TaskYaml("b", 2, "Succeeded") +
-                        TaskYaml("c", 1, "Succeeded")));
+  env.Apply(JobYaml("three", TaskYaml("a", 1, "Succeeded") + TaskYaml("b", 2, "Succeeded") +
+                                 TaskYaml("c", 1, "Succeeded")));
   env.WaitPhase("three", "Completed");
   auto job = env.Job("three");
   CHECK(job->status.succeeded == 4);
@@ -144,8 +150,7 @@ TEST_CASE("a three-task job runs to Completed") {
   std::set<std::string> names;
   for (const auto& p : env.LivePods()) {
     names.insert(p->metadata.name);
-    CHECK(p->metadata.Annotation(api::kGroupNameAnnotation) ==
-          "three-" + job->metadata.uid);
+    CHECK(p->metadata.Annotation(api::kGroupNameAnnotation) == "three-" + job->metadata.uid);
     CHECK(p->spec.scheduler_name == "volcano");
   }
   CHECK(names == std::set<std::string>{"three-a-0", "three-b-0", "three-b-1", "three-c-0"});
@@ -183,11 +188,11 @@ TEST_CASE("PodFailed RestartJob restarts the job until maxRetry, then it fails")
 
 TEST_CASE("TaskCompleted CompleteJob ends the job when the master finishes") {
   Env env("ctl-taskdone");
-  env.Apply(JobYaml("mw",
-                    TaskYaml("master", 1, "Succeeded",
-                             "    policies:\n    - event: TaskCompleted\n      action: CompleteJob\n",
-                             "2s") +
-                        TaskYaml("worker", 2, "")));
+  env.Apply(JobYaml(
+      "mw",
+      TaskYaml("master", 1, "Succeeded",
+               "    policies:\n    - event: TaskCompleted\n      action: CompleteJob\n", "2s") +
+          TaskYaml("worker", 2, "")));
   env.WaitPhase("mw", "Completed");
   // The workers were stopped on the way.
   CHECK(Eventually([&] { return env.LivePods().size() == 1; }, kTimeout));
@@ -202,8 +207,11 @@ TEST_CASE("AbortJob then ResumeJob through Commands") {
   env.WaitPhase("svc", "Aborted");
   CHECK(env.LivePods().empty());
   // The Command was consumed.
-  CHECK(Eventually([&] { return !env.kubectl.Run({"get", "command", "-n", env.ns.name(), "stop-it"}).ok(); },
-                   kTimeout));
+  CHECK(Eventually(
+      [&] {
+        return !env.kubectl.Run({"get", "command", "-n", env.ns.name(), "stop-it"}).ok();
+      },
+      kTimeout));
   env.Command("go-on", "ResumeJob", "Job", "svc");
   env.WaitPhase("svc", "Running");
   auto job = env.Job("svc");
@@ -244,24 +252,29 @@ TEST_CASE("svc and ssh plugins create their objects with the right contents") {
                     "  plugins:\n    svc: []\n    ssh: []\n    env: []\n"));
   env.WaitPhase("net", "Running");
   const std::string ns = env.ns.name();
-  CHECK(env.kubectl.MustRun({"get", "svc", "net", "-n", ns, "-o", "jsonpath={.spec.clusterIP}"}) == "None");
+  CHECK(env.kubectl.MustRun({"get", "svc", "net", "-n", ns, "-o", "jsonpath={.spec.clusterIP}"}) ==
+        "None");
   CHECK(env.kubectl.MustRun({"get", "networkpolicy", "net", "-n", ns, "-o",
-                             "jsonpath={.spec.podSelector.matchLabels.volcano\\.sh/job-name}"}) == "net");
-  CHECK(env.kubectl.MustRun({"get", "cm", "net-svc", "-n", ns, "-o",
-                             "jsonpath={.data.VC_WORKER_HOSTS}"}) == "net-worker-0.net,net-worker-1.net");
-  CHECK(env.kubectl.MustRun({"get", "cm", "net-svc", "-n", ns, "-o",
-                             "jsonpath={.data.VC_MASTER_NUM}"}) == "1");
-  CHECK(env.kubectl.MustRun({"get", "cm", "net-svc", "-n", ns, "-o",
-                             "jsonpath={.data.worker\\.host}"}) == "net-worker-0.net\nnet-worker-1.net\n");
+                             "jsonpath={.spec.podSelector.matchLabels.volcano\\.sh/job-name}"}) ==
+        "net");
+  CHECK(env.kubectl.MustRun(
+            {"get", "cm", "net-svc", "-n", ns, "-o", "jsonpath={.data.VC_WORKER_HOSTS}"}) ==
+        "net-worker-0.net,net-worker-1.net");
+  CHECK(env.kubectl.MustRun(
+            {"get", "cm", "net-svc", "-n", ns, "-o", "jsonpath={.data.VC_MASTER_NUM}"}) == "1");
+  CHECK(env.kubectl.MustRun(
+            {"get", "cm", "net-svc", "-n", ns, "-o", "jsonpath={.data.worker\\.host}"}) ==
+        "net-worker-0.net\nnet-worker-1.net\n");
   auto secret = [&](const std::string& key) {
-    std::string b64 = env.kubectl.MustRun({"get", "secret", "net-ssh", "-n", ns, "-o",
-                                           "jsonpath={.data." + key + "}"});
+    std::string b64 = env.kubectl.MustRun(
+        {"get", "secret", "net-ssh", "-n", ns, "-o", "jsonpath={.data." + key + "}"});
     return base::Base64Decode(b64).value_or("<bad base64>");
   };
   CHECK(secret("id_rsa").rfind("-----BEGIN RSA PRIVATE KEY-----", 0) == 0);
   CHECK(secret("id_rsa\\.pub").rfind("ssh-rsa ", 0) == 0);
   CHECK(secret("authorized_keys") == secret("id_rsa\\.pub"));
-  CHECK(secret("config").find("Host net-worker-1\n  HostName net-worker-1.net\n") != std::string::npos);
+  CHECK(secret("config").find("Host net-worker-1\n  HostName net-worker-1.net\n") !=
+        std::string::npos);
   auto pod = env.kubectl.MustRun({"get", "pod", "net-worker-1", "-n", ns, "-o",
                                   "jsonpath={.spec.hostname}/{.spec.subdomain}/"
                                   "{.spec.containers[0].env[?(@.name==\"VC_TASK_INDEX\")].value}"});
@@ -274,9 +287,10 @@ TEST_CASE("a queue closes only when its last PodGroup is gone") {
   std::string queue = "ctl-q-" + RandomSuffix();
   std::string key = label.substr(0, label.find('='));
   std::string value = label.substr(label.find('=') + 1);
-  env.kubectl.MustRun({"apply", "-f", "-"},
-                      "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: " +
-                          queue + "\n  labels:\n    " + key + ": " + value + "\nspec:\n  weight: 1\n");
+  env.kubectl.MustRun(
+      {"apply", "-f", "-"},
+      "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: " + queue +
+          "\n  labels:\n    " + key + ": " + value + "\nspec:\n  weight: 1\n");
   struct Cleanup {
     Kubectl& k;
     std::string q;
@@ -296,8 +310,8 @@ TEST_CASE("a queue closes only when its last PodGroup is gone") {
   env.kubectl.MustRun({"delete", "vcjob", "held", "-n", env.ns.name()});
   REQUIRE(Eventually([&] { return state() == "Closed"; }, kTimeout));
   // The state is the controller manager's field.
-  std::string managers = env.kubectl.MustRun(
-      {"get", "queue", queue, "--show-managed-fields", "-o", "jsonpath={.metadata.managedFields[*].manager}"});
+  std::string managers = env.kubectl.MustRun({"get", "queue", queue, "--show-managed-fields", "-o",
+                                              "jsonpath={.metadata.managedFields[*].manager}"});
   CHECK(managers.find("tephra-controller-manager") != std::string::npos);
 }
 
@@ -305,11 +319,12 @@ TEST_CASE("a controller killed mid-way converges after restart without duplicate
   Env env("ctl-crash");
   env.scheduler.Pause(true);
   env.Apply(JobYaml("big", TaskYaml("w", 30, ""), "  minAvailable: 30\n"));
-  REQUIRE(Eventually([&] { return ListPodGroups(*env.client, env.ns.name()).size() == 1; }, kTimeout));
+  REQUIRE(
+      Eventually([&] { return ListPodGroups(*env.client, env.ns.name()).size() == 1; }, kTimeout));
   env.scheduler.Pause(false);
   // Kill it as soon as pod creation has started.
-  REQUIRE(Eventually([&] { return !env.LivePods().empty(); }, kTimeout,
-                     std::chrono::milliseconds(20)));
+  REQUIRE(
+      Eventually([&] { return !env.LivePods().empty(); }, kTimeout, std::chrono::milliseconds(20)));
   env.manager.Kill();
   size_t before = env.LivePods().size();
   INFO("pods when killed: " << before);
@@ -327,7 +342,9 @@ TEST_CASE("a controller killed mid-way converges after restart without duplicate
 
 // Objects created while the webhook was not registered (these tests run without it): the
 // controller gives each a verdict (docs/controllers.md).
-TEST_CASE("jobs that bypassed admission fail naming the field and rule, and a valid job beside them runs") {
+TEST_CASE(
+    "jobs that bypassed admission fail naming the field and rule, and a valid job beside them "
+    "runs") {
   Env env("ctl-invalid");
   env.Apply(JobYaml("cycle", TaskYaml("a", 1, "", "    dependsOn: {name: [b]}\n") +
                                  TaskYaml("b", 1, "", "    dependsOn: {name: [a]}\n")));
@@ -349,11 +366,17 @@ TEST_CASE("jobs that bypassed admission fail naming the field and rule, and a va
   for (const auto& c : twins->status.conditions) phases.push_back(c.status);
   CHECK(phases == std::vector<std::string>{"Failed"});
   // A Warning event on each names the field and the rule.
-  CHECK(Eventually([&] { return env.Events("twins", "InvalidJob").find("Warning: spec.tasks[1].name: "
-                                                                     "duplicate task name") == 0; },
-                   kTimeout));
-  CHECK(Eventually([&] { return env.Events("cycle", "InvalidJob").find("Warning: spec.tasks: ") == 0; },
-                   kTimeout));
+  CHECK(Eventually(
+      [&] {
+        return env.Events("twins", "InvalidJob")
+                   .find(
+                       "Warning: spec.tasks[1].name: "
+                       "duplicate task name") == 0;
+      },
+      kTimeout));
+  CHECK(Eventually(
+      [&] { return env.Events("cycle", "InvalidJob").find("Warning: spec.tasks: ") == 0; },
+      kTimeout));
 
   // Nothing was ever created for them, and nothing is a while later.
   std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -375,17 +398,20 @@ TEST_CASE("a job whose queue does not exist waits, says so, and starts once the 
     ~Cleanup() { k.Run({"delete", "queue", q, "--wait=false", "--ignore-not-found"}); }
   } cleanup{env.kubectl, queue};
   env.Apply(JobYaml("patient", TaskYaml("t", 1, ""), "  queue: " + queue + "\n"));
-  env.WaitJob("patient", [](const api::Job& job) { return job.status.state.reason == "QueueNotFound"; });
+  env.WaitJob("patient",
+              [](const api::Job& job) { return job.status.state.reason == "QueueNotFound"; });
   auto job = env.Job("patient");
   CHECK(job->status.state.phase == "Pending");
   CHECK(job->status.state.message.find("spec.queue: queue \"" + queue + "\" does not exist") == 0);
-  CHECK(Eventually([&] { return env.Events("patient", "QueueNotFound").find("Warning: spec.queue: ") == 0; },
-                   kTimeout));
+  CHECK(Eventually(
+      [&] { return env.Events("patient", "QueueNotFound").find("Warning: spec.queue: ") == 0; },
+      kTimeout));
   CHECK(ListPodGroups(*env.client, env.ns.name()).empty());
 
-  env.kubectl.MustRun({"apply", "-f", "-"},
-                      "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: " +
-                          queue + "\nspec:\n  weight: 1\n");
+  env.kubectl.MustRun(
+      {"apply", "-f", "-"},
+      "apiVersion: scheduling.volcano.sh/v1beta1\nkind: Queue\nmetadata:\n  name: " + queue +
+          "\nspec:\n  weight: 1\n");
   env.WaitPhase("patient", "Running");
   job = env.Job("patient");
   CHECK(job->status.state.reason.empty());
@@ -397,11 +423,12 @@ TEST_CASE("Commands for a missing Job or Queue are deleted with an event naming 
   std::string label = "tephra-test=q-" + RandomSuffix();
   Env env("ctl-orphan", {"--queue-label-selector=" + label});
   const std::string ghost_queue = "ctl-ghost-" + RandomSuffix();
-  auto command = [&](const std::string& name, const std::string& action, const std::string& api_version,
-                     const std::string& kind, const std::string& target, const std::string& uid) {
+  auto command = [&](const std::string& name, const std::string& action,
+                     const std::string& api_version, const std::string& kind,
+                     const std::string& target, const std::string& uid) {
     env.Apply("apiVersion: bus.volcano.sh/v1alpha1\nkind: Command\nmetadata:\n  name: " + name +
-              "\naction: " + action + "\ntarget:\n  apiVersion: " + api_version + "\n  kind: " + kind +
-              "\n  name: " + target + "\n  uid: " + uid + "\n");
+              "\naction: " + action + "\ntarget:\n  apiVersion: " + api_version +
+              "\n  kind: " + kind + "\n  name: " + target + "\n  uid: " + uid + "\n");
   };
   command("abort-ghost", "AbortJob", "batch.volcano.sh/v1alpha1", "Job", "ghost",
           "00000000-0000-0000-0000-000000000001");
@@ -423,11 +450,13 @@ TEST_CASE("Commands for a missing Job or Queue are deleted with an event naming 
   REQUIRE(gone);
   CHECK(Eventually([&] { return !env.Events("abort-ghost", "TargetNotFound").empty(); }, kTimeout));
   CHECK(env.Events("abort-ghost", "TargetNotFound") ==
-        "Warning: target Job " + env.ns.name() + "/ghost does not exist; command AbortJob deleted "
-        "without effect\n");
+        "Warning: target Job " + env.ns.name() +
+            "/ghost does not exist; command AbortJob deleted "
+            "without effect\n");
   CHECK(Eventually([&] { return !env.Events("close-ghost", "TargetNotFound").empty(); }, kTimeout));
   CHECK(env.Events("close-ghost", "TargetNotFound") ==
-        "Warning: target Queue " + ghost_queue + " does not exist; command CloseQueue deleted without effect\n");
+        "Warning: target Queue " + ghost_queue +
+            " does not exist; command CloseQueue deleted without effect\n");
   CHECK(env.Events("abort-stale", "TargetNotFound").empty());
 }
 
@@ -462,7 +491,8 @@ spec:
         auto pods = env.LivePods();
         if (pods.size() != 2) return false;
         for (const auto& p : pods) {
-          if (p->metadata.Annotation(api::kGroupNameAnnotation) != "podgroup-" + rs_uid) return false;
+          if (p->metadata.Annotation(api::kGroupNameAnnotation) != "podgroup-" + rs_uid)
+            return false;
         }
         return true;
       },

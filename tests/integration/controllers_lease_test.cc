@@ -7,12 +7,11 @@
 // The slow sync is made deterministic with RBAC: the daemon runs as a service account that may
 // only use its lease until the test grants it the controller manager's role; a standby
 // candidate (lease_contender) takes the lease as soon as the leader stops renewing it.
-#include <signal.h>
-
 #include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <signal.h>
 #include <string>
 #include <thread>
 
@@ -44,24 +43,26 @@ TEST_CASE("a controller-manager leader keeps its lease while its caches sync slo
   const std::string dir = "/tmp/tephra-it-" + ns.name();
   std::filesystem::create_directories(dir);
   const std::string kubeconfig = dir + "/kubeconfig", log = dir + "/controller-manager.log";
-  std::ofstream(kubeconfig) << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
-                            << ClusterEnv::Get().apiserver << "\n    certificate-authority: " << ClusterEnv::Get().ca_file
-                            << "\nusers:\n- name: u\n  user:\n    token: " << token
-                            << "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n";
+  std::ofstream(kubeconfig)
+      << "apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: "
+      << ClusterEnv::Get().apiserver << "\n    certificate-authority: " << ClusterEnv::Get().ca_file
+      << "\nusers:\n- name: u\n  user:\n    token: " << token
+      << "\ncontexts:\n- name: x\n  context:\n    cluster: c\n    user: u\ncurrent-context: x\n";
 
-  BackgroundProcess cm({CONTROLLER_MANAGER_PATH, "--kubeconfig=" + kubeconfig, "--namespace=" + ns.name(),
-                        "--queue-label-selector=tephra-it=" + ns.name(), "--healthz-address=0",
-                        "--leader-elect=true", "--leader-elect-resource-namespace=" + ns.name(),
-                        "--leader-elect-resource-name=cm", "--leader-elect-lease-duration=3s",
-                        "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms", "-v=1"},
-                       log);
+  BackgroundProcess cm(
+      {CONTROLLER_MANAGER_PATH, "--kubeconfig=" + kubeconfig, "--namespace=" + ns.name(),
+       "--queue-label-selector=tephra-it=" + ns.name(), "--healthz-address=0",
+       "--leader-elect=true", "--leader-elect-resource-namespace=" + ns.name(),
+       "--leader-elect-resource-name=cm", "--leader-elect-lease-duration=3s",
+       "--leader-elect-renew-deadline=2s", "--leader-elect-retry-period=500ms", "-v=1"},
+      log);
   REQUIRE(cm.started());
   INFO(ReadFile(log));
   REQUIRE(Eventually([&] { return LogHas(log, "acquired lease"); }, std::chrono::seconds(30)));
   // A standby takes the lease as soon as the leader stops renewing it.
   const std::string standby_log = dir + "/standby.log";
-  BackgroundProcess standby({LEASE_CONTENDER_PATH, ClusterEnv::Get().kubeconfig, ns.name(), "cm", "standby",
-                             "3000", "2000", "500"},
+  BackgroundProcess standby({LEASE_CONTENDER_PATH, ClusterEnv::Get().kubeconfig, ns.name(), "cm",
+                             "standby", "3000", "2000", "500"},
                             standby_log);
   REQUIRE(standby.started());
   // Leading, but every LIST is forbidden: the caches cannot sync for longer than the deadline.
@@ -69,7 +70,8 @@ TEST_CASE("a controller-manager leader keeps its lease while its caches sync slo
   CHECK_FALSE(LogHas(log, "controllers running"));
   k.MustRun({"create", "clusterrolebinding", binding, "--clusterrole=tephra-controller-manager",
              "--serviceaccount=" + ns.name() + ":" + sa});
-  bool running = Eventually([&] { return LogHas(log, "controllers running"); }, std::chrono::seconds(90));
+  bool running =
+      Eventually([&] { return LogHas(log, "controllers running"); }, std::chrono::seconds(90));
   // Still the leader well past a renew deadline after starting the controllers.
   std::this_thread::sleep_for(std::chrono::seconds(4));
   k.Run({"delete", "clusterrolebinding", binding, "--ignore-not-found"});

@@ -2,7 +2,8 @@
 // plane with tephra-controller-manager and tephra-scheduler as processes.
 
 // GCC 12 with the sanitizers (asan preset) reports std::regex's NFA states as read uninitialised
-// where libstdc++ moves them: a false positive inside <regex>, so it is silenced before the include.
+// where libstdc++ moves them: a false positive inside <regex>, so it is silenced before the
+// include.
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 
 #include <fstream>
@@ -36,7 +37,8 @@ std::string Localise(std::string manifest, const SchedulerFixture& f) {
       {R"(\bexample-production\b)", f.queue_name("production")},
       {R"(sim\.tephra\.dev/duration: 30s)", "sim.tephra.dev/duration: 2s"},
   };
-  for (const auto& [from, to] : renames) manifest = std::regex_replace(manifest, std::regex(from), to);
+  for (const auto& [from, to] : renames)
+    manifest = std::regex_replace(manifest, std::regex(from), to);
   return manifest;
 }
 
@@ -67,24 +69,32 @@ TEST_CASE("the examples run to Completed") {
   auto phases = [&] {
     std::string out;
     for (const auto& j : job_names) {
-      out += j + "=" + Jsonpath(f.kubectl(), ns.name(), "vcjob/" + j, "{.status.state.phase}") + " ";
+      out +=
+          j + "=" + Jsonpath(f.kubectl(), ns.name(), "vcjob/" + j, "{.status.state.phase}") + " ";
     }
-    return out + "spark-pi=" + Jsonpath(f.kubectl(), ns.name(), "podgroup/spark-pi", "{.status.phase}");
+    return out +
+           "spark-pi=" + Jsonpath(f.kubectl(), ns.name(), "podgroup/spark-pi", "{.status.phase}");
   };
   bool completed = Eventually(
       [&] {
         for (const auto& j : job_names) {
-          if (Jsonpath(f.kubectl(), ns.name(), "vcjob/" + j, "{.status.state.phase}") != "Completed") return false;
+          if (Jsonpath(f.kubectl(), ns.name(), "vcjob/" + j, "{.status.state.phase}") !=
+              "Completed")
+            return false;
         }
-        return Jsonpath(f.kubectl(), ns.name(), "podgroup/spark-pi", "{.status.phase}") == "Completed";
+        return Jsonpath(f.kubectl(), ns.name(), "podgroup/spark-pi", "{.status.phase}") ==
+               "Completed";
       },
       std::chrono::seconds(120));
   INFO(phases() << "\ncontroller-manager:\n" << manager.LogTail());
   REQUIRE(completed);
   // The plugins did their part: the MPI job's hostfile and the TensorFlow cluster spec.
-  CHECK_FALSE(f.kubectl().MustRun({"-n", ns.name(), "get", "configmap", "mpi-pi-svc", "-o", "name"}).empty());
-  std::string tf_env = f.kubectl().MustRun({"-n", ns.name(), "get", "pod", "tf-dist-mnist-worker-0", "-o",
-                                            R"(jsonpath={.spec.containers[0].env[?(@.name=="TF_CONFIG")].value})"});
+  CHECK_FALSE(f.kubectl()
+                  .MustRun({"-n", ns.name(), "get", "configmap", "mpi-pi-svc", "-o", "name"})
+                  .empty());
+  std::string tf_env =
+      f.kubectl().MustRun({"-n", ns.name(), "get", "pod", "tf-dist-mnist-worker-0", "-o",
+                           R"(jsonpath={.spec.containers[0].env[?(@.name=="TF_CONFIG")].value})"});
   CHECK(tf_env.find("tf-dist-mnist-ps-0") != std::string::npos);
 }
 

@@ -68,7 +68,8 @@ TEST_CASE("ConfigMap CRUD with every patch type") {
 
   // Update with the current resourceVersion succeeds; with the stale one it conflicts.
   std::string body = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a",
-      "resourceVersion":")" + rv + R"("},"data":{"key":"2"}})";
+      "resourceVersion":")" +
+                     rv + R"("},"data":{"key":"2"}})";
   StatusOr<std::string> updated = client->Update(cm, ns.name(), "a", body);
   REQUIRE(updated.ok());
   CHECK(FieldOf(*updated, "data", "key") == "2");
@@ -116,8 +117,8 @@ TEST_CASE("an invalid object is rejected with the server's field message") {
   Kubectl kubectl(env.kubeconfig);
   TestNamespace ns(kubectl, "kc-invalid");
   auto client = ClientFor(env.kubeconfig);
-  StatusOr<std::string> r = client->Create(resources::kConfigMaps, ns.name(),
-                                           ConfigMap("Not_A_Valid_Name", "x"));
+  StatusOr<std::string> r =
+      client->Create(resources::kConfigMaps, ns.name(), ConfigMap("Not_A_Valid_Name", "x"));
   CHECK(r.status().code() == StatusCode::kInvalid);
   CHECK(r.status().message().find("metadata.name") != std::string::npos);
 }
@@ -134,7 +135,9 @@ TEST_CASE("LIST pages through 2,000 objects exactly once each") {
   for (int t = 0; t < 8; ++t) {
     writers.emplace_back([&] {
       for (int i = next++; i < kCount; i = next++) {
-        if (!client->Create(resources::kConfigMaps, ns.name(), ConfigMap("cm-" + std::to_string(i), "v"))
+        if (!client
+                 ->Create(resources::kConfigMaps, ns.name(),
+                          ConfigMap("cm-" + std::to_string(i), "v"))
                  .ok()) {
           ++failures;
         }
@@ -168,11 +171,11 @@ TEST_CASE("LIST pages through 2,000 objects exactly once each") {
   size_t via_list_all = 0;
   ListOptions all;
   all.limit = 450;
-  StatusOr<std::string> rv = client->ListAll(resources::kConfigMaps, ns.name(), all,
-                                             [&](const json::Value&) {
-                                               ++via_list_all;
-                                               return Status::Ok();
-                                             });
+  StatusOr<std::string> rv =
+      client->ListAll(resources::kConfigMaps, ns.name(), all, [&](const json::Value&) {
+        ++via_list_all;
+        return Status::Ok();
+      });
   REQUIRE(rv.ok());
   CHECK_FALSE(rv->empty());
   CHECK(via_list_all >= kCount);
@@ -192,8 +195,9 @@ TEST_CASE("a watch delivers added, modified and deleted events in order") {
   REQUIRE(watch.ok());
 
   REQUIRE(client->Create(resources::kConfigMaps, ns.name(), ConfigMap("w", "1")).ok());
-  REQUIRE(client->Patch(resources::kConfigMaps, ns.name(), "w", PatchType::kMerge,
-                        R"({"data":{"key":"2"}})")
+  REQUIRE(client
+              ->Patch(resources::kConfigMaps, ns.name(), "w", PatchType::kMerge,
+                      R"({"data":{"key":"2"}})")
               .ok());
   REQUIRE(client->Delete(resources::kConfigMaps, ns.name(), "w").ok());
 
@@ -229,8 +233,9 @@ TEST_CASE("a watch from a compacted resourceVersion fails with Gone") {
   auto first = client->Create(resources::kConfigMaps, ns.name(), ConfigMap("g", "1"));
   REQUIRE(first.ok());
   std::string old_rv = FieldOf(*first, "metadata", "resourceVersion");
-  REQUIRE(client->Patch(resources::kConfigMaps, ns.name(), "g", PatchType::kMerge,
-                        R"({"data":{"key":"2"}})")
+  REQUIRE(client
+              ->Patch(resources::kConfigMaps, ns.name(), "g", PatchType::kMerge,
+                      R"({"data":{"key":"2"}})")
               .ok());
   // One more write, so the compaction lands past the first change: a watch from old_rv starts
   // at that change, and etcd keeps the compaction revision itself (watching from it would fail
@@ -257,8 +262,10 @@ TEST_CASE("custom resources: CRD, CRUD and the status subresource") {
   auto client = ClientFor(env.kubeconfig);
   const std::string group = "kc" + testing::RandomSuffix() + ".tests.tephra.dev";
   std::string crd = R"({"apiVersion":"apiextensions.k8s.io/v1","kind":"CustomResourceDefinition",
-    "metadata":{"name":"widgets.)" + group + R"("},
-    "spec":{"group":")" + group + R"(","scope":"Namespaced",
+    "metadata":{"name":"widgets.)" +
+                    group + R"("},
+    "spec":{"group":")" +
+                    group + R"(","scope":"Namespaced",
       "names":{"plural":"widgets","singular":"widget","kind":"Widget"},
       "versions":[{"name":"v1","served":true,"storage":true,"subresources":{"status":{}},
         "schema":{"openAPIV3Schema":{"type":"object","properties":{
@@ -273,7 +280,8 @@ TEST_CASE("custom resources: CRD, CRUD and the status subresource") {
   REQUIRE(testing::Eventually(
       [&] {
         auto got = client->Get(resources::kCustomResourceDefinitions, "", "widgets." + group);
-        return got.ok() && got->find(R"("type":"Established","status":"True")") != std::string::npos;
+        return got.ok() &&
+               got->find(R"("type":"Established","status":"True")") != std::string::npos;
       },
       std::chrono::seconds(30)));
 
@@ -308,10 +316,11 @@ TEST_CASE("pods/binding binds through a subresource") {
   Kubectl kubectl(env.kubeconfig);
   TestNamespace ns(kubectl, "kc-bind");
   auto client = ClientFor(env.kubeconfig);
-  std::string node = kubectl.MustRun({"get", "nodes", "-l", "type=kwok", "-o",
-                                      "jsonpath={.items[0].metadata.name}"});
+  std::string node = kubectl.MustRun(
+      {"get", "nodes", "-l", "type=kwok", "-o", "jsonpath={.items[0].metadata.name}"});
   REQUIRE_FALSE(node.empty());
-  REQUIRE(client->Create(resources::kPods, ns.name(), R"({"apiVersion":"v1","kind":"Pod",
+  REQUIRE(client
+              ->Create(resources::kPods, ns.name(), R"({"apiVersion":"v1","kind":"Pod",
       "metadata":{"name":"p"},"spec":{"schedulerName":"tephra-test",
       "containers":[{"name":"c","image":"busybox"}]}})")
               .ok());

@@ -1,14 +1,13 @@
 // The client library under faults on the real control plane: a kube-apiserver restart, an
 // etcd compaction that forces 410 Gone, and leader election with killed and frozen leaders.
 // These tests stop shared components, so they run serially (tephra_test SERIAL).
-#include <signal.h>
-
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
 #include <set>
+#include <signal.h>
 #include <sstream>
 #include <thread>
 
@@ -134,7 +133,8 @@ bool MirrorMatches(Mirror& mirror, Informer& informer, Client& client, const std
         auto seen = mirror.Snapshot();
         seen.erase("kube-root-ca.crt");
         size_t cached = 0;
-        for (const auto& o : informer.store().List()) cached += o->metadata.name.rfind("m-", 0) == 0;
+        for (const auto& o : informer.store().List())
+          cached += o->metadata.name.rfind("m-", 0) == 0;
         return server == seen && cached == server.size();
       },
       within, std::chrono::milliseconds(500));
@@ -194,8 +194,9 @@ TEST_CASE("an informer mirrors 500 objects exactly across an apiserver restart a
       std::string name = "m-" + std::to_string(i);
       Status s;
       if (op < 6) {
-        s = writer.Patch(resources::kConfigMaps, ns.name(), name, PatchType::kMerge,
-                         R"({"data":{"v":")" + std::to_string(rng() % 1000) + R"("}})")
+        s = writer
+                .Patch(resources::kConfigMaps, ns.name(), name, PatchType::kMerge,
+                       R"({"data":{"v":")" + std::to_string(rng() % 1000) + R"("}})")
                 .status();
       } else if (op < 8) {
         s = writer.Delete(resources::kConfigMaps, ns.name(), name);
@@ -228,8 +229,9 @@ TEST_CASE("an informer mirrors 500 objects exactly across an apiserver restart a
       REQUIRE(writer.Delete(resources::kConfigMaps, ns.name(), name).ok());
       deleted_while_away.insert(name);
     } else if (k < 200) {
-      REQUIRE(writer.Patch(resources::kConfigMaps, ns.name(), name, PatchType::kMerge,
-                           R"({"data":{"v":"away"}})")
+      REQUIRE(writer
+                  .Patch(resources::kConfigMaps, ns.name(), name, PatchType::kMerge,
+                         R"({"data":{"v":"away"}})")
                   .ok());
     }
     ++k;
@@ -291,7 +293,8 @@ int64_t NowUs() {
 }
 
 struct Contenders {
-  explicit Contenders(const std::string& lease) : dir("/tmp/tephra-lease-" + testing::RandomSuffix()) {
+  explicit Contenders(const std::string& lease)
+      : dir("/tmp/tephra-lease-" + testing::RandomSuffix()) {
     std::filesystem::create_directories(dir);
     const ClusterEnv& env = ClusterEnv::Get();
     for (const std::string id : {"alpha", "beta"}) {
@@ -306,7 +309,9 @@ struct Contenders {
     procs.clear();
     std::filesystem::remove_all(dir);
   }
-  std::vector<Line> Lines(const std::string& id) const { return ReadLines(dir + "/" + id + ".log"); }
+  std::vector<Line> Lines(const std::string& id) const {
+    return ReadLines(dir + "/" + id + ".log");
+  }
   std::string Leader() const {
     for (const std::string id : {"alpha", "beta"}) {
       if (FirstAfter(Lines(id), "START", id) > 0) return id;

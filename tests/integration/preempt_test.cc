@@ -43,24 +43,31 @@ std::string EventMessages(const Kubectl& k, const std::string& ns, const std::st
                     R"(jsonpath={range .items[*]}{.message}{"\n"}{end})"});
 }
 
-TEST_CASE("a high-priority gang preempts a low-priority job in its queue and the victims hear why") {
+TEST_CASE(
+    "a high-priority gang preempts a low-priority job in its queue and the victims hear why") {
   SchedulerFixture f;
   f.AddNodes(2, "4", "16Gi");
   f.AddPriorityClass("low", 10);
   f.AddPriorityClass("high", 1000);
   TestNamespace ns(f.kubectl(), "preempt");
-  f.AddGang(ns.name(), "low", f.queue_name("default"), 1, 8, "1", Priority(f, "low"), PodGroupPriority(f, "low"));
+  f.AddGang(ns.name(), "low", f.queue_name("default"), 1, 8, "1", Priority(f, "low"),
+            PodGroupPriority(f, "low"));
   f.Start(kEvictingConf);
   REQUIRE(Eventually([&] { return f.Bindings(ns.name()).size() == 8; }, std::chrono::seconds(30)));
 
   // The cluster is full; the gang of two 2-CPU pods is admitted into room it may preempt.
-  f.AddGang(ns.name(), "high", f.queue_name("default"), 2, 2, "2", Priority(f, "high"), PodGroupPriority(f, "high"));
-  REQUIRE(Eventually([&] { return CountPrefix(f.Bindings(ns.name()), "high-") == 2; }, std::chrono::seconds(60)));
+  f.AddGang(ns.name(), "high", f.queue_name("default"), 2, 2, "2", Priority(f, "high"),
+            PodGroupPriority(f, "high"));
+  REQUIRE(Eventually([&] { return CountPrefix(f.Bindings(ns.name()), "high-") == 2; },
+                     std::chrono::seconds(60)));
   auto bound = f.Bindings(ns.name());
   CHECK(CountPrefix(bound, "low-") == 4);  // the fewest victims: 2 CPUs per preemptor pod
   // The PodGroup's status follows in a later cycle, once the binds are seen.
-  CHECK(Eventually([&] { return Jsonpath(f.kubectl(), ns.name(), "podgroup/high", "{.status.phase}") == "Running"; },
-                   std::chrono::seconds(30)));
+  CHECK(Eventually(
+      [&] {
+        return Jsonpath(f.kubectl(), ns.name(), "podgroup/high", "{.status.phase}") == "Running";
+      },
+      std::chrono::seconds(30)));
 
   // Every victim's event names the preemptor; so does the victims' PodGroup's.
   int victims = 0;
@@ -83,20 +90,23 @@ TEST_CASE("a starved queue reclaims down to its deserved share and no further") 
   f.AddQueue("lender", 1);
   f.AddQueue("owner", 1);
   TestNamespace ns(f.kubectl(), "reclaim");
-  for (int i = 0; i < 8; ++i) f.AddGang(ns.name(), "a" + std::to_string(i), f.queue_name("lender"), 1, 1, "1");
+  for (int i = 0; i < 8; ++i)
+    f.AddGang(ns.name(), "a" + std::to_string(i), f.queue_name("lender"), 1, 1, "1");
   f.Start(kEvictingConf);
   REQUIRE(Eventually([&] { return f.Bindings(ns.name()).size() == 8; }, std::chrono::seconds(30)));
 
   // The owner queue had lent everything; it now wants 8 CPUs but deserves 4.
-  for (int i = 0; i < 8; ++i) f.AddGang(ns.name(), "b" + std::to_string(i), f.queue_name("owner"), 1, 1, "1");
-  REQUIRE(Eventually([&] { return CountPrefix(f.Bindings(ns.name()), "b") == 4; }, std::chrono::seconds(60)));
+  for (int i = 0; i < 8; ++i)
+    f.AddGang(ns.name(), "b" + std::to_string(i), f.queue_name("owner"), 1, 1, "1");
+  REQUIRE(Eventually([&] { return CountPrefix(f.Bindings(ns.name()), "b") == 4; },
+                     std::chrono::seconds(60)));
   std::this_thread::sleep_for(std::chrono::seconds(3));  // and it stays 4:4
   auto bound = f.Bindings(ns.name());
   CHECK(CountPrefix(bound, "a") == 4);
   CHECK(CountPrefix(bound, "b") == 4);
-  std::string lender_events = f.kubectl().MustRun(
-      {"-n", ns.name(), "get", "events", "--field-selector=reason=Evicted", "-o",
-       R"(jsonpath={range .items[*]}{.message}{"\n"}{end})"});
+  std::string lender_events =
+      f.kubectl().MustRun({"-n", ns.name(), "get", "events", "--field-selector=reason=Evicted",
+                           "-o", R"(jsonpath={range .items[*]}{.message}{"\n"}{end})"});
   CHECK(lender_events.find("reclaimed for queue " + f.queue_name("owner")) != std::string::npos);
 }
 
@@ -106,11 +116,14 @@ TEST_CASE("a queue is never reclaimed below its guarantee") {
   f.AddQueue("guarded", 1, R"(,"deserved":{"cpu":"4"},"guarantee":{"resource":{"cpu":"6"}})");
   f.AddQueue("hungry", 1, R"(,"deserved":{"cpu":"4"})");
   TestNamespace ns(f.kubectl(), "guarantee");
-  for (int i = 0; i < 8; ++i) f.AddGang(ns.name(), "g" + std::to_string(i), f.queue_name("guarded"), 1, 1, "1");
+  for (int i = 0; i < 8; ++i)
+    f.AddGang(ns.name(), "g" + std::to_string(i), f.queue_name("guarded"), 1, 1, "1");
   f.Start(kCapacityConf);
   REQUIRE(Eventually([&] { return f.Bindings(ns.name()).size() == 8; }, std::chrono::seconds(30)));
-  for (int i = 0; i < 4; ++i) f.AddGang(ns.name(), "h" + std::to_string(i), f.queue_name("hungry"), 1, 1, "1");
-  REQUIRE(Eventually([&] { return CountPrefix(f.Bindings(ns.name()), "h") == 2; }, std::chrono::seconds(60)));
+  for (int i = 0; i < 4; ++i)
+    f.AddGang(ns.name(), "h" + std::to_string(i), f.queue_name("hungry"), 1, 1, "1");
+  REQUIRE(Eventually([&] { return CountPrefix(f.Bindings(ns.name()), "h") == 2; },
+                     std::chrono::seconds(60)));
   std::this_thread::sleep_for(std::chrono::seconds(3));
   auto bound = f.Bindings(ns.name());
   CHECK(CountPrefix(bound, "g") == 6);  // deserved 4, but guaranteed 6
@@ -130,27 +143,34 @@ TEST_CASE("system-critical pods and kube-system pods are never evicted") {
     const Kubectl& k;
     std::string group;
     ~KubeSystemCleanup() {
-      std::vector<std::string> args{"-n", "kube-system", "delete", "--wait=false", "--ignore-not-found",
-                                    "podgroup/" + group};
+      std::vector<std::string> args{"-n",           "kube-system",        "delete",
+                                    "--wait=false", "--ignore-not-found", "podgroup/" + group};
       for (int i = 0; i < 4; ++i) args.push_back("pod/" + group + "-" + std::to_string(i));
       k.Run(args);
     }
   } cleanup{f.kubectl(), sys_group};
-  f.AddGang("kube-system", sys_group, f.queue_name("default"), 1, 4, "1", Priority(f, "low") +
-            R"("nodeSelector":{"tephra.dev/slot":"a"},)", PodGroupPriority(f, "low"));
-  f.AddGang(ns.name(), "critical", f.queue_name("default"), 1, 4, "1",
-            R"("priorityClassName":"system-node-critical","nodeSelector":{"tephra.dev/slot":"b"},)");
+  f.AddGang("kube-system", sys_group, f.queue_name("default"), 1, 4, "1",
+            Priority(f, "low") + R"("nodeSelector":{"tephra.dev/slot":"a"},)",
+            PodGroupPriority(f, "low"));
+  f.AddGang(
+      ns.name(), "critical", f.queue_name("default"), 1, 4, "1",
+      R"("priorityClassName":"system-node-critical","nodeSelector":{"tephra.dev/slot":"b"},)");
   f.Start(kEvictingConf);
-  REQUIRE(Eventually([&] { return CountPrefix(f.Bindings("kube-system"), sys_group) == 4 &&
-                                  f.Bindings(ns.name()).size() == 4; },
-                     std::chrono::seconds(30)));
-  f.AddGang(ns.name(), "high", f.queue_name("default"), 1, 1, "2", Priority(f, "high"), PodGroupPriority(f, "high"));
+  REQUIRE(Eventually(
+      [&] {
+        return CountPrefix(f.Bindings("kube-system"), sys_group) == 4 &&
+               f.Bindings(ns.name()).size() == 4;
+      },
+      std::chrono::seconds(30)));
+  f.AddGang(ns.name(), "high", f.queue_name("default"), 1, 1, "2", Priority(f, "high"),
+            PodGroupPriority(f, "high"));
   std::this_thread::sleep_for(std::chrono::seconds(5));
   CHECK(CountPrefix(f.Bindings("kube-system"), sys_group) == 4);
   CHECK(CountPrefix(f.Bindings(ns.name()), "critical-") == 4);
   CHECK(CountPrefix(f.Bindings(ns.name()), "high-") == 0);
-  std::string evicted = f.kubectl().MustRun({"get", "events", "-A", "--field-selector=reason=Evicted", "-o",
-                                             R"(jsonpath={range .items[*]}{.involvedObject.name}{"\n"}{end})"});
+  std::string evicted =
+      f.kubectl().MustRun({"get", "events", "-A", "--field-selector=reason=Evicted", "-o",
+                           R"(jsonpath={range .items[*]}{.involvedObject.name}{"\n"}{end})"});
   CHECK(evicted.find(sys_group) == std::string::npos);
   CHECK(evicted.find("critical-") == std::string::npos);
 }
@@ -161,10 +181,12 @@ TEST_CASE("with preemption disabled in the configuration nothing is evicted") {
   f.AddPriorityClass("low", 10);
   f.AddPriorityClass("high", 1000);
   TestNamespace ns(f.kubectl(), "nopreempt");
-  f.AddGang(ns.name(), "low", f.queue_name("default"), 1, 4, "1", Priority(f, "low"), PodGroupPriority(f, "low"));
+  f.AddGang(ns.name(), "low", f.queue_name("default"), 1, 4, "1", Priority(f, "low"),
+            PodGroupPriority(f, "low"));
   f.Start();  // Volcano's default actions: enqueue, allocate, backfill
   REQUIRE(Eventually([&] { return f.Bindings(ns.name()).size() == 4; }, std::chrono::seconds(30)));
-  f.AddGang(ns.name(), "high", f.queue_name("default"), 1, 1, "2", Priority(f, "high"), PodGroupPriority(f, "high"));
+  f.AddGang(ns.name(), "high", f.queue_name("default"), 1, 1, "2", Priority(f, "high"),
+            PodGroupPriority(f, "high"));
   std::this_thread::sleep_for(std::chrono::seconds(5));
   auto bound = f.Bindings(ns.name());
   CHECK(CountPrefix(bound, "low-") == 4);

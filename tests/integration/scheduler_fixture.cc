@@ -1,9 +1,8 @@
 #include "tests/integration/scheduler_fixture.h"
 
-#include <signal.h>
-
 #include <filesystem>
 #include <fstream>
+#include <signal.h>
 #include <sstream>
 
 #include <catch2/catch.hpp>
@@ -40,7 +39,8 @@ SchedulerFixture::~SchedulerFixture() {
   process_.reset();
   for (const auto& n : nodes_) kubectl_.Run({"delete", "node", n, "--wait=false"});
   for (const auto& q : queues_) kubectl_.Run({"delete", "queue", q, "--wait=false"});
-  for (const auto& p : priority_classes_) kubectl_.Run({"delete", "priorityclass", p, "--wait=false"});
+  for (const auto& p : priority_classes_)
+    kubectl_.Run({"delete", "priorityclass", p, "--wait=false"});
   std::filesystem::remove_all(dir_);
 }
 
@@ -51,18 +51,20 @@ void SchedulerFixture::AddNodes(int count, const std::string& cpu, const std::st
     labels["tephra.dev/test-pool"] = id_;
     std::string label_json;
     for (const auto& [k, v] : labels) label_json += ",\"" + k + "\":\"" + v + "\"";
-    kubectl_.MustRun({"create", "-f", "-"},
-                     R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + node +
-                         R"(","annotations":{"kwok.x-k8s.io/node":"fake"},"labels":{"type":"kwok-it")" +
-                         label_json + R"(}},"status":{"allocatable":{"cpu":")" + cpu + R"(","memory":")" +
-                         memory + R"(","pods":"110"},"capacity":{"cpu":")" + cpu + R"(","memory":")" +
-                         memory + R"(","pods":"110"}}})");
+    kubectl_.MustRun(
+        {"create", "-f", "-"},
+        R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + node +
+            R"(","annotations":{"kwok.x-k8s.io/node":"fake"},"labels":{"type":"kwok-it")" +
+            label_json + R"(}},"status":{"allocatable":{"cpu":")" + cpu + R"(","memory":")" +
+            memory + R"(","pods":"110"},"capacity":{"cpu":")" + cpu + R"(","memory":")" + memory +
+            R"(","pods":"110"}}})");
     nodes_.push_back(node);
   }
   REQUIRE(Eventually(
       [&] {
         for (const auto& n : nodes_) {
-          auto r = kubectl_.Run({"get", "node", n, "-o", R"(jsonpath={.status.conditions[?(@.type=="Ready")].status})"});
+          auto r = kubectl_.Run({"get", "node", n, "-o",
+                                 R"(jsonpath={.status.conditions[?(@.type=="Ready")].status})"});
           if (r.out != "True") return false;
         }
         return true;
@@ -72,35 +74,42 @@ void SchedulerFixture::AddNodes(int count, const std::string& cpu, const std::st
 
 void SchedulerFixture::AddQueue(const std::string& q, int weight, const std::string& spec_extra) {
   std::string name = queue_name(q);
-  kubectl_.MustRun({"apply", "-f", "-"},
-                   R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":")" +
-                       name + R"(","labels":{"tephra.dev/test-pool":")" + id_ + R"("}},"spec":{"weight":)" +
-                       std::to_string(weight) + spec_extra + "}}");
+  kubectl_.MustRun(
+      {"apply", "-f", "-"},
+      R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":")" +
+          name + R"(","labels":{"tephra.dev/test-pool":")" + id_ + R"("}},"spec":{"weight":)" +
+          std::to_string(weight) + spec_extra + "}}");
   queues_.push_back(name);
 }
 
 void SchedulerFixture::AddPriorityClass(const std::string& name, int value) {
   std::string full = queue_name(name);
-  kubectl_.MustRun({"apply", "-f", "-"},
-                   R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":")" +
-                       full + R"("},"value":)" + std::to_string(value) + "}");
+  kubectl_.MustRun(
+      {"apply", "-f", "-"},
+      R"({"apiVersion":"scheduling.k8s.io/v1","kind":"PriorityClass","metadata":{"name":")" + full +
+          R"("},"value":)" + std::to_string(value) + "}");
   priority_classes_.push_back(full);
 }
 
-void SchedulerFixture::AddGang(const std::string& ns, const std::string& group, const std::string& queue,
-                               int min_member, int pods, const std::string& cpu,
-                               const std::string& extra_spec, const std::string& pg_extra) {
-  kubectl_.MustRun({"-n", ns, "create", "-f", "-"},
-                   R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":")" +
-                       group + R"("},"spec":{"minMember":)" + std::to_string(min_member) +
-                       R"(,"queue":")" + queue + "\"" + pg_extra + "}}");
+void SchedulerFixture::AddGang(const std::string& ns, const std::string& group,
+                               const std::string& queue, int min_member, int pods,
+                               const std::string& cpu, const std::string& extra_spec,
+                               const std::string& pg_extra) {
+  kubectl_.MustRun(
+      {"-n", ns, "create", "-f", "-"},
+      R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":")" +
+          group + R"("},"spec":{"minMember":)" + std::to_string(min_member) + R"(,"queue":")" +
+          queue + "\"" + pg_extra + "}}");
   std::string list = R"({"apiVersion":"v1","kind":"List","items":[)";
   for (int i = 0; i < pods; ++i) {
     if (i > 0) list += ",";
-    list += R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + group + "-" + std::to_string(i) +
-            R"(","annotations":{"scheduling.k8s.io/group-name":")" + group + R"("}},
-            "spec":{"schedulerName":")" + name_ + R"(",)" + extra_spec +
-            R"("containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":")" + cpu + R"("}}}]}})";
+    list += R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + group + "-" +
+            std::to_string(i) + R"(","annotations":{"scheduling.k8s.io/group-name":")" + group +
+            R"("}},
+            "spec":{"schedulerName":")" +
+            name_ + R"(",)" + extra_spec +
+            R"("containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":")" +
+            cpu + R"("}}}]}})";
   }
   list += "]}";
   kubectl_.MustRun({"-n", ns, "create", "-f", "-"}, list);

@@ -37,8 +37,8 @@ class SchedulerFixture {
   void AddPriorityClass(const std::string& name, int value);
   // A PodGroup and `pods` pods requesting `cpu` each, in namespace ns. `extra_spec` goes into
   // each pod's spec and must end with a comma; `pg_extra` into the PodGroup's spec.
-  void AddGang(const std::string& ns, const std::string& group, const std::string& queue, int min_member,
-               int pods, const std::string& cpu, const std::string& extra_spec = "",
+  void AddGang(const std::string& ns, const std::string& group, const std::string& queue,
+               int min_member, int pods, const std::string& cpu, const std::string& extra_spec = "",
                const std::string& pg_extra = "");
 
   // `extra_args` go to tephra-scheduler after the fixture's own flags.

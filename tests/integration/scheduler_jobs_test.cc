@@ -24,11 +24,14 @@ constexpr auto kTimeout = std::chrono::seconds(60);
 std::string ElasticJob(const SchedulerFixture& f, const std::string& name, const std::string& queue,
                        int min_available, int replicas, const std::string& priority_class = "",
                        const std::string& pod_spec = "", const std::string& labels = "{}") {
-  std::string priority = priority_class.empty() ? "" : R"("priorityClassName":")" + f.queue_name(priority_class) + R"(",)";
+  std::string priority = priority_class.empty()
+                             ? ""
+                             : R"("priorityClassName":")" + f.queue_name(priority_class) + R"(",)";
   return R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":")" + name +
-         R"("},"spec":{"schedulerName":")" + f.name() + R"(","queue":")" + f.queue_name(queue) + R"(",)" + priority +
-         R"("minAvailable":)" + std::to_string(min_available) + R"(,"tasks":[{"name":"w","replicas":)" +
-         std::to_string(replicas) + R"(,"template":{"metadata":{"labels":)" + labels + R"(},"spec":{)" + pod_spec +
+         R"("},"spec":{"schedulerName":")" + f.name() + R"(","queue":")" + f.queue_name(queue) +
+         R"(",)" + priority + R"("minAvailable":)" + std::to_string(min_available) +
+         R"(,"tasks":[{"name":"w","replicas":)" + std::to_string(replicas) +
+         R"(,"template":{"metadata":{"labels":)" + labels + R"(},"spec":{)" + pod_spec +
          R"("restartPolicy":"Never","containers":[{"name":"c","image":"busybox","resources":{"requests":{"cpu":"1"}}}]}}}]}})";
 }
 
@@ -55,7 +58,8 @@ std::string EventMessages(const Kubectl& k, const std::string& ns, const std::st
 struct JobsEnv {
   explicit JobsEnv(const std::string& prefix, const std::string& conf = "")
       : ns((InstallControllerPrerequisites(f.kubectl()), f.kubectl()), prefix),
-        manager(ns.name(), {"--scheduler-name=" + f.name(), "--queue-label-selector=tephra.dev/test-pool=" + f.id(),
+        manager(ns.name(), {"--scheduler-name=" + f.name(),
+                            "--queue-label-selector=tephra.dev/test-pool=" + f.id(),
                             "--default-queue=" + f.queue_name("default")}) {
     conf_ = conf;
   }
@@ -67,7 +71,9 @@ struct JobsEnv {
     f.AddQueue("capped", 1, R"(,"capability":{"cpu":"4"})");
     Start();
   }
-  void Create(const std::string& manifest) { f.kubectl().MustRun({"-n", ns.name(), "create", "-f", "-"}, manifest); }
+  void Create(const std::string& manifest) {
+    f.kubectl().MustRun({"-n", ns.name(), "create", "-f", "-"}, manifest);
+  }
 
   SchedulerFixture f;
   TestNamespace ns;
@@ -94,7 +100,8 @@ TEST_CASE("three elastic Jobs competing for 16 slots each reach their minimum an
   // Every job runs its minimum and they took turns with the rest: 6/5/5 when all three
   // PodGroups exist before the first pods are placed (the unit tests check that exactly); on a
   // loaded machine the controller may create the third a little later (4/6/6).
-  INFO(counts.size() << " jobs running, " << counts.front() << " to " << counts.back() << " pods each");
+  INFO(counts.size() << " jobs running, " << counts.front() << " to " << counts.back()
+                     << " pods each");
   REQUIRE(counts.size() == 3);
   CHECK(counts.front() >= 2);
   CHECK(counts.back() - counts.front() <= 2);
@@ -107,20 +114,24 @@ TEST_CASE("an elastic Job runs as many pods as its queue's capability holds") {
   REQUIRE(Eventually([&] { return Bound(env.f, env.ns.name()) == 4; }, kTimeout));
   std::this_thread::sleep_for(std::chrono::seconds(2));
   CHECK(Bound(env.f, env.ns.name()) == 4);
-  CHECK(Jsonpath(env.f.kubectl(), env.ns.name(), "vcjob/elastic", "{.status.state.phase}") == "Running");
+  CHECK(Jsonpath(env.f.kubectl(), env.ns.name(), "vcjob/elastic", "{.status.state.phase}") ==
+        "Running");
 }
 
-TEST_CASE("a Job held by scheduling gates says why on its PodGroup and reserves nothing in its queue") {
+TEST_CASE(
+    "a Job held by scheduling gates says why on its PodGroup and reserves nothing in its queue") {
   JobsEnv env("jobs-gated");
   env.StartWithCappedQueue();
-  env.Create(ElasticJob(env.f, "gated", "capped", 4, 4, "", R"("schedulingGates":[{"name":"example.com/hold"}],)"));
+  env.Create(ElasticJob(env.f, "gated", "capped", 4, 4, "",
+                        R"("schedulingGates":[{"name":"example.com/hold"}],)"));
   REQUIRE(Eventually(
       [&] {
-        return EventMessages(env.f.kubectl(), env.ns.name(), "PodGroup", "Unschedulable").find("scheduling gates") !=
-               std::string::npos;
+        return EventMessages(env.f.kubectl(), env.ns.name(), "PodGroup", "Unschedulable")
+                   .find("scheduling gates") != std::string::npos;
       },
       kTimeout));
-  // Admitted with all four tasks gated, the Job holds none of the queue's 4 CPUs: the next one runs.
+  // Admitted with all four tasks gated, the Job holds none of the queue's 4 CPUs: the next one
+  // runs.
   env.Create(ElasticJob(env.f, "next", "capped", 2, 2));
   REQUIRE(Eventually([&] { return Bound(env.f, env.ns.name()) == 2; }, kTimeout));
   CHECK(BoundPerJob(env.f, env.ns.name()) == std::map<std::string, int>{{"next", 2}});
@@ -139,12 +150,15 @@ tiers:
 // Four 4-CPU nodes (each its own kubernetes.io/hostname) filled by a low-priority Job of sixteen
 // preemptable one-CPU pods.
 void FillWithPreemptable(JobsEnv& env) {
-  for (int i = 0; i < 4; ++i) env.f.AddNodes(1, "4", "16Gi", {{"kubernetes.io/hostname", env.f.id() + "-" + std::to_string(i)}});
+  for (int i = 0; i < 4; ++i)
+    env.f.AddNodes(1, "4", "16Gi",
+                   {{"kubernetes.io/hostname", env.f.id() + "-" + std::to_string(i)}});
   env.f.AddQueue("default", 1);
   env.f.AddPriorityClass("low", 10);
   env.f.AddPriorityClass("high", 1000);
   env.Start();
-  env.Create(ElasticJob(env.f, "low", "default", 1, 16, "low", "", R"({"volcano.sh/preemptable":"true"})"));
+  env.Create(ElasticJob(env.f, "low", "default", 1, 16, "low", "",
+                        R"({"volcano.sh/preemptable":"true"})"));
   REQUIRE(Eventually([&] { return Bound(env.f, env.ns.name()) == 16; }, kTimeout));
 }
 
@@ -175,7 +189,8 @@ TEST_CASE("a high-priority Job with pod anti-affinity preempts one pod on each n
   CHECK(BoundPerJob(env.f, env.ns.name())["low"] == 12);
 }
 
-TEST_CASE("a Queue whose guarantee exceeds the cluster is told so and the other queues are served") {
+TEST_CASE(
+    "a Queue whose guarantee exceeds the cluster is told so and the other queues are served") {
   JobsEnv env("jobs-guarantee");
   env.f.AddNodes(2, "8", "32Gi");
   env.f.AddQueue("default", 1);

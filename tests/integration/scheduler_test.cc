@@ -1,10 +1,9 @@
 // tephra-scheduler against the real control plane: a process scheduling onto kwok nodes.
-#include <signal.h>
-
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
+#include <signal.h>
 #include <sstream>
 #include <thread>
 
@@ -40,8 +39,8 @@ TEST_CASE("a gang larger than the cluster stays Pending and says why") {
   std::string pod_reason = Jsonpath(f.kubectl(), ns.name(), "pod/big-0",
                                     R"({.status.conditions[?(@.type=="PodScheduled")].message})");
   CHECK_FALSE(pod_reason.empty());
-  std::string events = f.kubectl().MustRun({"-n", ns.name(), "get", "events",
-                                            "--field-selector=involvedObject.name=big", "-o", "name"});
+  std::string events = f.kubectl().MustRun(
+      {"-n", ns.name(), "get", "events", "--field-selector=involvedObject.name=big", "-o", "name"});
   CHECK_FALSE(events.empty());
   // Nothing bound a few cycles later either: the gang is all or nothing.
   std::this_thread::sleep_for(std::chrono::seconds(2));
@@ -56,10 +55,13 @@ TEST_CASE("a PodGroup with negative minResources gives its queue no room it does
   f.AddNodes(2, "8", "32Gi");
   f.AddQueue("capped", 1, R"(,"capability":{"cpu":"2"})");
   TestNamespace ns(f.kubectl(), "sched-negmin");
-  f.AddGang(ns.name(), "minus", f.queue_name("capped"), 1, 1, "1", "", R"(,"minResources":{"cpu":"-10"})");
-  f.AddGang(ns.name(), "big", f.queue_name("capped"), 1, 1, "1", "", R"(,"minResources":{"cpu":"8"})");
+  f.AddGang(ns.name(), "minus", f.queue_name("capped"), 1, 1, "1", "",
+            R"(,"minResources":{"cpu":"-10"})");
+  f.AddGang(ns.name(), "big", f.queue_name("capped"), 1, 1, "1", "",
+            R"(,"minResources":{"cpu":"8"})");
   f.Start();
-  REQUIRE(Eventually([&] { return f.Bindings(ns.name()).count("minus-0") == 1; }, std::chrono::seconds(30)));
+  REQUIRE(Eventually([&] { return f.Bindings(ns.name()).count("minus-0") == 1; },
+                     std::chrono::seconds(30)));
   std::string refused;
   REQUIRE(Eventually(
       [&] {
@@ -79,13 +81,17 @@ TEST_CASE("a pod with a node selector lands only on matching nodes") {
   f.AddNodes(2, "8", "32Gi", {{"disk", "hdd"}});
   f.AddNodes(2, "8", "32Gi", {{"disk", "ssd"}});
   TestNamespace ns(f.kubectl(), "sched-sel");
-  f.AddGang(ns.name(), "fast", f.queue_name("default"), 6, 6, "1", R"("nodeSelector":{"disk":"ssd"},)");
+  f.AddGang(ns.name(), "fast", f.queue_name("default"), 6, 6, "1",
+            R"("nodeSelector":{"disk":"ssd"},)");
   f.Start();
   REQUIRE(Eventually([&] { return f.Bindings(ns.name()).size() == 6; }, std::chrono::seconds(30)));
   std::set<std::string> ssd{f.nodes()[2], f.nodes()[3]};
   for (const auto& [pod, node] : f.Bindings(ns.name())) CHECK(ssd.count(node) == 1);
-  REQUIRE(Eventually([&] { return Jsonpath(f.kubectl(), ns.name(), "podgroup/fast", "{.status.phase}") == "Running"; },
-                     std::chrono::seconds(30)));
+  REQUIRE(Eventually(
+      [&] {
+        return Jsonpath(f.kubectl(), ns.name(), "podgroup/fast", "{.status.phase}") == "Running";
+      },
+      std::chrono::seconds(30)));
 }
 
 TEST_CASE("a queue label selector leaves the PodGroups of other queues alone") {
@@ -99,8 +105,11 @@ TEST_CASE("a queue label selector leaves the PodGroups of other queues alone") {
   f.AddGang(ns.name(), "out", f.queue_name("other"), 2, 2, "1");
   std::string out_status_before = Jsonpath(f.kubectl(), ns.name(), "podgroup/out", "{.status}");
   f.Start();
-  REQUIRE(Eventually([&] { return Jsonpath(f.kubectl(), ns.name(), "podgroup/in", "{.status.phase}") == "Running"; },
-                     std::chrono::seconds(30)));
+  REQUIRE(Eventually(
+      [&] {
+        return Jsonpath(f.kubectl(), ns.name(), "podgroup/in", "{.status.phase}") == "Running";
+      },
+      std::chrono::seconds(30)));
   std::this_thread::sleep_for(std::chrono::seconds(3));  // several more cycles
   for (const auto& [pod, node] : f.Bindings(ns.name())) CHECK(pod.rfind("in-", 0) == 0);
   CHECK(f.Bindings(ns.name()).size() == 2);
@@ -110,11 +119,13 @@ TEST_CASE("a queue label selector leaves the PodGroups of other queues alone") {
                              "jsonpath={.metadata.labels.tephra\\.dev/test-pool}"}) == f.id());
 }
 
-TEST_CASE("a bad node or queue selector stops the scheduler at start with the API server's reason") {
+TEST_CASE(
+    "a bad node or queue selector stops the scheduler at start with the API server's reason") {
   for (const std::string flag : {"--node-selector", "--queue-label-selector"}) {
-    CommandResult r = RunCommand({TEPHRA_SCHEDULER_PATH, "--kubeconfig=" + ClusterEnv::Get().kubeconfig_scheduler,
-                                  "--leader-elect=false", "--listen-address=0", flag + "=tier in (a"},
-                                 {}, std::chrono::seconds(60));
+    CommandResult r =
+        RunCommand({TEPHRA_SCHEDULER_PATH, "--kubeconfig=" + ClusterEnv::Get().kubeconfig_scheduler,
+                    "--leader-elect=false", "--listen-address=0", flag + "=tier in (a"},
+                   {}, std::chrono::seconds(60));
     INFO(r.err);
     CHECK(r.exit_code == 2);
     CHECK(r.err.find(flag + " \"tier in (a\": ") != std::string::npos);
@@ -139,7 +150,8 @@ TEST_CASE("two queues with weights 1 and 3 share a saturated cluster 1:3") {
   CHECK(light == 4);
   CHECK(heavy == 12);
   // The queues' status.allocated says the same.
-  std::string allocated = f.kubectl().MustRun({"get", "queue", f.queue_name("heavy"), "-o", "jsonpath={.status.allocated.cpu}"});
+  std::string allocated = f.kubectl().MustRun(
+      {"get", "queue", f.queue_name("heavy"), "-o", "jsonpath={.status.allocated.cpu}"});
   CHECK(allocated == "12");
 }
 
@@ -147,7 +159,8 @@ TEST_CASE("restarting the scheduler mid-workload never double-binds or over-comm
   SchedulerFixture f;
   f.AddNodes(4, "4", "16Gi");
   TestNamespace ns(f.kubectl(), "sched-restart");
-  for (int g = 0; g < 14; ++g) f.AddGang(ns.name(), "g" + std::to_string(g), f.queue_name("default"), 2, 2, "1");
+  for (int g = 0; g < 14; ++g)
+    f.AddGang(ns.name(), "g" + std::to_string(g), f.queue_name("default"), 2, 2, "1");
   f.Start();
   REQUIRE(Eventually([&] { return !f.Bindings(ns.name()).empty(); }, std::chrono::seconds(30)));
   f.Kill();
@@ -166,7 +179,7 @@ TEST_CASE("restarting the scheduler mid-workload never double-binds or over-comm
     per_gang[pod.substr(0, pod.find('-'))]++;
   }
   for (const auto& [node, n] : per_node) CHECK(n <= 4);  // 4 CPUs each
-  for (const auto& [gang, n] : per_gang) CHECK(n == 2);   // never half a gang
+  for (const auto& [gang, n] : per_gang) CHECK(n == 2);  // never half a gang
 }
 
 }  // namespace

@@ -1,9 +1,10 @@
 // The scheduler's StatusWriter against the real API server: what it holds back and what it
 // writes at once.
+#include "scheduler/status/status_writer.h"
+
 #include <catch2/catch.hpp>
 
 #include "metrics/metrics.h"
-#include "scheduler/status/status_writer.h"
 #include "tests/integration/controllers/harness.h"
 #include "tests/integration/scheduler_fixture.h"
 #include "tests/support/cluster.h"
@@ -24,16 +25,20 @@ TEST_CASE("held status updates coalesce into one write, urgent ones overtake the
   const std::string queue = "sw-" + RandomSuffix();
   k.MustRun({"create", "-f", "-"}, R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",
       "metadata":{"name":")" + queue + R"("},"spec":{"weight":1}})");
-  k.MustRun({"-n", ns.name(), "create", "-f", "-"},
-            R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"pg"},
-      "spec":{"minMember":1,"queue":")" + queue + R"("}})");
+  k.MustRun(
+      {"-n", ns.name(), "create", "-f", "-"},
+      R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"pg"},
+      "spec":{"minMember":1,"queue":")" +
+          queue + R"("}})");
 
   metrics::Registry registry;
   // A settle long enough that a slow machine cannot blur "held" and "at once".
-  scheduler::StatusWriter writer(AdminClient(), nullptr, nullptr, &registry, 2, std::chrono::seconds(5));
+  scheduler::StatusWriter writer(AdminClient(), nullptr, nullptr, &registry, 2,
+                                 std::chrono::seconds(5));
   for (int cpu = 1; cpu <= 5; ++cpu) {
     scheduler::SessionOutcome held;
-    held.queues.push_back({queue, api::Resources::FromString("cpu=" + std::to_string(cpu))->ToList()});
+    held.queues.push_back(
+        {queue, api::Resources::FromString("cpu=" + std::to_string(cpu))->ToList()});
     writer.Apply(held);
   }
   scheduler::SessionOutcome urgent;

@@ -14,6 +14,8 @@ class Counter {
   int count_ GUARDED_BY(mu_) = 0;
 };
 
-void Use(Counter& counter) { counter.Increment(); }
+void Use(Counter& counter) {
+  counter.Increment();
+}
 
 }  // namespace tephra::lint

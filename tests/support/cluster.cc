@@ -2,8 +2,8 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <thread>
 
@@ -58,7 +58,8 @@ std::string Kubectl::MustRun(const std::vector<std::string>& args, std::string_v
   return OutputOrThrow(args, Run(args, input));
 }
 
-std::string Kubectl::ApplyShared(const std::vector<std::string>& args, std::string_view input) const {
+std::string Kubectl::ApplyShared(const std::vector<std::string>& args,
+                                 std::string_view input) const {
   std::vector<std::string> apply_args{"apply"};
   apply_args.insert(apply_args.end(), args.begin(), args.end());
   for (int attempt = 1;; ++attempt) {
@@ -91,15 +92,19 @@ Status StopComponent(const std::string& component, bool hard_kill) {
   return ControlPlane({"stop", component});
 }
 
-Status StartComponent(const std::string& component) { return ControlPlane({"start", component}); }
+Status StartComponent(const std::string& component) {
+  return ControlPlane({"start", component});
+}
 
-Status CompactEtcd() { return ControlPlane({"compact"}); }
+Status CompactEtcd() {
+  return ControlPlane({"compact"});
+}
 
 std::string RenderChart(const std::string& release, const std::string& ns, const std::string& templ,
                         const std::vector<std::string>& args) {
-  std::vector<std::string> argv{"helm", "template", release,
-                                std::string(TEPHRA_SOURCE_DIR) + "/charts/tephra", "--namespace",
-                                ns, "--show-only", templ};
+  std::vector<std::string> argv{
+      "helm",        "template", release,       std::string(TEPHRA_SOURCE_DIR) + "/charts/tephra",
+      "--namespace", ns,         "--show-only", templ};
   argv.insert(argv.end(), args.begin(), args.end());
   CommandResult r = RunCommand(argv);
   if (!r.ok()) {
@@ -117,7 +122,8 @@ std::string ReadFile(const std::string& path) {
 }
 
 std::string ReplaceAll(std::string text, const std::string& from, const std::string& to) {
-  for (size_t pos = text.find(from); pos != std::string::npos; pos = text.find(from, pos + to.size())) {
+  for (size_t pos = text.find(from); pos != std::string::npos;
+       pos = text.find(from, pos + to.size())) {
     text.replace(pos, from.size(), to);
   }
   return text;

@@ -12,7 +12,8 @@ inline std::string YamlAliasBomb(int levels) {
   std::string yaml = "x0: &a0 {k: v}\n";
   for (int i = 1; i <= levels; ++i) {
     std::string prev = "*a" + std::to_string(i - 1);
-    yaml += "x" + std::to_string(i) + ": &a" + std::to_string(i) + " {l: " + prev + ", r: " + prev + "}\n";
+    yaml += "x" + std::to_string(i) + ": &a" + std::to_string(i) + " {l: " + prev + ", r: " + prev +
+            "}\n";
   }
   return yaml;
 }

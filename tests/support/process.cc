@@ -1,6 +1,9 @@
 #include "tests/support/process.h"
 
 #include <arpa/inet.h>
+#include <array>
+#include <cerrno>
+#include <cstring>
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -9,10 +12,6 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
-
-#include <array>
-#include <cerrno>
-#include <cstring>
 
 extern char** environ;
 
@@ -149,7 +148,9 @@ BackgroundProcess::~BackgroundProcess() {
   }
 }
 
-bool BackgroundProcess::Signal(int signal) { return pid_ > 0 && !reaped_ && kill(pid_, signal) == 0; }
+bool BackgroundProcess::Signal(int signal) {
+  return pid_ > 0 && !reaped_ && kill(pid_, signal) == 0;
+}
 
 int BackgroundProcess::Wait(std::chrono::milliseconds timeout) {
   if (pid_ <= 0) return -1;

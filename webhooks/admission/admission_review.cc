@@ -53,10 +53,14 @@ const json::Value* EmbeddedObject(const json::Reader& r) {
 
 std::string_view OperationName(Operation op) {
   switch (op) {
-    case Operation::kCreate: return "CREATE";
-    case Operation::kUpdate: return "UPDATE";
-    case Operation::kDelete: return "DELETE";
-    case Operation::kConnect: return "CONNECT";
+    case Operation::kCreate:
+      return "CREATE";
+    case Operation::kUpdate:
+      return "UPDATE";
+    case Operation::kDelete:
+      return "DELETE";
+    case Operation::kConnect:
+      return "CONNECT";
   }
   return "UNKNOWN";
 }
@@ -162,16 +166,22 @@ std::string EncodeAdmissionRequest(const AdmissionRequest& request, std::string_
                                    std::string_view old_object_json) {
   json::Writer w;
   w.StartObject()
-      .Field("apiVersion",
-             request.api_version.empty() ? kAdmissionApiVersion : request.api_version)
+      .Field("apiVersion", request.api_version.empty() ? kAdmissionApiVersion : request.api_version)
       .Field("kind", kAdmissionReviewKind)
       .Key("request")
       .StartObject()
       .Field("uid", request.uid);
-  w.Key("kind").StartObject().Field("group", request.kind.group)
-      .Field("version", request.kind.version).Field("kind", request.kind.kind).EndObject();
-  w.Key("resource").StartObject().Field("group", request.resource.group)
-      .Field("version", request.resource.version).Field("resource", request.resource.resource)
+  w.Key("kind")
+      .StartObject()
+      .Field("group", request.kind.group)
+      .Field("version", request.kind.version)
+      .Field("kind", request.kind.kind)
+      .EndObject();
+  w.Key("resource")
+      .StartObject()
+      .Field("group", request.resource.group)
+      .Field("version", request.resource.version)
+      .Field("resource", request.resource.resource)
       .EndObject();
   if (!request.sub_resource.empty()) w.Field("subResource", request.sub_resource);
   if (!request.name.empty()) w.Field("name", request.name);

@@ -13,8 +13,8 @@
 #include <string_view>
 #include <vector>
 
-#include "json/json.h"
 #include "base/status.h"
+#include "json/json.h"
 
 namespace tephra::webhooks {
 

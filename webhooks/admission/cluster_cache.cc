@@ -72,9 +72,13 @@ ClusterCache::ClusterCache(kube::InformerFactory& factory, PathNeeds needs,
   }
 }
 
-ClusterView ClusterCache::view() const { return {queues_.get(), namespaces_.get()}; }
+ClusterView ClusterCache::view() const {
+  return {queues_.get(), namespaces_.get()};
+}
 
-Status ClusterCache::QueuesSynced() const { return InformerSynced(queue_informer_, "queue"); }
+Status ClusterCache::QueuesSynced() const {
+  return InformerSynced(queue_informer_, "queue");
+}
 
 Status ClusterCache::NamespacesSynced() const {
   return InformerSynced(namespace_informer_, "namespace");

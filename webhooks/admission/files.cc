@@ -1,11 +1,10 @@
 #include "webhooks/admission/files.h"
 
-#include <sys/stat.h>
-
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <sstream>
+#include <sys/stat.h>
 
 namespace tephra::webhooks {
 

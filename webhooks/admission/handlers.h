@@ -24,8 +24,8 @@ inline constexpr std::string_view kPodsMutate = "/pods/mutate";
 inline constexpr std::string_view kPodsValidate = "/pods/validate";
 
 inline constexpr std::string_view kAllPaths[] = {
-    kJobsMutate,       kJobsValidate,      kQueuesMutate, kQueuesValidate,
-    kPodGroupsMutate,  kPodGroupsValidate, kPodsMutate,   kPodsValidate};
+    kJobsMutate,      kJobsValidate,      kQueuesMutate, kQueuesValidate,
+    kPodGroupsMutate, kPodGroupsValidate, kPodsMutate,   kPodsValidate};
 // Volcano's Helm default minus the kinds Tephra does not serve. Pod hooks and /podgroups/mutate
 // (queue from the namespace annotation) are opt-in, as in Volcano's chart.
 inline constexpr std::string_view kDefaultEnabledPaths =

@@ -62,10 +62,9 @@ class PodValidator : public AdmissionHandler {
       }
     }
     if (both) {
-      errors.push_back({"metadata.annotations",
-                        std::string(api::kJdbMinAvailableKey) + " and " +
-                            std::string(api::kJdbMaxUnavailableKey) +
-                            " are mutually exclusive; set only one"});
+      errors.push_back({"metadata.annotations", std::string(api::kJdbMinAvailableKey) + " and " +
+                                                    std::string(api::kJdbMaxUnavailableKey) +
+                                                    " are mutually exclusive; set only one"});
     }
     return AllowUnlessInvalid(request, errors);
   }
@@ -91,8 +90,8 @@ class PodMutator : public AdmissionHandler {
     json::Errors read_errors;
     json::Reader pod(*object, &read_errors);
     auto annotations = pod["metadata"]["annotations"].StringMap();
-    std::string ns = request.namespace_.empty() ? pod["metadata"]["namespace"].String()
-                                                : request.namespace_;
+    std::string ns =
+        request.namespace_.empty() ? pod["metadata"]["namespace"].String() : request.namespace_;
     if (!read_errors.empty()) return DenyBadRequest(request, read_errors.ToStatus("Pod"));
     const ResourceGroup* group = MatchResourceGroup(*groups, ns, annotations);
     if (group == nullptr) return AdmissionResponse::Allow(request);

@@ -100,7 +100,8 @@ Status ParseGroup(const YAML::Node& node, const std::string& path, size_t* budge
     if (YAML::Node n = node[key]; n && (n.IsMap() || n.IsSequence())) entries += n.size();
   }
   if (YAML::Node object = node["object"]; object && object.IsMap()) {
-    if (YAML::Node values = object["value"]; values && values.IsSequence()) entries += values.size();
+    if (YAML::Node values = object["value"]; values && values.IsSequence())
+      entries += values.size();
   }
   if (entries > *budget) {
     return InvalidArgument(path + ": too many values once aliases are expanded");
@@ -153,7 +154,8 @@ Status ParseGroup(const YAML::Node& node, const std::string& path, size_t* budge
   }
   if (YAML::Node tolerations = node["tolerations"]) {
     if (!tolerations.IsSequence()) return InvalidArgument(path + ".tolerations: must be a list");
-    TEPHRA_ASSIGN_OR_RETURN(out->tolerations_json, ToJson(tolerations, path + ".tolerations", budget));
+    TEPHRA_ASSIGN_OR_RETURN(out->tolerations_json,
+                            ToJson(tolerations, path + ".tolerations", budget));
   }
   if (YAML::Node affinity = node["affinity"]) {
     if (affinity.IsScalar()) {
@@ -231,8 +233,8 @@ api::JsonPatch ResourceGroupPatch(const ResourceGroup& group, const json::Reader
   if (!group.node_selector.empty()) {
     if (spec["nodeSelector"].is_object()) {
       for (const auto& [key, value] : group.node_selector) {
-        patch.push_back({"add", "/spec/nodeSelector/" + api::EscapeJsonPointer(key),
-                         json::Quote(value)});
+        patch.push_back(
+            {"add", "/spec/nodeSelector/" + api::EscapeJsonPointer(key), json::Quote(value)});
       }
     } else {
       json::Writer w;

@@ -32,7 +32,7 @@ struct ResourceGroup {
   enum class Match { kAnnotation, kNamespace };
   std::string name;
   Match match = Match::kAnnotation;
-  std::vector<std::string> namespaces;                             // Match::kNamespace
+  std::vector<std::string> namespaces;                           // Match::kNamespace
   std::vector<std::pair<std::string, std::string>> annotations;  // Match::kAnnotation: key, value
   std::string scheduler_name;
   std::map<std::string, std::string> node_selector;  // "labels"

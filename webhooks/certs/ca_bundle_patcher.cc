@@ -102,16 +102,16 @@ StatusOr<std::optional<std::string>> CaBundlePatch(std::string_view config_json,
 
 CaBundlePatcher::CaBundlePatcher(std::shared_ptr<kube::Client> client,
                                  WebhookConfigSelector selector)
-    : client_(std::move(client)),
-      selector_(std::move(selector)),
-      queue_(QueueOptions()) {}
+    : client_(std::move(client)), selector_(std::move(selector)), queue_(QueueOptions()) {}
 
-CaBundlePatcher::~CaBundlePatcher() { Stop(); }
+CaBundlePatcher::~CaBundlePatcher() {
+  Stop();
+}
 
 void CaBundlePatcher::Start(kube::InformerFactory& factory) {
   kube::InformerScope scope{"", selector_.label_selector, ""};
-  mutating_ = factory.For(kube::resources::kMutatingWebhookConfigurations,
-                          kube::RawObjectDecoder(), scope);
+  mutating_ =
+      factory.For(kube::resources::kMutatingWebhookConfigurations, kube::RawObjectDecoder(), scope);
   validating_ = factory.For(kube::resources::kValidatingWebhookConfigurations,
                             kube::RawObjectDecoder(), scope);
   for (bool mutating : {true, false}) {

@@ -1,11 +1,10 @@
 #include "webhooks/certs/cert_manager.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <glog/logging.h>
 #include <rapidjson/document.h>
@@ -80,8 +79,8 @@ std::string ServingCertificateProblem(const CertificateMaterial& m,
 
 std::string CaName(SystemTime now) {
   return "tephra-admission-ca@" +
-         std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch())
-                            .count());
+         std::to_string(
+             std::chrono::duration_cast<std::chrono::seconds>(now.time_since_epoch()).count());
 }
 
 // Writes `content` to `path` through a temporary file and a rename, so a reader sees the old
@@ -143,10 +142,9 @@ StatusOr<CertificatePlan> PlanCertificates(const std::optional<CertificateMateri
     // Names another replica asked for stay, so replicas with different flags do not take turns.
     SubjectAltNames sans = policy.sans;
     if (StatusOr<CertificateInfo> old = InspectCertificate(m.cert); old.ok()) sans.Merge(old->sans);
-    TEPHRA_ASSIGN_OR_RETURN(
-        CertificateAndKey serving,
-        IssueServingCertificate({cas.front().pem, m.ca_key}, policy.common_name, sans,
-                                policy.cert_validity, now));
+    TEPHRA_ASSIGN_OR_RETURN(CertificateAndKey serving,
+                            IssueServingCertificate({cas.front().pem, m.ca_key}, policy.common_name,
+                                                    sans, policy.cert_validity, now));
     m.cert = std::move(serving.cert_pem);
     m.key = std::move(serving.key_pem);
   }
@@ -190,16 +188,24 @@ CertManager::CertManager(std::shared_ptr<kube::Client> client, CertManagerOption
                          base::ClockInterface& clock)
     : client_(std::move(client)), options_(std::move(options)), clock_(clock) {}
 
-CertManager::~CertManager() { Stop(); }
+CertManager::~CertManager() {
+  Stop();
+}
 
 void CertManager::AddListener(Listener listener) {
   base::MutexLock lock(mu_);
   listeners_.push_back(std::move(listener));
 }
 
-std::string CertManager::cert_file() const { return options_.cert_dir + "/" + kCertKey; }
-std::string CertManager::key_file() const { return options_.cert_dir + "/" + kKeyKey; }
-std::string CertManager::ca_file() const { return options_.cert_dir + "/" + kCaCertKey; }
+std::string CertManager::cert_file() const {
+  return options_.cert_dir + "/" + kCertKey;
+}
+std::string CertManager::key_file() const {
+  return options_.cert_dir + "/" + kKeyKey;
+}
+std::string CertManager::ca_file() const {
+  return options_.cert_dir + "/" + kCaCertKey;
+}
 
 CertificateMaterial CertManager::current() const {
   base::MutexLock lock(mu_);
@@ -222,10 +228,19 @@ StatusOr<CertificateMaterial> CertManager::Reconcile() {
     std::string data = SecretDataJson(plan.material);
     if (!secret.ok()) {
       json::Writer w;
-      w.StartObject().Field("apiVersion", "v1").Field("kind", "Secret").Key("metadata")
-          .StartObject().Field("name", name).Field("namespace", ns)
+      w.StartObject()
+          .Field("apiVersion", "v1")
+          .Field("kind", "Secret")
+          .Key("metadata")
+          .StartObject()
+          .Field("name", name)
+          .Field("namespace", ns)
           .StringMap("labels", {{"app.kubernetes.io/managed-by", "tephra-admission"}})
-          .EndObject().Field("type", "Opaque").Key("data").Raw(data).EndObject();
+          .EndObject()
+          .Field("type", "Opaque")
+          .Key("data")
+          .Raw(data)
+          .EndObject();
       StatusOr<std::string> created = client_->Create(kube::resources::kSecrets, ns, w.str());
       if (created.ok()) {
         LOG(INFO) << "created Secret " << ns << "/" << name << ": " << plan.reason;

@@ -1,8 +1,7 @@
 #include "webhooks/certs/certificates.h"
 
-#include <arpa/inet.h>
-
 #include <algorithm>
+#include <arpa/inet.h>
 #include <array>
 #include <ctime>
 #include <memory>
@@ -31,7 +30,9 @@ using StorePtr = std::unique_ptr<X509_STORE, Deleter<X509_STORE, X509_STORE_free
 using StoreCtxPtr = std::unique_ptr<X509_STORE_CTX, Deleter<X509_STORE_CTX, X509_STORE_CTX_free>>;
 using BnPtr = std::unique_ptr<BIGNUM, Deleter<BIGNUM, BN_free>>;
 
-void FreeGeneralNames(GENERAL_NAMES* names) { GENERAL_NAMES_free(names); }
+void FreeGeneralNames(GENERAL_NAMES* names) {
+  GENERAL_NAMES_free(names);
+}
 using NamesPtr = std::unique_ptr<GENERAL_NAMES, Deleter<GENERAL_NAMES, FreeGeneralNames>>;
 
 // The oldest error on OpenSSL's queue (the queue is cleared), with context.
@@ -235,8 +236,9 @@ Status AddSubjectAltName(std::string_view spec, SubjectAltNames* sans) {
   bool is_ip = inet_pton(AF_INET, value.c_str(), bytes.data()) == 1 ||
                inet_pton(AF_INET6, value.c_str(), bytes.data()) == 1;
   if (type == kIp || (type == kAuto && is_ip)) {
-    if (!is_ip) return InvalidArgument("subject alternative name \"" + std::string(spec) +
-                                       "\": not an IP address");
+    if (!is_ip)
+      return InvalidArgument("subject alternative name \"" + std::string(spec) +
+                             "\": not an IP address");
     // Normalise the text form so that comparisons with parsed certificates work.
     std::array<char, INET6_ADDRSTRLEN> text{};
     bool v4 = inet_pton(AF_INET, value.c_str(), bytes.data()) == 1;
@@ -246,11 +248,11 @@ Status AddSubjectAltName(std::string_view spec, SubjectAltNames* sans) {
     sans->Merge(one);
     return Status::Ok();
   }
-  bool ok = !value.empty() && value.size() <= 253 &&
-            std::all_of(value.begin(), value.end(), [](char c) {
-              return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                     c == '-' || c == '.' || c == '*';
-            });
+  bool ok =
+      !value.empty() && value.size() <= 253 && std::all_of(value.begin(), value.end(), [](char c) {
+        return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+               c == '-' || c == '.' || c == '*';
+      });
   if (!ok) {
     return InvalidArgument("subject alternative name \"" + std::string(spec) +
                            "\": a DNS name has letters, digits, '-', '.' or a leading '*'");
@@ -271,14 +273,13 @@ SubjectAltNames ServiceDnsNames(std::string_view service, std::string_view names
 StatusOr<CertificateAndKey> GenerateCa(std::string_view common_name, std::chrono::seconds validity,
                                        SystemTime now) {
   TEPHRA_ASSIGN_OR_RETURN(KeyPtr key, NewKey());
-  TEPHRA_ASSIGN_OR_RETURN(
-      X509Ptr cert,
-      NewCertificate(common_name, key.get(), now - kCertificateBackdate, now + validity));
+  TEPHRA_ASSIGN_OR_RETURN(X509Ptr cert, NewCertificate(common_name, key.get(),
+                                                       now - kCertificateBackdate, now + validity));
   if (X509_set_issuer_name(cert.get(), X509_get_subject_name(cert.get())) != 1) {
     return OpenSslError("setting issuer");
   }
-  TEPHRA_RETURN_IF_ERROR(AddExtension(cert.get(), cert.get(), NID_basic_constraints,
-                                      "critical,CA:TRUE,pathlen:0"));
+  TEPHRA_RETURN_IF_ERROR(
+      AddExtension(cert.get(), cert.get(), NID_basic_constraints, "critical,CA:TRUE,pathlen:0"));
   TEPHRA_RETURN_IF_ERROR(
       AddExtension(cert.get(), cert.get(), NID_key_usage, "critical,keyCertSign,cRLSign"));
   TEPHRA_RETURN_IF_ERROR(AddExtension(cert.get(), cert.get(), NID_subject_key_identifier, "hash"));

@@ -68,17 +68,17 @@ base::HttpResponse AdmissionRouter::ServeRoute(std::string_view path, const Rout
     observe();
     // Anyone who can reach the port can send these; one line per hundred keeps the log usable.
     LOG_EVERY_N(WARNING, 100) << "admission " << path << ": malformed review from "
-                              << http.remote_address << ": " << request.status().message()
-                              << " (" << google::COUNTER << " so far)";
+                              << http.remote_address << ": " << request.status().message() << " ("
+                              << google::COUNTER << " so far)";
     return base::HttpResponse::Text(
         400, "malformed AdmissionReview: " + request.status().message() + "\n");
   }
   Status ready = route.ready ? route.ready() : Status::Ok();
   AdmissionResponse response =
       ready.ok() ? route.handler->Admit(*request)
-                 : AdmissionResponse::Deny(*request, 503, "ServiceUnavailable",
-                                           "tephra-admission is not ready: " + ready.message() +
-                                               "; retry shortly");
+                 : AdmissionResponse::Deny(
+                       *request, 503, "ServiceUnavailable",
+                       "tephra-admission is not ready: " + ready.message() + "; retry shortly");
   metrics::Counter* verdict =
       !ready.ok() ? route.error : (response.allowed ? route.allowed : route.denied);
   verdict->Inc();

@@ -2,10 +2,10 @@
 
 #include <glog/logging.h>
 
-#include "kube/daemon.h"
 #include "base/health.h"
 #include "base/http_server.h"
 #include "json/json.h"
+#include "kube/daemon.h"
 #include "webhooks/server/router.h"
 
 namespace tephra::webhooks {
@@ -55,7 +55,9 @@ class AdmissionServer::Impl {
 AdmissionServer::AdmissionServer(AdmissionServerOptions options, metrics::Registry& registry)
     : impl_(std::make_unique<Impl>(std::move(options), registry)) {}
 
-AdmissionServer::~AdmissionServer() { Stop(std::chrono::seconds(1)); }
+AdmissionServer::~AdmissionServer() {
+  Stop(std::chrono::seconds(1));
+}
 
 Status AdmissionServer::AddAdmission(std::string path,
                                      std::shared_ptr<const AdmissionHandler> handler,
@@ -116,9 +118,8 @@ Status AdmissionServer::StartWebhooks() {
   impl_->webhooks_ = std::move(webhooks);
   // Liveness fails, on both ports, when the review workers are wedged.
   base::HttpServer* started = impl_->webhooks_.get();
-  TEPHRA_RETURN_IF_ERROR(impl_->health_.AddHealthCheck("webhook-server", [started] {
-    return started->Health();
-  }));
+  TEPHRA_RETURN_IF_ERROR(
+      impl_->health_.AddHealthCheck("webhook-server", [started] { return started->Health(); }));
   std::string paths;
   for (const std::string& p : impl_->router_.paths()) paths += " " + p;
   LOG(INFO) << "serving admission webhooks on https://" << o.address << ":"
@@ -148,6 +149,8 @@ uint16_t AdmissionServer::health_port() const {
   return impl_->health_server_ == nullptr ? 0 : impl_->health_server_->port();
 }
 
-std::vector<std::string> AdmissionServer::paths() const { return impl_->router_.paths(); }
+std::vector<std::string> AdmissionServer::paths() const {
+  return impl_->router_.paths();
+}
 
 }  // namespace tephra::webhooks

@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include "metrics/metrics.h"
 #include "base/status.h"
+#include "metrics/metrics.h"
 #include "webhooks/admission/handler.h"
 
 namespace tephra::webhooks {

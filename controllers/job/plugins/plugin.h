@@ -12,9 +12,9 @@
 #include <vector>
 
 #include "api/batch.h"
+#include "base/status.h"
 #include "controllers/job/pod_draft.h"
 #include "kube/client.h"
-#include "base/status.h"
 
 namespace tephra::controllers::job {
 

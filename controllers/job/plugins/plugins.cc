@@ -164,7 +164,8 @@ Status ClientObjectWriter::Ensure(const kube::Resource& resource, const std::str
   if (!replace) return Status::Ok();
   StatusOr<std::string> patched =
       client_.Patch(resource, namespace_, name, kube::PatchType::kMerge, object);
-  if (!patched.ok()) return patched.status().WithContext("updating " + resource.plural + " " + name);
+  if (!patched.ok())
+    return patched.status().WithContext("updating " + resource.plural + " " + name);
   return Status::Ok();
 }
 
@@ -197,8 +198,8 @@ StatusOr<int32_t> PluginArgs::Int(std::string_view plugin, std::string_view name
   const std::string& text = it->second;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size()) {
-    return InvalidArgument("job plugin " + std::string(plugin) + ": --" + std::string(name) +
-                           "=" + text + " is not an integer");
+    return InvalidArgument("job plugin " + std::string(plugin) + ": --" + std::string(name) + "=" +
+                           text + " is not an integer");
   }
   return v;
 }
@@ -228,7 +229,9 @@ std::vector<std::string> TaskHosts(const api::Job& job, const api::TaskSpec& tas
   return hosts;
 }
 
-std::unique_ptr<JobPlugin> NewEnvPlugin() { return std::make_unique<EnvPlugin>(); }
+std::unique_ptr<JobPlugin> NewEnvPlugin() {
+  return std::make_unique<EnvPlugin>();
+}
 
 StatusOr<std::unique_ptr<JobPlugin>> NewMpiPlugin(const PluginArgs& args) {
   TEPHRA_ASSIGN_OR_RETURN(int32_t port, args.Int("mpi", "port", 22));

@@ -11,9 +11,9 @@
 #include <openssl/pem.h>
 #include <openssl/rsa.h>
 
+#include "base/base64.h"
 #include "controllers/job/builders.h"
 #include "controllers/job/plugins/plugin.h"
-#include "base/base64.h"
 #include "json/json.h"
 
 namespace tephra::controllers::job {
@@ -53,7 +53,8 @@ std::string BioText(BIO* bio) {
 // An SSH wire-format string: 4-byte big-endian length, then the bytes.
 void PutString(std::string* out, std::string_view bytes) {
   uint32_t n = static_cast<uint32_t>(bytes.size());
-  for (int shift = 24; shift >= 0; shift -= 8) out->push_back(static_cast<char>((n >> shift) & 0xff));
+  for (int shift = 24; shift >= 0; shift -= 8)
+    out->push_back(static_cast<char>((n >> shift) & 0xff));
   out->append(bytes);
 }
 
@@ -96,17 +97,28 @@ class SshPlugin : public JobPlugin {
     // 0600 under /root/.ssh as sshd demands; a custom path may belong to another user.
     const int mode = key_path_ == kDefaultKeyPath ? 0600 : 0644;
     json::Writer v;
-    v.StartObject().Field("name", secret).Key("secret").StartObject().Field("secretName", secret)
-        .Field("defaultMode", mode).Key("items").StartArray();
+    v.StartObject()
+        .Field("name", secret)
+        .Key("secret")
+        .StartObject()
+        .Field("secretName", secret)
+        .Field("defaultMode", mode)
+        .Key("items")
+        .StartArray();
     for (const char* key : kKeys) {
-      v.StartObject().Field("key", key).Field("path", std::string(kRelativePath) + "/" + key)
+      v.StartObject()
+          .Field("key", key)
+          .Field("path", std::string(kRelativePath) + "/" + key)
           .EndObject();
     }
     v.EndArray().EndObject().EndObject();
     pod->AddVolume(v.str());
     json::Writer m;
-    m.StartObject().Field("name", secret).Field("mountPath", key_path_)
-        .Field("subPath", kRelativePath).EndObject();
+    m.StartObject()
+        .Field("name", secret)
+        .Field("mountPath", key_path_)
+        .Field("subPath", kRelativePath)
+        .EndObject();
     pod->AddVolumeMount(m.str(), true);
     return Status::Ok();
   }
@@ -132,12 +144,21 @@ class SshPlugin : public JobPlugin {
     kube::OwnerReference owner = JobOwnerReference(job);
     json::Writer w;
     w.StartObject().Field("apiVersion", "v1").Field("kind", "Secret");
-    w.Key("metadata").StartObject().Field("name", SecretName(job))
+    w.Key("metadata")
+        .StartObject()
+        .Field("name", SecretName(job))
         .Field("namespace", job.metadata.namespace_);
-    w.Key("ownerReferences").StartArray().StartObject()
-        .Field("apiVersion", owner.api_version).Field("kind", owner.kind)
-        .Field("name", owner.name).Field("uid", owner.uid)
-        .Field("controller", true).Field("blockOwnerDeletion", true).EndObject().EndArray();
+    w.Key("ownerReferences")
+        .StartArray()
+        .StartObject()
+        .Field("apiVersion", owner.api_version)
+        .Field("kind", owner.kind)
+        .Field("name", owner.name)
+        .Field("uid", owner.uid)
+        .Field("controller", true)
+        .Field("blockOwnerDeletion", true)
+        .EndObject()
+        .EndArray();
     w.EndObject();
     w.StringMap("data", data);
     w.EndObject();

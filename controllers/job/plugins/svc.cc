@@ -14,7 +14,9 @@ namespace {
 
 constexpr std::string_view kMountPath = "/etc/volcano";
 
-std::string ConfigMapName(const api::Job& job) { return job.metadata.name + "-svc"; }
+std::string ConfigMapName(const api::Job& job) {
+  return job.metadata.name + "-svc";
+}
 
 // T with '-' → '_' (and upper-cased for env names).
 std::string KeyBase(std::string_view task) {
@@ -31,11 +33,17 @@ std::string EnvBase(std::string_view task) {
 void OwnedMetadata(json::Writer& w, const api::Job& job, const std::string& name) {
   kube::OwnerReference owner = JobOwnerReference(job);
   w.Key("metadata").StartObject().Field("name", name).Field("namespace", job.metadata.namespace_);
-  w.Key("ownerReferences").StartArray().StartObject()
-      .Field("apiVersion", owner.api_version).Field("kind", owner.kind)
-      .Field("name", owner.name).Field("uid", owner.uid)
-      .Field("controller", true).Field("blockOwnerDeletion", true)
-      .EndObject().EndArray();
+  w.Key("ownerReferences")
+      .StartArray()
+      .StartObject()
+      .Field("apiVersion", owner.api_version)
+      .Field("kind", owner.kind)
+      .Field("name", owner.name)
+      .Field("uid", owner.uid)
+      .Field("controller", true)
+      .Field("blockOwnerDeletion", true)
+      .EndObject()
+      .EndArray();
   w.EndObject();
 }
 
@@ -60,8 +68,13 @@ class SvcPlugin : public JobPlugin {
     pod->SetSpecStringIfEmpty("subdomain", job.metadata.name);
     const std::string cm = ConfigMapName(job);
     json::Writer volume;
-    volume.StartObject().Field("name", cm).Key("configMap").StartObject().Field("name", cm)
-        .EndObject().EndObject();
+    volume.StartObject()
+        .Field("name", cm)
+        .Key("configMap")
+        .StartObject()
+        .Field("name", cm)
+        .EndObject()
+        .EndObject();
     pod->AddVolume(volume.str());
     json::Writer mount;
     mount.StartObject().Field("name", cm).Field("mountPath", kMountPath).EndObject();
@@ -100,8 +113,8 @@ class SvcPlugin : public JobPlugin {
     OwnedMetadata(w, job, ConfigMapName(job));
     w.StringMap("data", SvcConfigMapData(job));
     w.EndObject();
-    return writer.Ensure(kube::resources::kConfigMaps, job.metadata.namespace_,
-                         ConfigMapName(job), w.str(), replace);
+    return writer.Ensure(kube::resources::kConfigMaps, job.metadata.namespace_, ConfigMapName(job),
+                         w.str(), replace);
   }
 
   bool publish_not_ready_;
@@ -137,8 +150,15 @@ std::string SvcService(const api::Job& job, bool publish_not_ready_addresses) {
   JobSelector(w, job);
   w.Field("publishNotReadyAddresses", publish_not_ready_addresses);
   // A headless Service needs a port to publish DNS records for its pods.
-  w.Key("ports").StartArray().StartObject().Field("name", "placeholder-volcano")
-      .Field("port", 1).Field("protocol", "TCP").Field("targetPort", 1).EndObject().EndArray();
+  w.Key("ports")
+      .StartArray()
+      .StartObject()
+      .Field("name", "placeholder-volcano")
+      .Field("port", 1)
+      .Field("protocol", "TCP")
+      .Field("targetPort", 1)
+      .EndObject()
+      .EndArray();
   w.EndObject().EndObject();
   return w.str();
 }
@@ -151,8 +171,15 @@ std::string SvcNetworkPolicy(const api::Job& job) {
   w.Key("podSelector").StartObject().Key("matchLabels");
   JobSelector(w, job);
   w.EndObject();
-  w.Key("ingress").StartArray().StartObject().Key("from").StartArray().StartObject()
-      .Key("podSelector").StartObject().Key("matchLabels");
+  w.Key("ingress")
+      .StartArray()
+      .StartObject()
+      .Key("from")
+      .StartArray()
+      .StartObject()
+      .Key("podSelector")
+      .StartObject()
+      .Key("matchLabels");
   JobSelector(w, job);
   w.EndObject().EndObject().EndArray().EndObject().EndArray();
   w.Key("policyTypes").StartArray().String("Ingress").EndArray();

@@ -67,12 +67,15 @@ double Since(Clock::time_point start, Clock::time_point t = Clock::now()) {
   return std::chrono::duration<double>(t - start).count();
 }
 
-
 class ChaosRun {
  public:
   explicit ChaosRun(Options o)
-      : o_(std::move(o)), rng_(o_.seed), kubectl_(ClusterEnv::Get().kubeconfig),
-        id_(testing::RandomSuffix(5)), ns_("chaos-" + id_), scheduler_("tephra-chaos-" + id_) {}
+      : o_(std::move(o)),
+        rng_(o_.seed),
+        kubectl_(ClusterEnv::Get().kubeconfig),
+        id_(testing::RandomSuffix(5)),
+        ns_("chaos-" + id_),
+        scheduler_("tephra-chaos-" + id_) {}
 
   int Run();
 
@@ -164,16 +167,19 @@ std::shared_ptr<kube::Client> ChaosRun::Connect(const std::string& kubeconfig, d
   return *c;
 }
 
-
 // Leases in the run's namespace for the controller-manager and scheduler identities.
 std::string ChaosRun::LeaseRbac() const {
   return R"({"apiVersion":"v1","kind":"List","items":[
     {"apiVersion":"rbac.authorization.k8s.io/v1","kind":"Role","metadata":{"name":"chaos-leases","namespace":")" +
-         ns_ + R"("},"rules":[{"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update"]}]},
+         ns_ +
+         R"("},"rules":[{"apiGroups":["coordination.k8s.io"],"resources":["leases"],"verbs":["get","create","update"]}]},
     {"apiVersion":"rbac.authorization.k8s.io/v1","kind":"RoleBinding","metadata":{"name":"chaos-leases","namespace":")" +
-         ns_ + R"("},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"chaos-leases"},
-     "subjects":[{"kind":"ServiceAccount","name":"tephra-controller-manager","namespace":")" + kSuiteNamespace +
-         R"("},{"kind":"ServiceAccount","name":"tephra-scheduler","namespace":")" + kSuiteNamespace + R"("}]}]})";
+         ns_ +
+         R"("},"roleRef":{"apiGroup":"rbac.authorization.k8s.io","kind":"Role","name":"chaos-leases"},
+     "subjects":[{"kind":"ServiceAccount","name":"tephra-controller-manager","namespace":")" +
+         kSuiteNamespace +
+         R"("},{"kind":"ServiceAccount","name":"tephra-scheduler","namespace":")" +
+         kSuiteNamespace + R"("}]}]})";
 }
 
 void ChaosRun::Setup() {
@@ -182,19 +188,21 @@ void ChaosRun::Setup() {
   checker_ = InvariantChecker(seconds(o_.grace));
   client_ = Connect(ClusterEnv::Get().kubeconfig, 300);
   kubectl_.ApplyShared({"-f", kSource + "/crds/"});
-  kubectl_.MustRun({"wait", "--for=condition=Established", "--timeout=60s", "crd/jobs.batch.volcano.sh",
-                    "crd/podgroups.scheduling.volcano.sh", "crd/queues.scheduling.volcano.sh",
-                    "crd/commands.bus.volcano.sh"});
+  kubectl_.MustRun({"wait", "--for=condition=Established", "--timeout=60s",
+                    "crd/jobs.batch.volcano.sh", "crd/podgroups.scheduling.volcano.sh",
+                    "crd/queues.scheduling.volcano.sh", "crd/commands.bus.volcano.sh"});
   // The chart's RBAC for the daemons' identities (tephra-system service accounts), without the
   // chart's lease Role: this run's leases live in its own namespace (a Role below).
-  for (const char* templ : {"templates/rbac-controller-manager.yaml", "templates/rbac-scheduler.yaml"}) {
+  for (const char* templ :
+       {"templates/rbac-controller-manager.yaml", "templates/rbac-scheduler.yaml"}) {
     kubectl_.MustRun({"apply", "-f", "-"},
-                     testing::RenderChart("tephra", kSuiteNamespace, templ, {"--set", "leaderElection.enabled=false"}));
+                     testing::RenderChart("tephra", kSuiteNamespace, templ,
+                                          {"--set", "leaderElection.enabled=false"}));
   }
   // The admission identity's RBAC and certificate Secret, as a chart release named after the run.
-  admission_rbac_ = testing::RenderChart(
-      Release(), kSuiteNamespace, "templates/rbac-admission.yaml",
-      {"--set", "admission.serviceAccount.name=tephra-admission"});
+  admission_rbac_ =
+      testing::RenderChart(Release(), kSuiteNamespace, "templates/rbac-admission.yaml",
+                           {"--set", "admission.serviceAccount.name=tephra-admission"});
   kubectl_.Run({"create", "namespace", kSuiteNamespace});  // AlreadyExists is fine
   kubectl_.MustRun({"create", "namespace", ns_});
   kubectl_.MustRun({"label", "namespace", ns_, "tephra.dev/chaos=" + id_});
@@ -204,17 +212,20 @@ void ChaosRun::Setup() {
   std::string list = R"({"apiVersion":"v1","kind":"List","items":[)";
   for (int i = 0; i < o_.nodes; ++i) {
     nodes_.push_back(ns_ + "-node-" + std::to_string(i));
-    list += std::string(i ? "," : "") + R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" + nodes_.back() +
-            R"(","annotations":{"kwok.x-k8s.io/node":"fake"},"labels":{"type":"kwok","tephra.dev/chaos-pool":")" +
-            id_ + R"("}},"status":{"allocatable":{"cpu":")" + o_.node_cpu +
-            R"(","memory":"64Gi","pods":"110"},"capacity":{"cpu":")" + o_.node_cpu +
-            R"(","memory":"64Gi","pods":"110"}}})";
+    list +=
+        std::string(i ? "," : "") + R"({"apiVersion":"v1","kind":"Node","metadata":{"name":")" +
+        nodes_.back() +
+        R"(","annotations":{"kwok.x-k8s.io/node":"fake"},"labels":{"type":"kwok","tephra.dev/chaos-pool":")" +
+        id_ + R"("}},"status":{"allocatable":{"cpu":")" + o_.node_cpu +
+        R"(","memory":"64Gi","pods":"110"},"capacity":{"cpu":")" + o_.node_cpu +
+        R"(","memory":"64Gi","pods":"110"}}})";
   }
   for (int i = 0; i < 3; ++i) {
     queues_.push_back(ns_ + "-q" + std::to_string(i));
-    list += R"(,{"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":")" + queues_.back() +
-            R"(","labels":{"tephra.dev/chaos":")" + id_ + R"("}},"spec":{"weight":)" + std::to_string(1 << i) +
-            R"(,"reclaimable":true}})";
+    list +=
+        R"(,{"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":")" +
+        queues_.back() + R"(","labels":{"tephra.dev/chaos":")" + id_ + R"("}},"spec":{"weight":)" +
+        std::to_string(1 << i) + R"(,"reclaimable":true}})";
   }
   for (auto [name, value] : {std::pair{"high", 1000}, std::pair{"low", 10}}) {
     priority_classes_.push_back(ns_ + "-" + name);
@@ -224,8 +235,9 @@ void ChaosRun::Setup() {
   kubectl_.MustRun({"create", "-f", "-"}, list + "]}");
   bool ready = testing::Eventually(
       [&] {
-        auto r = kubectl_.Run({"get", "nodes", "-l", "tephra.dev/chaos-pool=" + id_, "-o",
-                               R"(jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end})"});
+        auto r = kubectl_.Run(
+            {"get", "nodes", "-l", "tephra.dev/chaos-pool=" + id_, "-o",
+             R"(jsonpath={range .items[*]}{.status.conditions[?(@.type=="Ready")].status}{"\n"}{end})"});
         return r.ok() && std::count(r.out.begin(), r.out.end(), 'T') == o_.nodes;
       },
       seconds(90), milliseconds(500));
@@ -237,27 +249,42 @@ void ChaosRun::StartDaemons() {
   std::string lease = std::to_string(o_.lease_seconds) + "s";
   std::string renew = std::to_string(o_.lease_seconds * 2 / 3) + "s";
   auto elect = [&](const std::string& name) {
-    return std::vector<std::string>{"--leader-elect=true", "--leader-elect-resource-namespace=" + ns_,
+    return std::vector<std::string>{"--leader-elect=true",
+                                    "--leader-elect-resource-namespace=" + ns_,
                                     "--leader-elect-resource-name=" + name,
                                     "--leader-elect-lease-duration=" + lease,
-                                    "--leader-elect-renew-deadline=" + renew, "--leader-elect-retry-period=1s"};
+                                    "--leader-elect-renew-deadline=" + renew,
+                                    "--leader-elect-retry-period=1s"};
   };
   cm_ = {"controller-manager", ns_, "cm-" + id_, {}};
   sched_ = {"scheduler", ns_, "sched-" + id_, {}};
   adm_ = {"admission", "", "", {}};
   for (int i = 0; i < 2; ++i) {
-    std::vector<std::string> cm{CONTROLLER_MANAGER_PATH, "--kubeconfig=" + env.kubeconfig_controller_manager,
-                                "--namespace=" + ns_, "--queue-label-selector=tephra.dev/chaos=" + id_,
-                                "--scheduler-name=" + scheduler_, "--default-queue=" + queues_[0],
-                                "--healthz-address=0", "--kube-api-qps=100", "--kube-api-burst=200", "-v=1"};
+    std::vector<std::string> cm{CONTROLLER_MANAGER_PATH,
+                                "--kubeconfig=" + env.kubeconfig_controller_manager,
+                                "--namespace=" + ns_,
+                                "--queue-label-selector=tephra.dev/chaos=" + id_,
+                                "--scheduler-name=" + scheduler_,
+                                "--default-queue=" + queues_[0],
+                                "--healthz-address=0",
+                                "--kube-api-qps=100",
+                                "--kube-api-burst=200",
+                                "-v=1"};
     for (auto& a : elect(cm_.lease_name)) cm.push_back(a);
-    cm_.replicas.push_back(std::make_unique<Replica>(cm, dir_ + "/controller-manager-" + std::to_string(i) + ".log"));
-    std::vector<std::string> sc{TEPHRA_SCHEDULER_PATH, "--kubeconfig=" + env.kubeconfig_scheduler,
-                                "--scheduler-name=" + scheduler_, "--node-selector=tephra.dev/chaos-pool=" + id_,
-                                "--queue-label-selector=tephra.dev/chaos=" + id_, "--default-queue=" + queues_[0], "--listen-address=127.0.0.1:0",
-                                "--schedule-period=500ms", "-v=1"};
+    cm_.replicas.push_back(
+        std::make_unique<Replica>(cm, dir_ + "/controller-manager-" + std::to_string(i) + ".log"));
+    std::vector<std::string> sc{TEPHRA_SCHEDULER_PATH,
+                                "--kubeconfig=" + env.kubeconfig_scheduler,
+                                "--scheduler-name=" + scheduler_,
+                                "--node-selector=tephra.dev/chaos-pool=" + id_,
+                                "--queue-label-selector=tephra.dev/chaos=" + id_,
+                                "--default-queue=" + queues_[0],
+                                "--listen-address=127.0.0.1:0",
+                                "--schedule-period=500ms",
+                                "-v=1"};
     for (auto& a : elect(sched_.lease_name)) sc.push_back(a);
-    sched_.replicas.push_back(std::make_unique<Replica>(sc, dir_ + "/scheduler-" + std::to_string(i) + ".log"));
+    sched_.replicas.push_back(
+        std::make_unique<Replica>(sc, dir_ + "/scheduler-" + std::to_string(i) + ".log"));
   }
   adm_port_ = testing::FreeLoopbackPort();
   adm_health_port_ = testing::FreeLoopbackPort();
@@ -265,8 +292,10 @@ void ChaosRun::StartDaemons() {
       std::vector<std::string>{TEPHRA_ADMISSION_PATH, "--kubeconfig=" + env.kubeconfig_admission,
                                "--address=127.0.0.1", "--port=" + std::to_string(adm_port_),
                                "--healthz-address=127.0.0.1:" + std::to_string(adm_health_port_),
-                               "--extra-san=IP:127.0.0.1", "--namespace=" + kSuiteNamespace, "--secret-name=" + Release() + "-admission-certs",
-                               "--cert-dir=" + dir_ + "/certs", "--webhook-config-name-prefix=" + Release() + "-admission", "-v=1"},
+                               "--extra-san=IP:127.0.0.1", "--namespace=" + kSuiteNamespace,
+                               "--secret-name=" + Release() + "-admission-certs",
+                               "--cert-dir=" + dir_ + "/certs",
+                               "--webhook-config-name-prefix=" + Release() + "-admission", "-v=1"},
       dir_ + "/admission-0.log"));
   std::lock_guard<std::mutex> l(daemons_mu_);
   for (DaemonGroup* g : {&cm_, &sched_, &adm_}) {
@@ -277,29 +306,34 @@ void ChaosRun::StartDaemons() {
 void ChaosRun::RegisterWebhooks() {
   bool ready = testing::Eventually(
       [&] {
-        return testing::RunCommand({"curl", "-sS", "--max-time", "2",
-                                    "http://127.0.0.1:" + std::to_string(adm_health_port_) + "/readyz"})
+        return testing::RunCommand(
+                   {"curl", "-sS", "--max-time", "2",
+                    "http://127.0.0.1:" + std::to_string(adm_health_port_) + "/readyz"})
                    .out == "ok";
       },
       seconds(60));
-  if (!ready) throw std::runtime_error("tephra-admission not ready:\n" + adm_.replicas[0]->LogTail());
+  if (!ready)
+    throw std::runtime_error("tephra-admission not ready:\n" + adm_.replicas[0]->LogTail());
   // The chart's webhook configurations in local mode, scoped to this run's namespace and queues.
   kubectl_.MustRun(
       {"apply", "-f", "-"},
       testing::RenderChart(
           Release(), kSuiteNamespace, "templates/webhooks.yaml",
-          {"--set", "local.enabled=true", "--set", "admission.port=" + std::to_string(adm_port_), "--set-json",
-           R"(admission.webhook.namespaceSelector={"matchLabels":{"tephra.dev/chaos":")" + id_ + R"("}})",
+          {"--set", "local.enabled=true", "--set", "admission.port=" + std::to_string(adm_port_),
+           "--set-json",
+           R"(admission.webhook.namespaceSelector={"matchLabels":{"tephra.dev/chaos":")" + id_ +
+               R"("}})",
            "--set-json",
            R"(admission.webhook.queueObjectSelector={"matchExpressions":[{"key":"tephra.dev/chaos","operator":"Exists"}]})"}));
   // The hooks answer once the daemon has written their caBundle: a dry-run Job naming a missing
   // queue is then denied by the webhook (without it the API server would accept it).
   ready = testing::Eventually(
       [&] {
-        auto r = kubectl_.Run({"-n", ns_, "create", "--dry-run=server", "-f", "-"},
-                              R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"probe"},)"
-                              R"("spec":{"queue":"no-such-queue","tasks":[{"replicas":1,"template":{"spec":)"
-                              R"({"containers":[{"name":"c","image":"busybox"}]}}}]}})");
+        auto r = kubectl_.Run(
+            {"-n", ns_, "create", "--dry-run=server", "-f", "-"},
+            R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"probe"},)"
+            R"("spec":{"queue":"no-such-queue","tasks":[{"replicas":1,"template":{"spec":)"
+            R"({"containers":[{"name":"c","image":"busybox"}]}}}]}})");
         return !r.ok() && r.err.find("no-such-queue") != std::string::npos;
       },
       seconds(60), milliseconds(500));
@@ -317,11 +351,16 @@ void ChaosRun::Cleanup() {
     }
   }
   kubectl_.Run({"delete", "namespace", ns_, "--wait=false", "--ignore-not-found"});
-  for (const auto& n : nodes_) kubectl_.Run({"delete", "node", n, "--wait=false", "--ignore-not-found"});
-  for (const auto& q : queues_) kubectl_.Run({"delete", "queue", q, "--wait=false", "--ignore-not-found"});
-  for (const auto& p : priority_classes_) kubectl_.Run({"delete", "priorityclass", p, "--ignore-not-found"});
-  if (!admission_rbac_.empty()) kubectl_.Run({"delete", "-f", "-", "--ignore-not-found"}, admission_rbac_);
-  kubectl_.Run({"-n", kSuiteNamespace, "delete", "secret", Release() + "-admission-certs", "--ignore-not-found"});
+  for (const auto& n : nodes_)
+    kubectl_.Run({"delete", "node", n, "--wait=false", "--ignore-not-found"});
+  for (const auto& q : queues_)
+    kubectl_.Run({"delete", "queue", q, "--wait=false", "--ignore-not-found"});
+  for (const auto& p : priority_classes_)
+    kubectl_.Run({"delete", "priorityclass", p, "--ignore-not-found"});
+  if (!admission_rbac_.empty())
+    kubectl_.Run({"delete", "-f", "-", "--ignore-not-found"}, admission_rbac_);
+  kubectl_.Run({"-n", kSuiteNamespace, "delete", "secret", Release() + "-admission-certs",
+                "--ignore-not-found"});
 }
 
 // Submits each planned Job at its time; transient failures (API server or webhook down) are
@@ -392,7 +431,8 @@ void ChaosRun::Supervisor() {
         for (DaemonGroup* g : {&cm_, &sched_, &adm_}) {
           for (size_t i = 0; i < g->replicas.size(); ++i) {
             if (auto kib = g->replicas[i]->RssKiB()) {
-              memory_.push_back({Since(start_), g->kind, static_cast<int>(i), g->replicas[i]->incarnation(), *kib});
+              memory_.push_back({Since(start_), g->kind, static_cast<int>(i),
+                                 g->replicas[i]->incarnation(), *kib});
             }
           }
         }
@@ -415,7 +455,9 @@ void ChaosRun::WatchBinds() {
   };
   io.backoff_max = milliseconds(2000);
   kube::Informer informer(Connect(ClusterEnv::Get().kubeconfig, 100), io);
-  auto bound = [](const kube::ObjectPtr& o) { return o && !kube::As<api::Pod>(o)->spec.node_name.empty(); };
+  auto bound = [](const kube::ObjectPtr& o) {
+    return o && !kube::As<api::Pod>(o)->spec.node_name.empty();
+  };
   kube::EventHandlers h;
   h.on_add = [&](const kube::ObjectPtr& o) {
     if (!bound(o) || !informer.HasSynced()) return;
@@ -434,12 +476,19 @@ void ChaosRun::WatchBinds() {
 }
 
 std::vector<std::string> ChaosRun::SelectedKinds() const {
-  std::vector<std::string> all{"kill-controller-manager", "kill-scheduler", "kill-admission",
-                               "kill-leader-controller-manager", "kill-leader-scheduler",
-                               "apiserver-stop", "etcd-compact", "webhook-down", "burst"};
+  std::vector<std::string> all{"kill-controller-manager",
+                               "kill-scheduler",
+                               "kill-admission",
+                               "kill-leader-controller-manager",
+                               "kill-leader-scheduler",
+                               "apiserver-stop",
+                               "etcd-compact",
+                               "webhook-down",
+                               "burst"};
   std::vector<std::string> kinds;
   for (const auto& k : all) {
-    if (o_.faults == "all" || ("," + o_.faults + ",").find("," + k + ",") != std::string::npos) kinds.push_back(k);
+    if (o_.faults == "all" || ("," + o_.faults + ",").find("," + k + ",") != std::string::npos)
+      kinds.push_back(k);
   }
   return kinds;
 }
@@ -459,8 +508,8 @@ std::vector<std::string> ChaosRun::PlanFaults() {
 }
 
 void ChaosRun::WaitHealthy(seconds timeout) {
-  testing::Eventually([&] { return client_->Get(kube::resources::kNamespaces, "", ns_).ok(); }, timeout,
-                      milliseconds(250));
+  testing::Eventually([&] { return client_->Get(kube::resources::kNamespaces, "", ns_).ok(); },
+                      timeout, milliseconds(250));
 }
 
 FaultRecord ChaosRun::KillReplica(DaemonGroup& g, bool leader) {
@@ -502,8 +551,10 @@ FaultRecord ChaosRun::KillReplica(DaemonGroup& g, bool leader) {
           return !h.empty() && h != old_holder;
         },
         seconds(120), milliseconds(100));
-    if (moved) f.handover = Since(killed);
-    else f.note += "; lease never moved";
+    if (moved)
+      f.handover = Since(killed);
+    else
+      f.note += "; lease never moved";
   } else {
     std::this_thread::sleep_for(milliseconds(std::uniform_int_distribution<int>(500, 5000)(rng_)));
   }
@@ -556,26 +607,30 @@ FaultRecord ChaosRun::Burst() {
   FaultRecord f = Begin("burst");
   // Earlier bursts' finished pods go first, as their owner would clean up: a soak's cluster
   // should not grow burst after burst, or the daemons' memory grows with it.
-  kubectl_.Run({"-n", ns_, "delete", "pods", "-l", "tephra.dev/burst", "--field-selector=status.phase=Succeeded",
-                "--wait=false"});
+  kubectl_.Run({"-n", ns_, "delete", "pods", "-l", "tephra.dev/burst",
+                "--field-selector=status.phase=Succeeded", "--wait=false"});
   std::string group = "burst-" + std::to_string(bursts_++);
-  Status s = client_
-                 ->Create(api::kPodGroups, ns_,
-                          R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":")" +
-                              group + R"("},"spec":{"minMember":1,"queue":")" + queues_[0] + R"("}})")
-                 .status();
+  Status s =
+      client_
+          ->Create(
+              api::kPodGroups, ns_,
+              R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":")" +
+                  group + R"("},"spec":{"minMember":1,"queue":")" + queues_[0] + R"("}})")
+          .status();
   std::atomic<int> created{0}, failed{0};
   std::vector<std::thread> writers;
   for (int w = 0; w < 4; ++w) {
     writers.emplace_back([&, w] {
       for (int i = w; i < o_.burst_pods && !stop_; i += 4) {
-        std::string pod = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + group + "-" + std::to_string(i) +
-                          R"(","labels":{"tephra.dev/burst":")" + group +
-                          R"("},"annotations":{"scheduling.k8s.io/group-name":")" + group +
-                          R"(","sim.tephra.dev/result":"Succeeded","sim.tephra.dev/duration":"1s"}},)"
-                          R"("spec":{"schedulerName":")" + scheduler_ +
-                          R"(","restartPolicy":"Never","containers":[{"name":"c","image":"busybox",)"
-                          R"("resources":{"requests":{"cpu":"100m","memory":"64Mi"}}}]}})";
+        std::string pod =
+            R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + group + "-" +
+            std::to_string(i) + R"(","labels":{"tephra.dev/burst":")" + group +
+            R"("},"annotations":{"scheduling.k8s.io/group-name":")" + group +
+            R"(","sim.tephra.dev/result":"Succeeded","sim.tephra.dev/duration":"1s"}},)"
+            R"("spec":{"schedulerName":")" +
+            scheduler_ +
+            R"(","restartPolicy":"Never","containers":[{"name":"c","image":"busybox",)"
+            R"("resources":{"requests":{"cpu":"100m","memory":"64Mi"}}}]}})";
         for (int attempt = 0; attempt < 5; ++attempt) {
           auto r = client_->Create(kube::resources::kPods, ns_, pod);
           if (r.ok() || r.status().code() == StatusCode::kAlreadyExists) {
@@ -591,7 +646,8 @@ FaultRecord ChaosRun::Burst() {
   for (auto& t : writers) t.join();
   f.end = Since(start_);
   f.note = std::to_string(created.load()) + " pods in " + FormatFixed(f.end - f.at) + "s" +
-           (failed ? ", " + std::to_string(failed.load()) + " failed" : "") + (s.ok() ? "" : " " + s.ToString());
+           (failed ? ", " + std::to_string(failed.load()) + " failed" : "") +
+           (s.ok() ? "" : " " + s.ToString());
   return f;
 }
 
@@ -613,8 +669,8 @@ FaultRecord ChaosRun::Inject(const std::string& kind) {
 FaultRecord ChaosRun::CompactUnderWatches() {
   FaultRecord f = Begin("etcd-compact");
   std::vector<std::string> errors;
-  for (Status s : {testing::StopComponent("kube-apiserver", /*hard_kill=*/true), testing::CompactEtcd(),
-                   testing::StartComponent("kube-apiserver")}) {
+  for (Status s : {testing::StopComponent("kube-apiserver", /*hard_kill=*/true),
+                   testing::CompactEtcd(), testing::StartComponent("kube-apiserver")}) {
     if (!s.ok()) errors.push_back(s.ToString());
   }
   WaitHealthy(seconds(120));
@@ -639,8 +695,11 @@ bool ChaosRun::Outcomes(std::vector<std::string>* problems) {
     }
     const auto& r = it->second;
     bool ok = p.expected == "deleted" ? r.gone : (!r.gone && r.phase == p.expected);
-    if (!ok) problems->push_back(p.name + " (" + p.kind + "): expected " + p.expected + ", is " +
-                                 (r.gone ? "deleted" : r.phase.empty() ? "<no phase>" : r.phase));
+    if (!ok)
+      problems->push_back(p.name + " (" + p.kind + "): expected " + p.expected + ", is " +
+                          (r.gone            ? "deleted"
+                           : r.phase.empty() ? "<no phase>"
+                                             : r.phase));
   }
   return problems->empty();
 }
@@ -684,10 +743,12 @@ int ChaosRun::Run() {
     Log("fault " + kind);
     FaultRecord f = Inject(kind);
     Log("fault " + kind + " over after " + FormatFixed(f.end - f.at) + "s" +
-        (f.handover ? ", hand-over " + FormatFixed(*f.handover) + "s" : "") + (f.note.empty() ? "" : " (" + f.note + ")"));
+        (f.handover ? ", hand-over " + FormatFixed(*f.handover) + "s" : "") +
+        (f.note.empty() ? "" : " (" + f.note + ")"));
     {
       std::lock_guard<std::mutex> l(check_mu_);
-      checker_.NoteDisruption(start_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(f.end)));
+      checker_.NoteDisruption(start_ + std::chrono::duration_cast<Clock::duration>(
+                                           std::chrono::duration<double>(f.end)));
     }
     faults_.push_back(f);
     injected.insert(kind);
@@ -702,7 +763,8 @@ int ChaosRun::Run() {
   bool outcomes_ok = Outcomes(&problems);
   job_problems_ = problems.size();
   for (const auto& k : SelectedKinds()) {
-    if (!injected.count(k)) problems.push_back("fault kind " + k + " was never injected (run longer)");
+    if (!injected.count(k))
+      problems.push_back("fault kind " + k + " was never injected (run longer)");
   }
   stop_ = true;
   sampler.join();
@@ -758,18 +820,26 @@ int ChaosRun::Report(bool ok, const std::vector<std::string>& problems) {
 Options ParseFlags(int argc, char** argv) {
   Options o;
   if (const char* s = std::getenv("TEPHRA_CHAOS_SEED"); s != nullptr && *s) o.seed = std::stoull(s);
-  std::map<std::string, int*> ints{{"duration", &o.duration},         {"jobs", &o.jobs},
-                                   {"nodes", &o.nodes},               {"burst-pods", &o.burst_pods},
-                                   {"fault-gap-min", &o.fault_gap_min}, {"fault-gap-max", &o.fault_gap_max},
-                                   {"grace", &o.grace},               {"settle", &o.settle},
-                                   {"sample-ms", &o.sample_ms},       {"memory-interval", &o.memory_interval},
+  std::map<std::string, int*> ints{{"duration", &o.duration},
+                                   {"jobs", &o.jobs},
+                                   {"nodes", &o.nodes},
+                                   {"burst-pods", &o.burst_pods},
+                                   {"fault-gap-min", &o.fault_gap_min},
+                                   {"fault-gap-max", &o.fault_gap_max},
+                                   {"grace", &o.grace},
+                                   {"settle", &o.settle},
+                                   {"sample-ms", &o.sample_ms},
+                                   {"memory-interval", &o.memory_interval},
                                    {"lease-seconds", &o.lease_seconds}};
-  std::map<std::string, std::string*> strings{{"node-cpu", &o.node_cpu}, {"faults", &o.faults},
-                                              {"report", &o.report}, {"memory-csv", &o.memory_csv}};
+  std::map<std::string, std::string*> strings{{"node-cpu", &o.node_cpu},
+                                              {"faults", &o.faults},
+                                              {"report", &o.report},
+                                              {"memory-csv", &o.memory_csv}};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     size_t eq = a.find('=');
-    if (a.rfind("--", 0) != 0 || eq == std::string::npos) throw std::invalid_argument("expected --flag=value: " + a);
+    if (a.rfind("--", 0) != 0 || eq == std::string::npos)
+      throw std::invalid_argument("expected --flag=value: " + a);
     std::string k = a.substr(2, eq - 2), v = a.substr(eq + 1);
     if (k == "seed") {
       o.seed = v == "random" ? std::random_device{}() : std::stoull(v);

@@ -58,7 +58,8 @@ std::string Replica::LogTail(size_t lines) const {
   std::vector<std::string> all;
   for (std::string line; std::getline(in, line);) all.push_back(line);
   std::string out;
-  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i) out += all[i] + "\n";
+  for (size_t i = all.size() > lines ? all.size() - lines : 0; i < all.size(); ++i)
+    out += all[i] + "\n";
   return out;
 }
 

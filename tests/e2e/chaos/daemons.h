@@ -14,7 +14,8 @@ namespace tephra::chaos {
 
 class Replica {
  public:
-  Replica(std::vector<std::string> argv, std::string log) : argv_(std::move(argv)), log_(std::move(log)) {}
+  Replica(std::vector<std::string> argv, std::string log)
+      : argv_(std::move(argv)), log_(std::move(log)) {}
   void Start();
   void Kill();  // SIGKILL and reap
   // The exit status when the process ended by itself (it is then stopped), else nullopt.

@@ -6,7 +6,9 @@
 namespace tephra::chaos {
 namespace {
 
-bool PodActive(const PodView& p) { return p.phase != "Succeeded" && p.phase != "Failed"; }
+bool PodActive(const PodView& p) {
+  return p.phase != "Succeeded" && p.phase != "Failed";
+}
 
 // Phases in which a Job claims its gang should be whole and its PodGroup present; the others
 // (Restarting, Aborting, Terminating, Completing, finished) are a policy tearing pods down.
@@ -14,7 +16,9 @@ bool Steady(const std::string& job_phase) {
   return job_phase.empty() || job_phase == "Pending" || job_phase == "Running";
 }
 
-std::string Str(int64_t v) { return std::to_string(v); }
+std::string Str(int64_t v) {
+  return std::to_string(v);
+}
 
 }  // namespace
 
@@ -38,9 +42,11 @@ void InvariantChecker::Persisting(const std::string& rule, const std::string& ob
   auto [it, inserted] = first_seen_.emplace(key, now);
   Clock::time_point since = std::max(it->second, disruption_end_);
   if (now - since >= grace_) {
-    Report({rule, object,
-            detail + " for " + Str(std::chrono::duration_cast<std::chrono::seconds>(now - it->second).count()) + "s"},
-           out);
+    Report(
+        {rule, object,
+         detail + " for " +
+             Str(std::chrono::duration_cast<std::chrono::seconds>(now - it->second).count()) + "s"},
+        out);
   }
 }
 
@@ -78,10 +84,11 @@ std::vector<Violation> InvariantChecker::Check(const Snapshot& s) {
     if (n == nodes.end()) continue;
     const NodeView& a = *n->second;
     if (u.milli_cpu > a.milli_cpu || u.memory > a.memory || u.pods > a.pods) {
-      Report({"overcommit", "node/" + name,
-              "requests cpu " + Str(u.milli_cpu) + "m/" + Str(a.milli_cpu) + "m, memory " +
-                  Str(u.memory) + "/" + Str(a.memory) + ", pods " + Str(u.pods) + "/" + Str(a.pods)},
-             &out);
+      Report(
+          {"overcommit", "node/" + name,
+           "requests cpu " + Str(u.milli_cpu) + "m/" + Str(a.milli_cpu) + "m, memory " +
+               Str(u.memory) + "/" + Str(a.memory) + ", pods " + Str(u.pods) + "/" + Str(a.pods)},
+          &out);
     }
   }
 
@@ -123,9 +130,9 @@ std::vector<Violation> InvariantChecker::Check(const Snapshot& s) {
     std::string who = "job/" + j.name;
     if (c.running != j.running || c.succeeded != j.succeeded || c.failed != j.failed) {
       Persisting("job-status", who + "/counts",
-                 "status running/succeeded/failed " + Str(j.running) + "/" + Str(j.succeeded) + "/" +
-                     Str(j.failed) + " but pods " + Str(c.running) + "/" + Str(c.succeeded) + "/" +
-                     Str(c.failed),
+                 "status running/succeeded/failed " + Str(j.running) + "/" + Str(j.succeeded) +
+                     "/" + Str(j.failed) + " but pods " + Str(c.running) + "/" + Str(c.succeeded) +
+                     "/" + Str(c.failed),
                  now, &seen, &out);
     }
     if (IsFinished(j.phase) && c.pending + c.running > 0) {
@@ -140,7 +147,8 @@ std::vector<Violation> InvariantChecker::Check(const Snapshot& s) {
                  now, &seen, &out);
     }
     if (Steady(j.phase) && jobs_with_group.count(j.uid) == 0) {
-      Persisting("podgroup-missing", who, "phase '" + j.phase + "' and no PodGroup", now, &seen, &out);
+      Persisting("podgroup-missing", who, "phase '" + j.phase + "' and no PodGroup", now, &seen,
+                 &out);
     }
   }
 
@@ -160,8 +168,8 @@ std::vector<Violation> InvariantChecker::Check(const Snapshot& s) {
     r.gone = true;
     if (deleted_jobs_.count(name)) continue;
     // Between two samples a Job may finish and outlive its TTL; a shorter gap cannot hide both.
-    bool by_ttl = r.ttl_seconds &&
-                  (IsFinished(r.phase) || now - r.last_seen >= std::chrono::seconds(*r.ttl_seconds));
+    bool by_ttl = r.ttl_seconds && (IsFinished(r.phase) ||
+                                    now - r.last_seen >= std::chrono::seconds(*r.ttl_seconds));
     if (!by_ttl) Report({"job-lost", "job/" + name, "vanished; last seen " + r.phase}, &out);
   }
   std::unordered_set<std::string> queue_uids;
@@ -174,7 +182,8 @@ std::vector<Violation> InvariantChecker::Check(const Snapshot& s) {
       ++it;
       continue;
     }
-    if (!deleted_queues_.count(it->second)) Report({"queue-lost", "queue/" + it->second, "vanished"}, &out);
+    if (!deleted_queues_.count(it->second))
+      Report({"queue-lost", "queue/" + it->second, "vanished"}, &out);
     it = queues_.erase(it);
   }
 

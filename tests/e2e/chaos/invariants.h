@@ -106,11 +106,11 @@ class InvariantChecker {
   std::chrono::seconds grace_;
   Clock::time_point disruption_end_{};
   std::set<std::string> deleted_jobs_, deleted_queues_;
-  std::map<std::string, std::string> bound_node_;             // pod uid -> first node seen
-  std::map<std::string, Clock::time_point> first_seen_;       // "rule/object" -> since
-  std::map<std::string, JobRecord> jobs_;                     // by name
-  std::map<std::string, std::string> queues_;                 // uid -> name
-  std::set<std::string> reported_;                            // "rule/object"
+  std::map<std::string, std::string> bound_node_;        // pod uid -> first node seen
+  std::map<std::string, Clock::time_point> first_seen_;  // "rule/object" -> since
+  std::map<std::string, JobRecord> jobs_;                // by name
+  std::map<std::string, std::string> queues_;            // uid -> name
+  std::set<std::string> reported_;                       // "rule/object"
 };
 
 }  // namespace tephra::chaos

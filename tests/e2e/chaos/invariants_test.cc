@@ -25,8 +25,8 @@ Snapshot Base(Clock::time_point t = t0) {
   return s;
 }
 
-PodView Pod(const std::string& name, const std::string& node, const std::string& phase, int64_t mcpu,
-            const std::string& owner = "", const std::string& group = "") {
+PodView Pod(const std::string& name, const std::string& node, const std::string& phase,
+            int64_t mcpu, const std::string& owner = "", const std::string& group = "") {
   return {"uid-" + name, "ns", name, node, phase, false, owner, group, mcpu, 1LL << 30};
 }
 
@@ -67,7 +67,8 @@ TEST_CASE("a job status contradicting its pods is reported only after the grace 
   JobView j{"j-uid", "j", "Running", false, std::nullopt, 2, 0, 2, 0, 0};
   s.jobs = {j};
   s.podgroups = {{"pg-uid", "ns", "j-pg", "j-uid", "Running", 2, false}};
-  s.pods = {Pod("j-0", "n1", "Running", 100, "j-uid", "j-pg"), Pod("j-1", "n1", "Succeeded", 100, "j-uid", "j-pg")};
+  s.pods = {Pod("j-0", "n1", "Running", 100, "j-uid", "j-pg"),
+            Pod("j-1", "n1", "Succeeded", 100, "j-uid", "j-pg")};
   CHECK(c.Check(s).empty());  // counts say 2 running, pods say 1 running + 1 succeeded
   s.time = t0 + seconds(29);
   CHECK(c.Check(s).empty());
@@ -104,7 +105,8 @@ TEST_CASE("a running gang short of minMember is stranded unless a policy is rest
   Snapshot s = Base();
   s.jobs = {{"j-uid", "j", "Running", false, std::nullopt, 3, 0, 2, 0, 0}};
   s.podgroups = {{"pg-uid", "ns", "j-pg", "j-uid", "Running", 3, false}};
-  s.pods = {Pod("j-0", "n1", "Running", 100, "j-uid", "j-pg"), Pod("j-1", "n1", "Running", 100, "j-uid", "j-pg"),
+  s.pods = {Pod("j-0", "n1", "Running", 100, "j-uid", "j-pg"),
+            Pod("j-1", "n1", "Running", 100, "j-uid", "j-pg"),
             Pod("j-2", "", "Pending", 100, "j-uid", "j-pg")};
   s.jobs[0].pending = 1;
   CHECK(c.Check(s).empty());
@@ -157,7 +159,8 @@ TEST_CASE("jobs may vanish only by the user or their TTL, queues only by the use
   auto v = Rules(c.Check(later));
   std::sort(v.begin(), v.end());
   // running-ttl was Running 5 s ago: it cannot have finished and outlived a 10 s TTL since.
-  CHECK(v == std::vector<std::string>{"job-lost job/lost", "job-lost job/running-ttl", "queue-lost queue/q"});
+  CHECK(v == std::vector<std::string>{"job-lost job/lost", "job-lost job/running-ttl",
+                                      "queue-lost queue/q"});
   Snapshot much_later = Base(t0 + seconds(30));
   much_later.queues.clear();
   CHECK(c.Check(much_later).empty());  // running-ttl-late: unseen for 25 s > TTL

@@ -14,8 +14,8 @@ namespace tephra::chaos {
 
 struct FaultRecord {
   std::string kind;
-  double at = 0;   // seconds into the run
-  double end = 0;  // when the fault was over (daemon back, API server up, ...)
+  double at = 0;                   // seconds into the run
+  double end = 0;                  // when the fault was over (daemon back, API server up, ...)
   std::optional<double> handover;  // leader kills: seconds until another replica held the lease
   std::optional<double> recovery;  // seconds from `end` to the next successful bind
   std::string note;
@@ -49,7 +49,8 @@ void FillRecovery(std::vector<double> binds, std::vector<FaultRecord>* faults);
 
 // Least-squares RSS slope in MiB/min of one incarnation's samples after its first `warm_s`
 // seconds; nullopt when it lived less than `min_life_s`.
-std::optional<double> MemorySlope(const std::vector<MemorySample>& samples, double warm_s, double min_life_s);
+std::optional<double> MemorySlope(const std::vector<MemorySample>& samples, double warm_s,
+                                  double min_life_s);
 
 // The human-readable report; ends in PASS or FAIL with the seed to replay.
 std::string RenderReport(const RunSummary& s, bool pass);

@@ -17,7 +17,8 @@ std::string TaskJson(const Task& t, const std::string& cpu) {
          R"(,"template":{"metadata":{"annotations":{"sim.tephra.dev/result":")" + t.result +
          R"(","sim.tephra.dev/duration":")" + std::to_string(t.seconds) +
          R"(s"}},"spec":{"restartPolicy":"Never","containers":[{"name":"main","image":"busybox",)"
-         R"("resources":{"requests":{"cpu":")" + cpu + R"(","memory":"256Mi"}}}]}}})";
+         R"("resources":{"requests":{"cpu":")" +
+         cpu + R"(","memory":"256Mi"}}}]}}})";
 }
 
 }  // namespace
@@ -32,7 +33,11 @@ std::vector<JobPlan> PlanJobs(const WorkloadOptions& o, std::mt19937_64& rng) {
     JobPlan p;
     p.name = "job-" + std::to_string(i);
     int roll = pick(0, 99);
-    p.kind = roll < 45 ? "complete" : roll < 65 ? "ttl" : roll < 77 ? "abort" : roll < 89 ? "restart" : "fail";
+    p.kind = roll < 45   ? "complete"
+             : roll < 65 ? "ttl"
+             : roll < 77 ? "abort"
+             : roll < 89 ? "restart"
+                         : "fail";
     std::vector<Task> tasks{{"worker", pick(1, 4), "Succeeded", pick(3, 12)}};
     if (pick(0, 1) == 1) tasks.insert(tasks.begin(), {"master", 1, "Succeeded", tasks[0].seconds});
     std::string policies, extra;
@@ -60,16 +65,16 @@ std::vector<JobPlan> PlanJobs(const WorkloadOptions& o, std::mt19937_64& rng) {
       total += t.replicas;
       task_json += (task_json.empty() ? "" : ",") + TaskJson(t, cpu);
     }
-    p.manifest = R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":")" + p.name +
-                 R"(","namespace":")" + o.namespace_ + R"("},"spec":{"schedulerName":")" + o.scheduler_name +
-                 R"(","queue":")" + any(o.queues) +
-                 R"(","priorityClassName":")" + any(o.priority_classes) +
-                 R"(","minAvailable":)" + std::to_string(total) + policies + extra + R"(,"tasks":[)" +
-                 task_json + "]}}";
+    p.manifest = R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":")" +
+                 p.name + R"(","namespace":")" + o.namespace_ + R"("},"spec":{"schedulerName":")" +
+                 o.scheduler_name + R"(","queue":")" + any(o.queues) +
+                 R"(","priorityClassName":")" + any(o.priority_classes) + R"(","minAvailable":)" +
+                 std::to_string(total) + policies + extra + R"(,"tasks":[)" + task_json + "]}}";
     p.submit_at = std::uniform_real_distribution<double>(0, o.spread_seconds)(rng);
     plans.push_back(std::move(p));
   }
-  std::sort(plans.begin(), plans.end(), [](const JobPlan& a, const JobPlan& b) { return a.submit_at < b.submit_at; });
+  std::sort(plans.begin(), plans.end(),
+            [](const JobPlan& a, const JobPlan& b) { return a.submit_at < b.submit_at; });
   return plans;
 }
 

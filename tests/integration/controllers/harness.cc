@@ -30,15 +30,18 @@ void InstallControllerPrerequisites(const Kubectl& kubectl) {
     kubectl.ApplyShared({"-f", kSource + "/crds/"});
     // The chart's RBAC for the controller-manager identity; the tests run it without leader
     // election, so without the lease Role in tephra-system.
-    kubectl.ApplyShared({"-f", "-"},
-                        RenderChart("tephra", "tephra-system", "templates/rbac-controller-manager.yaml",
-                                    {"--set", "leaderElection.enabled=false"}));
+    kubectl.ApplyShared({"-f", "-"}, RenderChart("tephra", "tephra-system",
+                                                 "templates/rbac-controller-manager.yaml",
+                                                 {"--set", "leaderElection.enabled=false"}));
     for (const char* crd : {"jobs.batch.volcano.sh", "queues.scheduling.volcano.sh",
                             "podgroups.scheduling.volcano.sh", "commands.bus.volcano.sh"}) {
       REQUIRE(Eventually([&] { return Established(kubectl, crd); }, std::chrono::seconds(30)));
     }
-    REQUIRE(Eventually([&] { return kubectl.Run({"get", "vcjob,queue,pg,command", "-A"}).ok(); },
-                       std::chrono::seconds(30)));
+    REQUIRE(Eventually(
+        [&] {
+          return kubectl.Run({"get", "vcjob,queue,pg,command", "-A"}).ok();
+        },
+        std::chrono::seconds(30)));
     // The chart's default queue: a job waits for its queue (docs/controllers.md).
     kubectl.ApplyShared({"-f", "-"},
                         RenderChart("tephra", "tephra-system", "templates/default-queue.yaml", {}));
@@ -61,17 +64,20 @@ ControllerManager::ControllerManager(const std::string& ns, std::vector<std::str
   Launch();
 }
 
-ControllerManager::~ControllerManager() { Kill(); }
+ControllerManager::~ControllerManager() {
+  Kill();
+}
 
 void ControllerManager::Launch() {
-  std::vector<std::string> argv = {kBinary,
-                                   "--kubeconfig=" + ClusterEnv::Get().kubeconfig_controller_manager,
-                                   "--leader-elect=false",
-                                   "--namespace=" + namespace_,
-                                   "--healthz-address=0",
-                                   "--kube-api-qps=200",
-                                   "--kube-api-burst=400",
-                                   "-v=2"};
+  std::vector<std::string> argv = {
+      kBinary,
+      "--kubeconfig=" + ClusterEnv::Get().kubeconfig_controller_manager,
+      "--leader-elect=false",
+      "--namespace=" + namespace_,
+      "--healthz-address=0",
+      "--kube-api-qps=200",
+      "--kube-api-burst=400",
+      "-v=2"};
   argv.insert(argv.end(), extra_.begin(), extra_.end());
   process_ = std::make_unique<BackgroundProcess>(argv, log_);
   REQUIRE(process_->started());
@@ -115,7 +121,8 @@ void FakeScheduler::Loop() {
   while (!stop_) {
     if (!paused_) {
       for (const auto& pg : ListPodGroups(*client_, namespace_)) {
-        if (!pg->status.phase.empty() && pg->status.phase != api::podgroup_phase::kPending) continue;
+        if (!pg->status.phase.empty() && pg->status.phase != api::podgroup_phase::kPending)
+          continue;
         (void)client_->Patch(api::kPodGroups, namespace_, pg->metadata.name,
                              kube::PatchType::kMerge, R"({"status":{"phase":"Inqueue"}})");
       }
@@ -133,7 +140,8 @@ void FakeScheduler::Loop() {
   }
 }
 
-std::shared_ptr<api::Job> GetJob(kube::Client& client, const std::string& ns, const std::string& name) {
+std::shared_ptr<api::Job> GetJob(kube::Client& client, const std::string& ns,
+                                 const std::string& name) {
   StatusOr<std::string> text = client.Get(api::kJobs, ns, name);
   if (!text.ok()) return nullptr;
   auto job = api::DecodeJob(*text);
@@ -150,7 +158,8 @@ std::vector<std::shared_ptr<api::Pod>> ListPods(kube::Client& client, const std:
   return pods;
 }
 
-std::vector<std::shared_ptr<api::PodGroup>> ListPodGroups(kube::Client& client, const std::string& ns) {
+std::vector<std::shared_ptr<api::PodGroup>> ListPodGroups(kube::Client& client,
+                                                          const std::string& ns) {
   std::vector<std::shared_ptr<api::PodGroup>> pgs;
   (void)client.ListAll(api::kPodGroups, ns, {}, [&](const json::Value& v) {
     auto pg = api::DecodePodGroup(v);

@@ -60,8 +60,10 @@ class FakeScheduler {
   std::thread thread_;
 };
 
-std::shared_ptr<api::Job> GetJob(kube::Client& client, const std::string& ns, const std::string& name);
+std::shared_ptr<api::Job> GetJob(kube::Client& client, const std::string& ns,
+                                 const std::string& name);
 std::vector<std::shared_ptr<api::Pod>> ListPods(kube::Client& client, const std::string& ns);
-std::vector<std::shared_ptr<api::PodGroup>> ListPodGroups(kube::Client& client, const std::string& ns);
+std::vector<std::shared_ptr<api::PodGroup>> ListPodGroups(kube::Client& client,
+                                                          const std::string& ns);
 
 }  // namespace tephra::testing

@@ -25,7 +25,8 @@ void Say(const char* what, const std::string& identity) {
 
 int main(int argc, char** argv) {
   if (argc != 8) {
-    std::fprintf(stderr, "usage: %s KUBECONFIG NAMESPACE LEASE IDENTITY LEASE_MS RENEW_MS RETRY_MS\n",
+    std::fprintf(stderr,
+                 "usage: %s KUBECONFIG NAMESPACE LEASE IDENTITY LEASE_MS RENEW_MS RETRY_MS\n",
                  argv[0]);
     return 2;
   }

@@ -72,7 +72,8 @@ TEST_CASE("DecodeJob reads every spec and status field") {
   REQUIRE(spec.volumes.size() == 2);
   CHECK(spec.volumes[0].volume_claim_name == "shared");
   REQUIRE(spec.volumes[1].volume_claim_json);
-  CHECK(spec.volumes[1].volume_claim_json->find("\"storageClassName\":\"fast\"") != std::string::npos);
+  CHECK(spec.volumes[1].volume_claim_json->find("\"storageClassName\":\"fast\"") !=
+        std::string::npos);
   CHECK(spec.plugins.at("mpi").size() == 2);
   CHECK(spec.plugins.at("svc").empty());
   CHECK(spec.plugins.count("ssh") == 1);
@@ -300,9 +301,9 @@ TEST_CASE("PodGroup decodes and round-trips and an empty minResources stays dist
 }
 
 TEST_CASE("PodGroup phases convert to and from their names") {
-  for (PodGroupPhase phase : {PodGroupPhase::kNone, PodGroupPhase::kPending, PodGroupPhase::kInqueue,
-                              PodGroupPhase::kRunning, PodGroupPhase::kUnknown,
-                              PodGroupPhase::kCompleted}) {
+  for (PodGroupPhase phase :
+       {PodGroupPhase::kNone, PodGroupPhase::kPending, PodGroupPhase::kInqueue,
+        PodGroupPhase::kRunning, PodGroupPhase::kUnknown, PodGroupPhase::kCompleted}) {
     CHECK(PodGroupPhaseFromString(ToString(phase)) == phase);
   }
   CHECK(ToString(PodGroupPhase::kNone).empty());
@@ -330,8 +331,8 @@ TEST_CASE("Command decodes its top-level fields and encodes a new command") {
   fresh.kind = std::string(kCommandKind);
   fresh.metadata.generate_name = "q-closequeue-";
   fresh.action = std::string(job_action::kCloseQueue);
-  fresh.target = kube::OwnerReference{std::string(kSchedulingApiVersion), std::string(kQueueKind),
-                                      "q", "q-uid", false, false};
+  fresh.target = kube::OwnerReference{
+      std::string(kSchedulingApiVersion), std::string(kQueueKind), "q", "q-uid", false, false};
   CHECK(testing::JsonEqual(EncodeCommand(fresh), R"({"apiVersion":"bus.volcano.sh/v1alpha1",
       "kind":"Command","metadata":{"generateName":"q-closequeue-"},"action":"CloseQueue",
       "target":{"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","name":"q",
@@ -364,12 +365,11 @@ TEST_CASE("A scheduler-plugins PodGroup maps onto the Volcano model") {
     const char* from;
     std::string_view to;
   };
-  for (const Case& c : {Case{"", podgroup_phase::kPending}, Case{"Pending", podgroup_phase::kPending},
-                        Case{"Running", podgroup_phase::kRunning},
-                        Case{"Finished", podgroup_phase::kCompleted},
-                        Case{"Failed", podgroup_phase::kCompleted},
-                        Case{"Unknown", podgroup_phase::kUnknown},
-                        Case{"Whatever", podgroup_phase::kUnknown}}) {
+  for (const Case& c :
+       {Case{"", podgroup_phase::kPending}, Case{"Pending", podgroup_phase::kPending},
+        Case{"Running", podgroup_phase::kRunning}, Case{"Finished", podgroup_phase::kCompleted},
+        Case{"Failed", podgroup_phase::kCompleted}, Case{"Unknown", podgroup_phase::kUnknown},
+        Case{"Whatever", podgroup_phase::kUnknown}}) {
     SchedPluginsPodGroup p;
     p.status.phase = c.from;
     CHECK(ToVolcanoPodGroup(p, "q").status.phase == c.to);

@@ -1,8 +1,9 @@
 // Defaulting of docs/compatibility.md §3.2, §3.4, §3.5 and the JSON patches that express it.
+#include "api/defaulting.h"
+
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
-#include "api/defaulting.h"
 #include "api/labels.h"
 #include "tests/unit/api/testing.h"
 
@@ -120,7 +121,8 @@ TEST_CASE("Job defaulting options and plugin rules") {
   with_svc.spec.plugins["tensorflow"] = {};
   with_svc.spec.plugins["svc"] = {"--publish-not-ready-addresses"};
   ApplyJobDefaults(&with_svc);
-  CHECK(with_svc.spec.plugins.at("svc") == std::vector<std::string>{"--publish-not-ready-addresses"});
+  CHECK(with_svc.spec.plugins.at("svc") ==
+        std::vector<std::string>{"--publish-not-ready-addresses"});
 }
 
 TEST_CASE("Job defaulting without raw still yields a patch that applies to the request") {
@@ -151,12 +153,13 @@ TEST_CASE("Queue defaulting") {
   CHECK(q.spec.weight == 1);
   CHECK(q.metadata.Annotation(kQueueHierarchyAnnotation) == "root/eng/q");
   CHECK(q.metadata.Annotation(kQueueHierarchyWeightsAnnotation) == "1/2/3");
-  CHECK(patch == JsonPatch{
-                     {"replace", "/metadata/annotations/volcano.sh~1hierarchy", "\"root/eng/q\""},
-                     {"replace", "/metadata/annotations/volcano.sh~1hierarchy-weights", "\"1/2/3\""},
-                     {"add", "/spec/weight", "1"},
-                     {"add", "/spec/reclaimable", "true"},
-                 });
+  CHECK(patch ==
+        JsonPatch{
+            {"replace", "/metadata/annotations/volcano.sh~1hierarchy", "\"root/eng/q\""},
+            {"replace", "/metadata/annotations/volcano.sh~1hierarchy-weights", "\"1/2/3\""},
+            {"add", "/spec/weight", "1"},
+            {"add", "/spec/reclaimable", "true"},
+        });
   auto patched = ApplyJsonPatch(text, patch);
   REQUIRE(patched.ok());
   CHECK(testing::JsonEqual(*patched, EncodeQueue(q)));
@@ -209,8 +212,9 @@ TEST_CASE("PodGroup defaulting moves default-queue PodGroups to the namespace's 
     PodGroup copy = **other;
     return DefaultPodGroup(&copy, lookup).empty() && copy.spec.queue == (*other)->spec.queue;
   };
-  CHECK(unchanged(R"({"metadata":{"name":"pg","namespace":"elsewhere"},"spec":{"queue":"default"}})",
-                  &namespaces));
+  CHECK(
+      unchanged(R"({"metadata":{"name":"pg","namespace":"elsewhere"},"spec":{"queue":"default"}})",
+                &namespaces));
   CHECK(unchanged(R"({"metadata":{"name":"pg","namespace":"team"},"spec":{"queue":"mine"}})",
                   &namespaces));
   CHECK(unchanged(text, nullptr));

@@ -1,8 +1,7 @@
 // Job admission rules of docs/compatibility.md §3.3: one case per rule, each with the exact errors
 // expected.
-#include <pthread.h>
-
 #include <functional>
+#include <pthread.h>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -74,30 +73,43 @@ TEST_CASE("Job CREATE rules") {
        },
        {{"spec.tasks", "No task specified in job spec"}}},
       {"the mpi plugin's master task must exist",
-       [](Job& j) { j.spec.plugins["mpi"] = {"--master=launcher", "--worker=worker"}; },
+       [](Job& j) {
+         j.spec.plugins["mpi"] = {"--master=launcher", "--worker=worker"};
+       },
        {{"spec.plugins.mpi",
          "the mpi plugin's master task \"launcher\" is not a task of this job"}}},
-      {"the mpi master defaults to \"master\"", [](Job& j) { j.spec.plugins["mpi"] = {}; },
+      {"the mpi master defaults to \"master\"",
+       [](Job& j) { j.spec.plugins["mpi"] = {}; },
        {{"spec.plugins.mpi", "the mpi plugin's master task \"master\" is not a task of this job"}}},
       {"network topology tiers are exclusive",
-       [](Job& j) { j.spec.network_topology = NetworkTopologySpec{"hard", 1, "spine"}; },
+       [](Job& j) {
+         j.spec.network_topology = NetworkTopologySpec{"hard", 1, "spine"};
+       },
        {{"spec.networkTopology",
          "highestTierAllowed and highestTierName are mutually exclusive; set only one"}}},
       {"network topology mode is hard or soft",
-       [](Job& j) { j.spec.network_topology = NetworkTopologySpec{"strict", 1, ""}; },
+       [](Job& j) {
+         j.spec.network_topology = NetworkTopologySpec{"strict", 1, ""};
+       },
        {{"spec.networkTopology.mode", "must be hard or soft, not \"strict\""}}},
-      {"task minAvailable <= replicas", [](Job& j) { j.spec.tasks[1].min_available = 3; },
+      {"task minAvailable <= replicas",
+       [](Job& j) { j.spec.tasks[1].min_available = 3; },
        {{"spec.tasks[1].minAvailable", "must be less than or equal to replicas (2)"}}},
-      {"task minAvailable >= 0", [](Job& j) { j.spec.tasks[1].min_available = -1; },
+      {"task minAvailable >= 0",
+       [](Job& j) { j.spec.tasks[1].min_available = -1; },
        {{"spec.tasks[1].minAvailable", "must be greater than or equal to 0"}}},
-      {"task names are unique", [](Job& j) { j.spec.tasks[1].name = "ps"; },
+      {"task names are unique",
+       [](Job& j) { j.spec.tasks[1].name = "ps"; },
        {{"spec.tasks[1].name", "duplicate task name \"ps\""}}},
-      {"task names are DNS labels", [](Job& j) { j.spec.tasks[1].name = "Worker"; },
+      {"task names are DNS labels",
+       [](Job& j) { j.spec.tasks[1].name = "Worker"; },
        {{"spec.tasks[1].name",
          "task name \"Worker\" must consist of lower case alphanumeric characters or '-', and "
          "must start and end with an alphanumeric character"}}},
       {"task policies follow the policy rules",
-       [](Job& j) { j.spec.tasks[0].policies = {{"RestartTask", "PodBoom", {}, {}, {}}}; },
+       [](Job& j) {
+         j.spec.tasks[0].policies = {{"RestartTask", "PodBoom", {}, {}, {}}};
+       },
        {{"spec.tasks[0].policies[0].event",
          "invalid event \"PodBoom\"; valid events: *, PodFailed, PodEvicted, PodPending, "
          "Unknown, TaskCompleted, TaskFailed, JobUpdated"}}},
@@ -130,11 +142,15 @@ TEST_CASE("Job CREATE rules") {
        {{"spec.tasks[0].topologyPolicy",
          "must be one of none, best-effort, restricted, single-numa-node, not \"numa\""}}},
       {"partitioned tasks have replicas = totalPartitions × partitionSize",
-       [](Job& j) { j.spec.tasks[1].partition_policy = PartitionPolicy{2, 2, 1, {}}; },
+       [](Job& j) {
+         j.spec.tasks[1].partition_policy = PartitionPolicy{2, 2, 1, {}};
+       },
        {{"spec.tasks[1].replicas",
          "must equal totalPartitions × partitionSize (4) when partitionPolicy is set"}}},
       {"partition sizes are positive",
-       [](Job& j) { j.spec.tasks[1].partition_policy = PartitionPolicy{0, 0, 0, {}}; },
+       [](Job& j) {
+         j.spec.tasks[1].partition_policy = PartitionPolicy{0, 0, 0, {}};
+       },
        {{"spec.tasks[1].partitionPolicy.totalPartitions", "must be greater than 0"},
         {"spec.tasks[1].partitionPolicy.partitionSize", "must be greater than 0"}}},
       {"with minPartitions, minAvailable = minPartitions × partitionSize",
@@ -145,7 +161,9 @@ TEST_CASE("Job CREATE rules") {
        {{"spec.tasks[1].minAvailable",
          "must equal minPartitions × partitionSize (1) when minPartitions is set"}}},
       {"minPartitions <= totalPartitions",
-       [](Job& j) { j.spec.tasks[1].partition_policy = PartitionPolicy{2, 1, 3, {}}; },
+       [](Job& j) {
+         j.spec.tasks[1].partition_policy = PartitionPolicy{2, 1, 3, {}};
+       },
        {{"spec.tasks[1].partitionPolicy.minPartitions",
          "must be less than or equal to totalPartitions (2)"},
         {"spec.tasks[1].minAvailable",
@@ -157,23 +175,29 @@ TEST_CASE("Job CREATE rules") {
        },
        {{"spec.tasks[1].partitionPolicy.networkTopology",
          "highestTierAllowed and highestTierName are mutually exclusive; set only one"}}},
-      {"job names are qualified names", [](Job& j) { j.metadata.name = "train_"; },
+      {"job names are qualified names",
+       [](Job& j) { j.metadata.name = "train_"; },
        {{"metadata.name",
          "job name \"train_\" name part must consist of alphanumeric characters, '-', '_' or "
          "'.', and must start and end with an alphanumeric character"}}},
-      {"minAvailable <= Σ replicas", [](Job& j) { j.spec.min_available = 4; },
-       {{"spec.minAvailable", "must be less than or equal to the total replicas of all tasks (3)"}}},
+      {"minAvailable <= Σ replicas",
+       [](Job& j) { j.spec.min_available = 4; },
+       {{"spec.minAvailable",
+         "must be less than or equal to the total replicas of all tasks (3)"}}},
       {"job policies follow the policy rules",
        [](Job& j) { j.spec.policies[0].action = "Explode"; },
        {{"spec.policies[0].action",
          "invalid action \"Explode\"; valid actions: AbortJob, RestartJob, RestartTask, "
          "RestartPod, RestartPartition, TerminateJob, CompleteJob, ResumeJob"}}},
-      {"job plugins are known", [](Job& j) { j.spec.plugins["gpu-share"] = {}; },
+      {"job plugins are known",
+       [](Job& j) { j.spec.plugins["gpu-share"] = {}; },
        {{"spec.plugins.gpu-share",
          "unknown job plugin \"gpu-share\"; supported: env, svc, ssh, mpi, pytorch, tensorflow, "
          "ray, hcclrank"}}},
       {"volumes need a mountPath and one claim source",
-       [](Job& j) { j.spec.volumes = {VolumeSpec{"", "", std::nullopt}}; },
+       [](Job& j) {
+         j.spec.volumes = {VolumeSpec{"", "", std::nullopt}};
+       },
        {{"spec.volumes[0].mountPath", "is required"},
         {"spec.volumes[0]", "exactly one of volumeClaim and volumeClaimName must be set"}}},
       {"volume mountPaths are unique and have no ':'",
@@ -193,21 +217,29 @@ TEST_CASE("Job CREATE rules") {
         {"spec.volumes[1].volumeClaimName",
          "claim name \"Bad_Name\" must consist of lower case alphanumeric characters, '-' or '.', "
          "and must start and end with an alphanumeric character"}}},
-      {"the queue must exist", [](Job& j) { j.spec.queue = "nowhere"; },
+      {"the queue must exist",
+       [](Job& j) { j.spec.queue = "nowhere"; },
        {{"spec.queue", "queue \"nowhere\" does not exist"}}},
-      {"the queue must be Open", [](Job& j) { j.spec.queue = "frozen"; },
+      {"the queue must be Open",
+       [](Job& j) { j.spec.queue = "frozen"; },
        {{"spec.queue",
          "can only submit job to queue with state Open; queue \"frozen\" is \"Closed\""}}},
-      {"the queue must not be root", [](Job& j) { j.spec.queue = "root"; },
+      {"the queue must not be root",
+       [](Job& j) { j.spec.queue = "root"; },
        {{"spec.queue", "can not submit job to the root queue"}}},
-      {"the queue must be a leaf", [](Job& j) { j.spec.queue = "org"; },
+      {"the queue must be a leaf",
+       [](Job& j) { j.spec.queue = "org"; },
        {{"spec.queue", "can only submit job to a leaf queue; queue \"org\" has child queues"}}},
       {"an empty queue means default", [](Job& j) { j.spec.queue.clear(); }, {}},
       {"dependsOn names existing tasks",
-       [](Job& j) { j.spec.tasks[1].depends_on = DependsOn{{"ps", "chief"}, "all"}; },
+       [](Job& j) {
+         j.spec.tasks[1].depends_on = DependsOn{{"ps", "chief"}, "all"};
+       },
        {{"spec.tasks[1].dependsOn.name[1]", "unknown task \"chief\""}}},
       {"a task cannot depend on itself",
-       [](Job& j) { j.spec.tasks[1].depends_on = DependsOn{{"worker"}, ""}; },
+       [](Job& j) {
+         j.spec.tasks[1].depends_on = DependsOn{{"worker"}, ""};
+       },
        {{"spec.tasks[1].dependsOn.name[0]", "a task cannot depend on itself"}}},
       {"dependsOn forms a DAG",
        [](Job& j) {
@@ -216,7 +248,9 @@ TEST_CASE("Job CREATE rules") {
        },
        {{"spec.tasks", "dependsOn forms a cycle: ps -> worker -> ps"}}},
       {"dependsOn iteration is any or all",
-       [](Job& j) { j.spec.tasks[1].depends_on = DependsOn{{"ps"}, "some"}; },
+       [](Job& j) {
+         j.spec.tasks[1].depends_on = DependsOn{{"ps"}, "some"};
+       },
        {{"spec.tasks[1].dependsOn.iteration", "must be any or all, not \"some\""}}},
       {"ranges of the top-level counters",
        [](Job& j) {
@@ -271,8 +305,9 @@ TEST_CASE("A dependsOn chain of any length needs no stack in proportion to it") 
   job.spec.tasks.back().depends_on = DependsOn{{"t0"}, ""};  // ...and a cycle
   FieldErrors cycle;
   OnSmallStack(256 * 1024, [&] { cycle = ValidateJobCreate(job, nullptr); });
-  CHECK(cycle == FieldErrors{{"spec.tasks", "dependsOn forms a cycle: t0 -> t1 -> t2 -> t3 -> ... -> "
-                                            "t41997 -> t41998 -> t41999 -> t0 (42000 tasks)"}});
+  CHECK(cycle == FieldErrors{{"spec.tasks",
+                              "dependsOn forms a cycle: t0 -> t1 -> t2 -> t3 -> ... -> "
+                              "t41997 -> t41998 -> t41999 -> t0 (42000 tasks)"}});
 }
 
 TEST_CASE("Queue rules are skipped without queue state") {
@@ -314,7 +349,8 @@ TEST_CASE("Lifecycle policy rules") {
       {"an event belongs to one policy",
        {{"RestartJob", "PodFailed", {}, {}, {}}, {"AbortJob", "", {"PodFailed"}, {}, {}}},
        {{"p[1].events[0]", "event \"PodFailed\" is already handled by p[0]"}}},
-      {"exit code 0 is not a failure", {{"RestartJob", "", {}, 0, {}}},
+      {"exit code 0 is not a failure",
+       {{"RestartJob", "", {}, 0, {}}},
        {{"p[0].exitCode", "must not be 0 (exit code 0 means success)"}}},
       {"exit codes are unique",
        {{"RestartJob", "", {}, 2, {}}, {"AbortJob", "", {}, 2, {}}},
@@ -346,23 +382,32 @@ TEST_CASE("Job UPDATE rules") {
          j.spec.priority_class_name = "urgent";
        },
        {}},
-      {"replicas >= 0", [](Job& j) {
+      {"replicas >= 0",
+       [](Job& j) {
          j.spec.tasks[1].replicas = -1;
          j.spec.tasks[1].min_available = 0;
          j.spec.min_available = 1;
        },
        {{"spec.tasks[1].replicas", "must be greater than or equal to 0"}}},
-      {"task minAvailable within [0, replicas]", [](Job& j) { j.spec.tasks[0].min_available = 2; },
+      {"task minAvailable within [0, replicas]",
+       [](Job& j) { j.spec.tasks[0].min_available = 2; },
        {{"spec.tasks[0].minAvailable", "must be less than or equal to replicas (1)"}}},
-      {"job minAvailable within [0, Σ replicas]", [](Job& j) { j.spec.min_available = 9; },
-       {{"spec.minAvailable", "must be less than or equal to the total replicas of all tasks (3)"}}},
-      {"negative job minAvailable", [](Job& j) { j.spec.min_available = -1; },
+      {"job minAvailable within [0, Σ replicas]",
+       [](Job& j) { j.spec.min_available = 9; },
+       {{"spec.minAvailable",
+         "must be less than or equal to the total replicas of all tasks (3)"}}},
+      {"negative job minAvailable",
+       [](Job& j) { j.spec.min_available = -1; },
        {{"spec.minAvailable", "must be greater than or equal to 0"}}},
       {"partition rules still hold",
-       [](Job& j) { j.spec.tasks[1].partition_policy = PartitionPolicy{2, 1, 0, {}}; },
+       [](Job& j) {
+         j.spec.tasks[1].partition_policy = PartitionPolicy{2, 1, 0, {}};
+       },
        {{"spec.tasks[1].partitionPolicy", kUpdatable}}},
       {"topology tiers stay exclusive",
-       [](Job& j) { j.spec.network_topology = NetworkTopologySpec{"hard", 1, "x"}; },
+       [](Job& j) {
+         j.spec.network_topology = NetworkTopologySpec{"hard", 1, "x"};
+       },
        {{"spec.networkTopology",
          "highestTierAllowed and highestTierName are mutually exclusive; set only one"},
         {"spec.networkTopology", kUpdatable}}},
@@ -447,9 +492,10 @@ TEST_CASE("Pod template subset of Kubernetes validation") {
         {{"t.spec.initContainers[0].restartPolicy",
           "must be Always (a sidecar) when set, not \"Never\""},
          {"t.spec.containers[0].restartPolicy", "may only be set on init containers (sidecars)"}});
-  check(R"({"containers":[{"name":"a","image":"i","ports":[{"containerPort":0,"hostPort":70000}]}]})",
-        {{"t.spec.containers[0].ports[0].containerPort", "must be between 1 and 65535"},
-         {"t.spec.containers[0].ports[0].hostPort", "must be between 0 and 65535"}});
+  check(
+      R"({"containers":[{"name":"a","image":"i","ports":[{"containerPort":0,"hostPort":70000}]}]})",
+      {{"t.spec.containers[0].ports[0].containerPort", "must be between 1 and 65535"},
+       {"t.spec.containers[0].ports[0].hostPort", "must be between 0 and 65535"}});
 }
 
 TEST_CASE("Name rules match Kubernetes") {

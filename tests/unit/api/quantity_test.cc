@@ -23,30 +23,79 @@ TEST_CASE("Quantity prints the canonical form Kubernetes prints") {
   };
   const Case cases[] = {
       // decimal SI suffixes, each one
-      {"1n", "1n"}, {"1u", "1u"}, {"1m", "1m"}, {"1", "1"}, {"1k", "1k"}, {"1M", "1M"},
-      {"1G", "1G"}, {"1T", "1T"}, {"1P", "1P"}, {"1E", "1E"},
+      {"1n", "1n"},
+      {"1u", "1u"},
+      {"1m", "1m"},
+      {"1", "1"},
+      {"1k", "1k"},
+      {"1M", "1M"},
+      {"1G", "1G"},
+      {"1T", "1T"},
+      {"1P", "1P"},
+      {"1E", "1E"},
       // binary SI suffixes, each one
-      {"1Ki", "1Ki"}, {"1Mi", "1Mi"}, {"1Gi", "1Gi"}, {"1Ti", "1Ti"}, {"1Pi", "1Pi"},
+      {"1Ki", "1Ki"},
+      {"1Mi", "1Mi"},
+      {"1Gi", "1Gi"},
+      {"1Ti", "1Ti"},
+      {"1Pi", "1Pi"},
       {"1Ei", "1Ei"},
       // moving to the largest suffix without losing precision
-      {"1000m", "1"}, {"1500m", "1500m"}, {"1000k", "1M"}, {"10k", "10k"}, {"100k", "100k"},
-      {"1000n", "1u"}, {"1500n", "1500n"}, {"0.1", "100m"}, {"1.5", "1500m"}, {".5", "500m"},
-      {"1.000", "1"}, {"00012", "12"}, {"1.", "1"}, {"+1k", "1k"}, {"1.G", "1G"},
+      {"1000m", "1"},
+      {"1500m", "1500m"},
+      {"1000k", "1M"},
+      {"10k", "10k"},
+      {"100k", "100k"},
+      {"1000n", "1u"},
+      {"1500n", "1500n"},
+      {"0.1", "100m"},
+      {"1.5", "1500m"},
+      {".5", "500m"},
+      {"1.000", "1"},
+      {"00012", "12"},
+      {"1.", "1"},
+      {"+1k", "1k"},
+      {"1.G", "1G"},
       {"123.456789012345", "123456789013n"},
-      {"1024Mi", "1Gi"}, {"1.5Gi", "1536Mi"}, {"0.5Ei", "512Pi"}, {"1.5Ei", "1536Pi"},
-      {"1000000000000000Ki", "976562500000Mi"}, {"8Ki", "8Ki"}, {"1023Ki", "1023Ki"},
+      {"1024Mi", "1Gi"},
+      {"1.5Gi", "1536Mi"},
+      {"0.5Ei", "512Pi"},
+      {"1.5Ei", "1536Pi"},
+      {"1000000000000000Ki", "976562500000Mi"},
+      {"8Ki", "8Ki"},
+      {"1023Ki", "1023Ki"},
       // binary values below 1024 or with a fraction print as decimal
-      {"1.5Ki", "1536"}, {"0.5Ki", "512"}, {"0.001Ki", "1024m"}, {"0.9Gi", "966367641600m"},
+      {"1.5Ki", "1536"},
+      {"0.5Ki", "512"},
+      {"0.001Ki", "1024m"},
+      {"0.9Gi", "966367641600m"},
       {"1.1Ei", "1268213655067531673600m"},
       // exponents keep their own format
-      {"1e3", "1e3"}, {"1E3", "1e3"}, {"12e6", "12e6"}, {"10e2", "1e3"}, {"1e19", "10e18"},
-      {"2e-1", "200e-3"}, {"1e-3", "1e-3"}, {"1E-3", "1e-3"}, {"1e+3", "1e3"}, {"1e0", "1"},
-      {"1000e-3", "1"}, {"1e1", "10"}, {"1e2", "100"}, {"5e3", "5e3"}, {"1e9999", "1e9999"},
+      {"1e3", "1e3"},
+      {"1E3", "1e3"},
+      {"12e6", "12e6"},
+      {"10e2", "1e3"},
+      {"1e19", "10e18"},
+      {"2e-1", "200e-3"},
+      {"1e-3", "1e-3"},
+      {"1E-3", "1e-3"},
+      {"1e+3", "1e3"},
+      {"1e0", "1"},
+      {"1000e-3", "1"},
+      {"1e1", "10"},
+      {"1e2", "100"},
+      {"5e3", "5e3"},
+      {"1e9999", "1e9999"},
       {"1e+003", "1e3"},
       // rounding up to nano units
-      {"1e-20", "1e-9"}, {"0.0000000001", "1n"}, {"0.0000000011", "2n"}, {"-0.0000000001", "-1n"},
+      {"1e-20", "1e-9"},
+      {"0.0000000001", "1n"},
+      {"0.0000000011", "2n"},
+      {"-0.0000000001", "-1n"},
       // the binary cap at 2^63-1
-      {"8Ei", "9223372036854775807"}, {"10Ei", "9223372036854775807"}, {"7Ei", "7Ei"},
+      {"8Ei", "9223372036854775807"},
+      {"10Ei", "9223372036854775807"},
+      {"7Ei", "7Ei"},
       {"-8Ei", "-9223372036854775807"},
       // decimal values are not capped
       {"9223372036854775808", "9223372036854775808"},
@@ -55,10 +104,25 @@ TEST_CASE("Quantity prints the canonical form Kubernetes prints") {
       // above E: keep the largest suffix (Kubernetes drops the suffix here, changing the value)
       {"1000E", "1000E"},
       // negatives
-      {"-1", "-1"}, {"-1500m", "-1500m"}, {"-1Ki", "-1Ki"}, {"-1.5Gi", "-1536Mi"}, {"-0", "0"},
+      {"-1", "-1"},
+      {"-1500m", "-1500m"},
+      {"-1Ki", "-1Ki"},
+      {"-1.5Gi", "-1536Mi"},
+      {"-0", "0"},
       // zeros, including the odd spellings Kubernetes accepts as zero
-      {"0", "0"}, {"0m", "0"}, {"0Ki", "0"}, {"0e5", "0"}, {"-", "0"}, {"+", "0"}, {".", "0"},
-      {"Ki", "0"}, {"m", "0"}, {"e3", "0"}, {"-.", "0"}, {".e3", "0"}, {"000", "0"},
+      {"0", "0"},
+      {"0m", "0"},
+      {"0Ki", "0"},
+      {"0e5", "0"},
+      {"-", "0"},
+      {"+", "0"},
+      {".", "0"},
+      {"Ki", "0"},
+      {"m", "0"},
+      {"e3", "0"},
+      {"-.", "0"},
+      {".e3", "0"},
+      {"000", "0"},
   };
   for (const Case& c : cases) {
     INFO("input " << c.in);
@@ -67,8 +131,8 @@ TEST_CASE("Quantity prints the canonical form Kubernetes prints") {
 }
 
 TEST_CASE("Quantity rejects malformed input and names the problem") {
-  const char* bad_format[] = {"1e3.5", "1.5.5", "1Gb", "1KiB", "0x10", "1,5", "1_000", " 1",
-                              "1 ", "1e--3", "1e3e3", "abc"};
+  const char* bad_format[] = {"1e3.5", "1.5.5", "1Gb", "1KiB",  "0x10",  "1,5",
+                              "1_000", " 1",    "1 ",  "1e--3", "1e3e3", "abc"};
   for (const char* text : bad_format) {
     INFO("input " << text);
     StatusOr<Quantity> q = Quantity::Parse(text);
@@ -151,8 +215,9 @@ TEST_CASE("Quantities built from integers print like Kubernetes' constructors") 
   CHECK(Quantity::FromInt(1536 * 1024 * 1024LL, QuantityFormat::kBinarySI).String() == "1536Mi");
   CHECK(Quantity::FromInt(1000, QuantityFormat::kBinarySI).String() == "1k");
   CHECK(Quantity::FromInt(12000000, QuantityFormat::kDecimalExponent).String() == "12e6");
-  CHECK(Quantity::FromInt(std::numeric_limits<int64_t>::min(), QuantityFormat::kBinarySI).String() ==
-        "-8Ei");
+  CHECK(
+      Quantity::FromInt(std::numeric_limits<int64_t>::min(), QuantityFormat::kBinarySI).String() ==
+      "-8Ei");
   CHECK(Quantity::FromInt(std::numeric_limits<int64_t>::max()).Value() ==
         std::numeric_limits<int64_t>::max());
 }

@@ -12,7 +12,9 @@
 namespace tephra::api {
 namespace {
 
-ResourceList RL(const char* text) { return Resources::FromString(text)->ToList(); }
+ResourceList RL(const char* text) {
+  return Resources::FromString(text)->ToList();
+}
 
 struct QueueBuilder {
   std::shared_ptr<Queue> q = std::make_shared<Queue>();
@@ -56,7 +58,12 @@ StaticQueueLookup Tree() {
       QueueBuilder("root").Build(),
       QueueBuilder("default").Build(),
       QueueBuilder("eng").Capability("cpu=100").Deserved("cpu=60").Guarantee("cpu=20").Build(),
-      QueueBuilder("ml").Parent("eng").Capability("cpu=80").Deserved("cpu=40").Guarantee("cpu=10").Build(),
+      QueueBuilder("ml")
+          .Parent("eng")
+          .Capability("cpu=80")
+          .Deserved("cpu=40")
+          .Guarantee("cpu=10")
+          .Build(),
       QueueBuilder("ml-a").Parent("ml").Capability("cpu=50").Build(),
       QueueBuilder("web").Parent("eng").Deserved("cpu=10").Guarantee("cpu=5").Build(),
       QueueBuilder("busy").Allocated("cpu=3").Build(),
@@ -75,7 +82,11 @@ TEST_CASE("Queue CREATE rules") {
       {"a plain queue is valid", [] { return QueueBuilder("new").Copy(); }, {}},
       {"capability >= deserved >= guarantee is valid",
        [] {
-         return QueueBuilder("new").Capability("cpu=8,memory=8Gi").Deserved("cpu=4").Guarantee("cpu=2").Copy();
+         return QueueBuilder("new")
+             .Capability("cpu=8,memory=8Gi")
+             .Deserved("cpu=4")
+             .Guarantee("cpu=2")
+             .Copy();
        },
        {}},
       {"deserved <= capability",
@@ -95,8 +106,10 @@ TEST_CASE("Queue CREATE rules") {
        [] {
          auto q = [](const char* text) { return *Quantity::Parse(text); };
          Queue queue = QueueBuilder("new").Copy();
-         queue.spec.capability = {{"cpu", q("500m")}, {"example.com/gpu", q("1500m")},
-                                  {"hugepages-2Mi", q("1500m")}, {"pods", q("2500m")}};
+         queue.spec.capability = {{"cpu", q("500m")},
+                                  {"example.com/gpu", q("1500m")},
+                                  {"hugepages-2Mi", q("1500m")},
+                                  {"pods", q("2500m")}};
          queue.spec.deserved = {{"example.com/gpu", q("500m")},
                                 {"requests.example.com/x", q("500m")}};
          queue.spec.guarantee = ResourceList{{"example.com/gpu", q("500m")}};
@@ -144,7 +157,8 @@ TEST_CASE("Queue CREATE rules") {
       {"parent is not the queue itself",
        [] { return QueueBuilder("new").Parent("new").Copy(); },
        {{"spec.parent", "a queue cannot be its own parent"}}},
-      {"parent exists", [] { return QueueBuilder("new").Parent("ghost").Copy(); },
+      {"parent exists",
+       [] { return QueueBuilder("new").Parent("ghost").Copy(); },
        {{"spec.parent", "parent queue \"ghost\" does not exist"}}},
       {"depth within the maximum",
        [] { return QueueBuilder("new").Parent("ml-a").Copy(); },
@@ -163,7 +177,9 @@ TEST_CASE("Queue CREATE rules") {
        {{"spec.capability.cpu",
          "must be less than or equal to the capability of ancestor queue \"eng\" (100)"}}},
       {"siblings' guarantees fit the parent's",
-       [] { return QueueBuilder("new").Parent("eng").Deserved("cpu=10").Guarantee("cpu=6").Copy(); },
+       [] {
+         return QueueBuilder("new").Parent("eng").Deserved("cpu=10").Guarantee("cpu=6").Copy();
+       },
        {{"spec.guarantee.resource.cpu",
          "the guarantee of queue \"eng\"'s children would add up to 21, more than its own "
          "guarantee (20)"}}},
@@ -290,20 +306,21 @@ TEST_CASE("PodGroup CREATE rules") {
   PodGroup negative = pg;
   negative.spec.min_member = -1;
   negative.spec.min_task_member = {{"ps", 1}, {"worker", -2}};
-  negative.spec.min_resources = ResourceList{{"cpu", *Quantity::Parse("-1")},
-                                             {"memory", *Quantity::Parse("1Gi")}};
+  negative.spec.min_resources =
+      ResourceList{{"cpu", *Quantity::Parse("-1")}, {"memory", *Quantity::Parse("1Gi")}};
   CHECK(ValidatePodGroupCreate(negative, &queues) ==
         FieldErrors{{"spec.minMember", "must be greater than or equal to 0"},
                     {"spec.minTaskMember.worker", "must be greater than or equal to 0"},
                     {"spec.minResources.cpu", "must be a non-negative quantity, not -1"}});
   pg.spec.network_topology = NetworkTopologySpec{"soft", 2, "spine"};
-  pg.spec.sub_group_policy.push_back(SubGroupPolicy{"w", NetworkTopologySpec{"hard", 1, "leaf"},
-                                                    2, 1, std::nullopt, {}});
-  CHECK(ValidatePodGroupCreate(pg, &queues) ==
-        FieldErrors{{"spec.networkTopology",
-                     "highestTierAllowed and highestTierName are mutually exclusive; set only one"},
-                    {"spec.subGroupPolicy[0].networkTopology",
-                     "highestTierAllowed and highestTierName are mutually exclusive; set only one"}});
+  pg.spec.sub_group_policy.push_back(
+      SubGroupPolicy{"w", NetworkTopologySpec{"hard", 1, "leaf"}, 2, 1, std::nullopt, {}});
+  CHECK(
+      ValidatePodGroupCreate(pg, &queues) ==
+      FieldErrors{{"spec.networkTopology",
+                   "highestTierAllowed and highestTierName are mutually exclusive; set only one"},
+                  {"spec.subGroupPolicy[0].networkTopology",
+                   "highestTierAllowed and highestTierName are mutually exclusive; set only one"}});
 }
 
 }  // namespace

@@ -27,12 +27,10 @@ TEST_CASE("ResourceList keeps entries sorted and unique") {
 }
 
 TEST_CASE("Resources reads a ResourceList in scheduling units") {
-  ResourceList list{{"cpu", *Quantity::Parse("1500m")},
-                    {"memory", *Quantity::Parse("1.5Gi")},
-                    {"pods", *Quantity::Parse("110")},
-                    {"ephemeral-storage", *Quantity::Parse("10G")},
-                    {"nvidia.com/gpu", *Quantity::Parse("2")},
-                    {"hugepages-2Mi", *Quantity::Parse("4Mi")}};
+  ResourceList list{
+      {"cpu", *Quantity::Parse("1500m")},        {"memory", *Quantity::Parse("1.5Gi")},
+      {"pods", *Quantity::Parse("110")},         {"ephemeral-storage", *Quantity::Parse("10G")},
+      {"nvidia.com/gpu", *Quantity::Parse("2")}, {"hugepages-2Mi", *Quantity::Parse("4Mi")}};
   Resources r = Resources::FromList(list);
   CHECK(r.milli_cpu() == 1500);
   CHECK(r.memory() == 1610612736);
@@ -49,15 +47,17 @@ TEST_CASE("Resources reads a ResourceList in scheduling units") {
   CHECK(back == list);
   CHECK(back.Find("memory")->String() == "1536Mi");
   CHECK(back.Find("hugepages-2Mi")->String() == "4Mi");
-  CHECK(r.ToString() ==
-        "cpu 1500m, ephemeral-storage 9765625Ki, hugepages-2Mi 4Mi, memory 1536Mi, nvidia.com/gpu 2, "
-        "pods 110");
+  CHECK(
+      r.ToString() ==
+      "cpu 1500m, ephemeral-storage 9765625Ki, hugepages-2Mi 4Mi, memory 1536Mi, nvidia.com/gpu 2, "
+      "pods 110");
   CHECK(r.Names() == std::vector<std::string>{"cpu", "memory", "ephemeral-storage", "pods",
                                               "hugepages-2Mi", "nvidia.com/gpu"});
 }
 
 TEST_CASE("FromString parses name=quantity lists and reports bad input") {
-  CHECK(R("cpu=2, memory=4Gi, nvidia.com/gpu=1").ToString() == "cpu 2, memory 4Gi, nvidia.com/gpu 1");
+  CHECK(R("cpu=2, memory=4Gi, nvidia.com/gpu=1").ToString() ==
+        "cpu 2, memory 4Gi, nvidia.com/gpu 1");
   CHECK(R("").IsEmpty());
   CHECK(Resources::FromString("cpu").status().message() ==
         "resources \"cpu\": expected name=quantity");
@@ -125,7 +125,8 @@ TEST_CASE("LessEqual states what a dimension missing from the limit means") {
   // A node without GPUs has none.
   CHECK_FALSE(req.LessEqual(node, Resources::Missing::kZero));
   CHECK_FALSE(req.FitsIn(node));
-  CHECK(req.Exceeding(node, Resources::Missing::kZero) == std::vector<std::string>{"nvidia.com/gpu"});
+  CHECK(req.Exceeding(node, Resources::Missing::kZero) ==
+        std::vector<std::string>{"nvidia.com/gpu"});
   // A quota that does not mention GPUs does not limit them.
   CHECK(req.LessEqual(node, Resources::Missing::kUnlimited));
   CHECK(req.Exceeding(node, Resources::Missing::kUnlimited).empty());

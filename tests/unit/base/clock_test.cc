@@ -24,8 +24,8 @@ TEST_CASE("FakeClock wakes a waiter only when advanced past its deadline") {
   bool result = true;
   std::thread waiter([&] {
     base::MutexLock lock(mu);
-    result = clock.WaitUntil(mu, cv, clock.Monotonic() + std::chrono::seconds(10),
-                             [] { return false; });
+    result =
+        clock.WaitUntil(mu, cv, clock.Monotonic() + std::chrono::seconds(10), [] { return false; });
     done = true;
   });
   while (clock.Waiters() == 0) std::this_thread::yield();

@@ -53,18 +53,35 @@ void Register(FlagSet& flags, Options& o) {
   flags.AddCommaList("plugins", &o.plugins, "Plugins to enable.");
 }
 
-Status ParseArgs(FlagSet& flags, std::vector<std::string> args) { return flags.Parse(args); }
+Status ParseArgs(FlagSet& flags, std::vector<std::string> args) {
+  return flags.Parse(args);
+}
 
 TEST_CASE("Every flag type parses in both --flag=value and --flag value forms") {
   Options o;
   FlagSet flags("tephra-scheduler");
   Register(flags, o);
-  REQUIRE(ParseArgs(flags, {"--kubeconfig=/k.yaml", "--kube-api-burst", "7", "-kube-api-qps=2.5",
-                            "--big", "-9000000000", "--leader-elect=false", "--dry-run",
-                            "--leader-elect-lease-duration", "1m30s", "--period=500ms",
-                            "--resync", "1.5h", "--scheduler-name", "a,b",
-                            "--scheduler-name=c", "--plugins", "drf, binpack", "--plugins=gang",
-                            "--scheduler_conf", "/x.conf"})
+  REQUIRE(ParseArgs(flags, {"--kubeconfig=/k.yaml",
+                            "--kube-api-burst",
+                            "7",
+                            "-kube-api-qps=2.5",
+                            "--big",
+                            "-9000000000",
+                            "--leader-elect=false",
+                            "--dry-run",
+                            "--leader-elect-lease-duration",
+                            "1m30s",
+                            "--period=500ms",
+                            "--resync",
+                            "1.5h",
+                            "--scheduler-name",
+                            "a,b",
+                            "--scheduler-name=c",
+                            "--plugins",
+                            "drf, binpack",
+                            "--plugins=gang",
+                            "--scheduler_conf",
+                            "/x.conf"})
               .ok());
   CHECK(o.kubeconfig == "/k.yaml");
   CHECK(o.burst == 7);
@@ -87,9 +104,9 @@ TEST_CASE("Defaults stay when flags are absent and bools have three spellings") 
   Options o;
   FlagSet flags("p");
   Register(flags, o);
-  REQUIRE(ParseArgs(flags, {"--no-leader-elect", "--dry-run=true", "file.yaml", "--",
-                            "--not-a-flag"})
-              .ok());
+  REQUIRE(
+      ParseArgs(flags, {"--no-leader-elect", "--dry-run=true", "file.yaml", "--", "--not-a-flag"})
+          .ok());
   CHECK_FALSE(o.leader_elect);
   CHECK(o.dry_run);
   CHECK(o.burst == 100);
@@ -223,9 +240,10 @@ TEST_CASE("glog flags map onto glog's FLAGS_ variables") {
   FlagSet flags("p");
   flags.AddGlogFlags();
   CHECK(flags.Has("v"));
-  REQUIRE(flags.Parse(std::vector<std::string>{"-v", "4", "--logtostderr=false",
-                                               "--vmodule=flags_probe=3,other*=1",
-                                               "--stderrthreshold=1", "--log_dir=/tmp/x"})
+  REQUIRE(flags
+              .Parse(std::vector<std::string>{"-v", "4", "--logtostderr=false",
+                                              "--vmodule=flags_probe=3,other*=1",
+                                              "--stderrthreshold=1", "--log_dir=/tmp/x"})
               .ok());
   CHECK(FLAGS_v == 4);
   CHECK_FALSE(FLAGS_logtostderr);
@@ -328,12 +346,10 @@ TEST_CASE("ParseDuration is exact to the nanosecond over the whole int64 range")
   CHECK(Parsed(".5s") == milliseconds(500));
   CHECK(Parsed("1.s") == seconds(1));
   CHECK(Parsed("1h1m1s1ms") == hours(1) + minutes(1) + seconds(1) + milliseconds(1));
-  CHECK(Parsed("2562047h47m16.854775807s") ==
-        nanoseconds(std::numeric_limits<int64_t>::max()));
-  CHECK(Parsed("-2562047h47m16.854775808s") ==
-        nanoseconds(std::numeric_limits<int64_t>::min()));
-  for (const char* bad : {"", "s", "1", "10", "1x", "1hh", ".s", "-", "1h2", "2562047h47m16.854775808s",
-                          "99999999999999999999h", "1 s", "1e3s"}) {
+  CHECK(Parsed("2562047h47m16.854775807s") == nanoseconds(std::numeric_limits<int64_t>::max()));
+  CHECK(Parsed("-2562047h47m16.854775808s") == nanoseconds(std::numeric_limits<int64_t>::min()));
+  for (const char* bad : {"", "s", "1", "10", "1x", "1hh", ".s", "-", "1h2",
+                          "2562047h47m16.854775808s", "99999999999999999999h", "1 s", "1e3s"}) {
     INFO(bad);
     CHECK_FALSE(Parsed(bad));
   }

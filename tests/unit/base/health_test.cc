@@ -1,13 +1,12 @@
 #include "base/health.h"
 
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
+#include <netinet/in.h>
 #include <stdexcept>
 #include <string>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -34,8 +33,7 @@ TEST_CASE("All checks passing answer ok, and verbose lists them") {
 
   HttpResponse verbose = checks.Readyz(Request("verbose"));
   CHECK(verbose.status == 200);
-  CHECK(verbose.body ==
-        "[+]ping ok\n[+]log ok\n[+]informers-synced ok\nreadyz check passed\n");
+  CHECK(verbose.body == "[+]ping ok\n[+]log ok\n[+]informers-synced ok\nreadyz check passed\n");
   // Liveness does not run readiness checks.
   CHECK(checks.Healthz(Request("verbose")).body == "[+]ping ok\n[+]log ok\nhealthz check passed\n");
 }
@@ -43,9 +41,11 @@ TEST_CASE("All checks passing answer ok, and verbose lists them") {
 TEST_CASE("A failing check answers 500 naming the check and its message") {
   HealthChecks checks;
   std::atomic<bool> synced{false};
-  REQUIRE(checks.AddReadinessCheck("informers-synced", [&] {
-    return synced ? Status::Ok() : Unavailable("waiting for pods, nodes");
-  }).ok());
+  REQUIRE(checks
+              .AddReadinessCheck(
+                  "informers-synced",
+                  [&] { return synced ? Status::Ok() : Unavailable("waiting for pods, nodes"); })
+              .ok());
   REQUIRE(checks.AddReadinessCheck("leader", [] { return Status::Ok(); }).ok());
 
   CHECK(checks.Healthz(Request()).status == 200);  // readiness does not affect liveness
@@ -60,9 +60,8 @@ TEST_CASE("A failing check answers 500 naming the check and its message") {
 
 TEST_CASE("Health checks gate readiness too, and a throwing check fails") {
   HealthChecks checks;
-  REQUIRE(checks.AddHealthCheck("deadlock", []() -> Status {
-    throw std::runtime_error("stuck");
-  }).ok());
+  REQUIRE(checks.AddHealthCheck("deadlock", []() -> Status { throw std::runtime_error("stuck"); })
+              .ok());
   HttpResponse healthz = checks.Healthz(Request());
   CHECK(healthz.status == 500);
   CHECK(healthz.body.find("[-]deadlock failed: check threw: stuck\n") != std::string::npos);
@@ -115,9 +114,10 @@ std::string RawGet(uint16_t port, const std::string& target) {
 TEST_CASE("The endpoints are served over HTTP") {
   HealthChecks checks;
   std::atomic<bool> leader{false};
-  REQUIRE(checks.AddReadinessCheck("leader", [&] {
-    return leader ? Status::Ok() : Unavailable("not leading");
-  }).ok());
+  REQUIRE(checks
+              .AddReadinessCheck("leader",
+                                 [&] { return leader ? Status::Ok() : Unavailable("not leading"); })
+              .ok());
   metrics::Registry registry;
   registry.AddCounter("tephra_test_total", "A test counter.").Inc(5);
 

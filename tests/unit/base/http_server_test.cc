@@ -4,10 +4,6 @@
 #include "base/http_server.h"
 
 #include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
 #include <atomic>
 #include <cstdlib>
 #include <filesystem>
@@ -15,9 +11,12 @@
 #include <future>
 #include <map>
 #include <memory>
+#include <netinet/in.h>
 #include <optional>
 #include <string>
+#include <sys/socket.h>
 #include <thread>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <openssl/err.h>
@@ -138,9 +137,8 @@ class Client {
       for (auto& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
       r.headers[name] = line.substr(line.find_first_not_of(' ', colon + 1));
     }
-    const size_t length = r.headers.count("content-length") > 0
-                              ? std::stoul(r.headers["content-length"])
-                              : 0;
+    const size_t length =
+        r.headers.count("content-length") > 0 ? std::stoul(r.headers["content-length"]) : 0;
     while (pending_.size() < length) {
       if (!Fill()) return std::nullopt;
     }
@@ -219,12 +217,15 @@ TEST_CASE("Routes by exact path and method, with 404 and 405 answers") {
   HttpServer server(TestOptions());
   REQUIRE(server.Handle("GET", "/echo", Echo).ok());
   REQUIRE(server.Handle("PUT", "/echo", Echo).ok());
-  REQUIRE(server.Handle("POST", "/json", [](const HttpRequest& r) {
-                  HttpResponse resp = HttpResponse::Json(201, "{\"got\":" + r.body + "}");
-                  resp.headers.emplace_back("X-Trace", "abc");
-                  resp.headers.emplace_back("X-Bad", "split\r\nInjected: yes");
-                  return resp;
-                }).ok());
+  REQUIRE(server
+              .Handle("POST", "/json",
+                      [](const HttpRequest& r) {
+                        HttpResponse resp = HttpResponse::Json(201, "{\"got\":" + r.body + "}");
+                        resp.headers.emplace_back("X-Trace", "abc");
+                        resp.headers.emplace_back("X-Bad", "split\r\nInjected: yes");
+                        return resp;
+                      })
+              .ok());
   CHECK(server.Handle("GET", "/echo", Echo).code() == StatusCode::kAlreadyExists);
   CHECK(server.Handle("GET", "relative", Echo).code() == StatusCode::kInvalidArgument);
   REQUIRE(server.Start().ok());
@@ -321,8 +322,7 @@ TEST_CASE("Request bodies over the limit get 413") {
   // Chunked: discovered while reading.
   Client client;
   REQUIRE(client.Connect(server.port()).empty());
-  std::string chunked =
-      "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
+  std::string chunked = "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n";
   for (int i = 0; i < 4; ++i) chunked += "200\r\n" + std::string(512, 'c') + "\r\n";
   chunked += "0\r\n\r\n";
   REQUIRE(client.Send(chunked));
@@ -336,12 +336,15 @@ TEST_CASE("A body as large as the webhook's 3 MiB limit arrives intact") {
   HttpServerOptions options = TestOptions();
   options.max_body_bytes = 3 * 1024 * 1024;
   HttpServer server(options);
-  REQUIRE(server.Handle("POST", "/admit", [](const HttpRequest& r) {
-                  size_t sum = 0;
-                  for (char c : r.body) sum += static_cast<unsigned char>(c);
-                  return HttpResponse::Text(200, std::to_string(r.body.size()) + " " +
-                                                     std::to_string(sum));
-                }).ok());
+  REQUIRE(server
+              .Handle("POST", "/admit",
+                      [](const HttpRequest& r) {
+                        size_t sum = 0;
+                        for (char c : r.body) sum += static_cast<unsigned char>(c);
+                        return HttpResponse::Text(
+                            200, std::to_string(r.body.size()) + " " + std::to_string(sum));
+                      })
+              .ok());
   REQUIRE(server.Start().ok());
   std::string body(options.max_body_bytes, '\0');
   size_t sum = 0;
@@ -362,8 +365,9 @@ TEST_CASE("Expect: 100-continue gets an interim answer before the body") {
   REQUIRE(server.Start().ok());
   Client client;
   REQUIRE(client.Connect(server.port()).empty());
-  REQUIRE(client.Send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
-                      "Expect: 100-continue\r\n\r\n"));
+  REQUIRE(
+      client.Send("POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n"
+                  "Expect: 100-continue\r\n\r\n"));
   auto interim = client.Read();
   REQUIRE(interim);
   CHECK(interim->status == 100);
@@ -421,16 +425,21 @@ TEST_CASE("A client that stalls mid-request gets 408 and an idle one is disconne
 
 TEST_CASE("A handler that throws or misbehaves gets 500 and the server keeps serving") {
   HttpServer server(TestOptions());
-  REQUIRE(server.Handle("GET", "/throw", [](const HttpRequest&) -> HttpResponse {
-                  throw std::runtime_error("boom");
-                }).ok());
+  REQUIRE(server
+              .Handle("GET", "/throw",
+                      [](const HttpRequest&) -> HttpResponse { throw std::runtime_error("boom"); })
+              .ok());
   REQUIRE(server.Handle("GET", "/int", [](const HttpRequest&) -> HttpResponse { throw 42; }).ok());
-  REQUIRE(server.Handle("GET", "/status", [](const HttpRequest&) {
-                  return HttpResponse::Text(42, "nonsense status");
-                }).ok());
-  REQUIRE(server.Handle("GET", "/nocontent", [](const HttpRequest&) {
-                  return HttpResponse::Text(204, "body that must not be sent");
-                }).ok());
+  REQUIRE(server
+              .Handle("GET", "/status",
+                      [](const HttpRequest&) { return HttpResponse::Text(42, "nonsense status"); })
+              .ok());
+  REQUIRE(server
+              .Handle("GET", "/nocontent",
+                      [](const HttpRequest&) {
+                        return HttpResponse::Text(204, "body that must not be sent");
+                      })
+              .ok());
   REQUIRE(server.Handle("GET", "/echo", Echo).ok());
   REQUIRE(server.Start().ok());
   Client client;
@@ -460,10 +469,13 @@ TEST_CASE("A handler slower than the handler timeout gets 503") {
   HttpServer server(options);
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
-  REQUIRE(server.Handle("GET", "/slow", [released](const HttpRequest&) {
-                  released.wait();
-                  return HttpResponse::Text(200, "late");
-                }).ok());
+  REQUIRE(server
+              .Handle("GET", "/slow",
+                      [released](const HttpRequest&) {
+                        released.wait();
+                        return HttpResponse::Text(200, "late");
+                      })
+              .ok());
   REQUIRE(server.Start().ok());
   Client client;
   REQUIRE(client.Connect(server.port()).empty());
@@ -496,11 +508,14 @@ TEST_CASE("Stop finishes requests in flight and closes idle connections") {
   std::promise<void> entered;
   std::promise<void> release;
   std::shared_future<void> released = release.get_future().share();
-  REQUIRE(server.Handle("GET", "/slow", [&entered, released](const HttpRequest&) {
-                  entered.set_value();
-                  released.wait();
-                  return HttpResponse::Text(200, "finished");
-                }).ok());
+  REQUIRE(server
+              .Handle("GET", "/slow",
+                      [&entered, released](const HttpRequest&) {
+                        entered.set_value();
+                        released.wait();
+                        return HttpResponse::Text(200, "finished");
+                      })
+              .ok());
   REQUIRE(server.Handle("GET", "/echo", Echo).ok());
   REQUIRE(server.Start().ok());
   const uint16_t port = server.port();
@@ -580,10 +595,13 @@ TEST_CASE("The handler deadline is answered while every worker is stuck") {
   Gate gate;
   std::atomic<int> queued_runs{0};
   REQUIRE(server.Handle("GET", "/stuck", gate.Handler()).ok());
-  REQUIRE(server.Handle("GET", "/count", [&](const HttpRequest&) {
-                  ++queued_runs;
-                  return HttpResponse::Text(200, "ran");
-                }).ok());
+  REQUIRE(server
+              .Handle("GET", "/count",
+                      [&](const HttpRequest&) {
+                        ++queued_runs;
+                        return HttpResponse::Text(200, "ran");
+                      })
+              .ok());
   REQUIRE(server.Start().ok());
   Client first, second, third;
   for (Client* c : {&first, &second}) {
@@ -614,14 +632,15 @@ TEST_CASE("Health endpoints answer while the workers are busy and the watchdog s
   HttpServer server(options);
   Gate gate;
   REQUIRE(server.Handle("GET", "/stuck", gate.Handler()).ok());
-  REQUIRE(server.Handle(
-                    "GET", "/healthz",
-                    [&server](const HttpRequest&) {
-                      Status health = server.Health();
-                      return health.ok() ? HttpResponse::Text(200, "ok")
-                                         : HttpResponse::Text(500, health.message());
-                    },
-                    Dispatch::kInline)
+  REQUIRE(server
+              .Handle(
+                  "GET", "/healthz",
+                  [&server](const HttpRequest&) {
+                    Status health = server.Health();
+                    return health.ok() ? HttpResponse::Text(200, "ok")
+                                       : HttpResponse::Text(500, health.message());
+                  },
+                  Dispatch::kInline)
               .ok());
   REQUIRE(server.Start().ok());
   CHECK(server.Health().ok());
@@ -754,9 +773,12 @@ TEST_CASE("A body that does not fit the buffer budget is refused with 503 before
   HttpServer server(options);
   Gate gate;
   REQUIRE(server.Handle("POST", "/stuck", gate.Handler()).ok());
-  REQUIRE(server.Handle("POST", "/echo", [](const HttpRequest& r) {
-                  return HttpResponse::Text(200, std::to_string(r.body.size()));
-                }).ok());
+  REQUIRE(server
+              .Handle("POST", "/echo",
+                      [](const HttpRequest& r) {
+                        return HttpResponse::Text(200, std::to_string(r.body.size()));
+                      })
+              .ok());
   REQUIRE(server.Start().ok());
   const std::string body(600 * 1024, 'x');
   Client holder;
@@ -890,9 +912,12 @@ TEST_CASE("HTTPS serves with the configured certificate and verifies against it"
   CertDir certs;
   certs.SelfSigned("tephra-first", "tls.crt", "tls.key");
   HttpServer server(TlsServerOptions(certs));
-  REQUIRE(server.Handle("GET", "/tls", [](const HttpRequest& r) {
-                  return HttpResponse::Text(200, r.tls ? "tls" : "plain");
-                }).ok());
+  REQUIRE(server
+              .Handle("GET", "/tls",
+                      [](const HttpRequest& r) {
+                        return HttpResponse::Text(200, r.tls ? "tls" : "plain");
+                      })
+              .ok());
   REQUIRE(server.Start().ok());
 
   Client client;
@@ -999,9 +1024,9 @@ TEST_CASE("Client certificates are verified against the client CA") {
   // Without a certificate, or with one from another CA, no request gets through. (With TLS
   // 1.3 the client learns it only when it reads.)
   CHECK_FALSE(Fetch(server.port(), Get("/"), ClientTls{certs.Path("tls.crt"), "", ""}));
-  CHECK_FALSE(Fetch(server.port(), Get("/"),
-                    ClientTls{certs.Path("tls.crt"), certs.Path("stranger.crt"),
-                              certs.Path("stranger.key")}));
+  CHECK_FALSE(Fetch(
+      server.port(), Get("/"),
+      ClientTls{certs.Path("tls.crt"), certs.Path("stranger.crt"), certs.Path("stranger.key")}));
   server.Stop();
 }
 

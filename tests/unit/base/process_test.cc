@@ -1,17 +1,16 @@
 #include "base/process.h"
 
+#include <atomic>
 #include <fcntl.h>
+#include <future>
 #include <poll.h>
 #include <signal.h>
 #include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <atomic>
-#include <future>
 #include <sstream>
 #include <string>
+#include <sys/wait.h>
 #include <thread>
+#include <unistd.h>
 #include <vector>
 
 #include <catch2/catch.hpp>

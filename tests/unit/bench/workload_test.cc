@@ -1,5 +1,7 @@
 // The benchmark workload generator: the plan has the promised shape, and every object it
 // writes decodes with Tephra's own decoders into what the plan says.
+#include "bench/workload.h"
+
 #include <algorithm>
 #include <map>
 
@@ -9,7 +11,6 @@
 #include "api/batch.h"
 #include "api/core.h"
 #include "api/scheduling.h"
-#include "bench/workload.h"
 #include "json/json.h"
 #include "scheduler/model/pod_info.h"
 

@@ -1,10 +1,11 @@
 // tephractl without an API server: output formats, and every bad command line refused with a
 // message that names the argument.
+#include "cli/cli.h"
+
 #include <sstream>
 
 #include <catch2/catch.hpp>
 
-#include "cli/cli.h"
 #include "cli/common.h"
 #include "cli/output.h"
 
@@ -34,7 +35,8 @@ TEST_CASE("tables pad columns like kubectl") {
 }
 
 TEST_CASE("JSON becomes YAML that reads back as the same JSON") {
-  std::string json = R"({"a":"true","b":"123","c":"x y","d":1,"e":[1,"2",false,null],"f":{"g":"","h":1.5}})";
+  std::string json =
+      R"({"a":"true","b":"123","c":"x y","d":1,"e":[1,"2",false,null],"f":{"g":"","h":1.5}})";
   StatusOr<std::string> yaml = JsonToYaml(json);
   REQUIRE(yaml.ok());
   INFO(*yaml);
@@ -62,11 +64,17 @@ TEST_CASE("output formats and resource lists are checked") {
   auto list = ParseResourceList("requests", "cpu=500m,memory=1Gi");
   REQUIRE(list.ok());
   CHECK(list->Find("cpu")->String() == "500m");
-  CHECK(ParseResourceList("requests", "cpu").status().message().find("--requests: \"cpu\" is not NAME=QUANTITY") == 0);
+  CHECK(ParseResourceList("requests", "cpu")
+            .status()
+            .message()
+            .find("--requests: \"cpu\" is not NAME=QUANTITY") == 0);
   CHECK(ParseResourceList("limits", "cpu=lots").status().message().find("--limits: cpu: ") == 0);
-  CHECK(ParseResourceList("requests", "cpu=-1").status().message() == "--requests: cpu must not be negative");
-  CHECK(Age(base::Time(std::chrono::seconds(1000)), base::Time(std::chrono::seconds(1090))) == "90s");
-  CHECK(Age(base::Time(std::chrono::seconds(0)), base::Time(std::chrono::seconds(3 * 86400))) == "3d");
+  CHECK(ParseResourceList("requests", "cpu=-1").status().message() ==
+        "--requests: cpu must not be negative");
+  CHECK(Age(base::Time(std::chrono::seconds(1000)), base::Time(std::chrono::seconds(1090))) ==
+        "90s");
+  CHECK(Age(base::Time(std::chrono::seconds(0)), base::Time(std::chrono::seconds(3 * 86400))) ==
+        "3d");
 }
 
 TEST_CASE("bad command lines are refused naming the argument") {

@@ -2,9 +2,9 @@
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
+#include "base/base64.h"
 #include "controllers/job/builders.h"
 #include "controllers/job/plugins/plugin.h"
-#include "base/base64.h"
 #include "json/json.h"
 #include "tests/unit/controllers/testing.h"
 
@@ -17,9 +17,7 @@ using testing::Task;
 
 // Reads a path like "spec.containers.0.env" from JSON text.
 struct Json {
-  explicit Json(const std::string& text) {
-    REQUIRE(json::Parse(text, &doc).ok());
-  }
+  explicit Json(const std::string& text) { REQUIRE(json::Parse(text, &doc).ok()); }
   const json::Value* At(std::initializer_list<std::string> path) const {
     const json::Value* v = &doc;
     for (const std::string& p : path) {
@@ -58,10 +56,10 @@ api::Job TwoTaskJob(const std::string& extra_spec = "") {
   std::string tmpl =
       R"({"restartPolicy":"Never","nodeSelector":{"disk":"ssd"},"containers":[{"name":"c",)"
       R"("image":"busybox","resources":{"requests":{"cpu":"500m","memory":"1Gi"}}}]})";
-  return MakeJob(JobJson("[" + Task("master", 1, "", tmpl) + "," + Task("worker", 3, "", tmpl) + "]",
-                         R"("queue":"q1","priorityClassName":"high")" +
-                             (extra_spec.empty() ? "" : "," + extra_spec),
-                         R"({"version":4,"retryCount":2})"));
+  return MakeJob(JobJson(
+      "[" + Task("master", 1, "", tmpl) + "," + Task("worker", 3, "", tmpl) + "]",
+      R"("queue":"q1","priorityClassName":"high")" + (extra_spec.empty() ? "" : "," + extra_spec),
+      R"({"version":4,"retryCount":2})"));
 }
 
 TEST_CASE("a pod carries the template, the job's keys, owner and scheduling fields") {
@@ -101,7 +99,8 @@ TEST_CASE("a pod carries the template, the job's keys, owner and scheduling fiel
 TEST_CASE("a template's own scheduler, priority and hostname win over the job's") {
   std::string tmpl =
       R"({"schedulerName":"other","priorityClassName":"low","containers":[{"name":"c","image":"x"}]})";
-  api::Job job = MakeJob(JobJson("[" + Task("t", 1, "", tmpl) + "]", R"("priorityClassName":"high")"));
+  api::Job job =
+      MakeJob(JobJson("[" + Task("t", 1, "", tmpl) + "]", R"("priorityClassName":"high")"));
   auto pod = BuildPod(job, job.spec.tasks[0], 0);
   REQUIRE(pod.ok());
   Json p(pod->Json());
@@ -111,7 +110,9 @@ TEST_CASE("a template's own scheduler, priority and hostname win over the job's"
 
 TEST_CASE("partitions label pods and become sub-group policies") {
   api::Job job = MakeJob(JobJson(
-      "[" + Task("t", 4, R"("partitionPolicy":{"totalPartitions":2,"partitionSize":2,"minPartitions":1})") +
+      "[" +
+      Task("t", 4,
+           R"("partitionPolicy":{"totalPartitions":2,"partitionSize":2,"minPartitions":1})") +
       "]"));
   auto pod = BuildPod(job, job.spec.tasks[0], 3);
   REQUIRE(pod.ok());
@@ -127,10 +128,10 @@ TEST_CASE("partitions label pods and become sub-group policies") {
 }
 
 TEST_CASE("job volumes become claims mounted in every container") {
-  api::Job job = MakeJob(JobJson(
-      "[" + Task("t", 1) + "]",
-      R"("volumes":[{"mountPath":"/data","volumeClaimName":"shared"},)"
-      R"({"mountPath":"/scratch","volumeClaim":{"accessModes":["ReadWriteOnce"]}}])"));
+  api::Job job = MakeJob(
+      JobJson("[" + Task("t", 1) + "]",
+              R"("volumes":[{"mountPath":"/data","volumeClaimName":"shared"},)"
+              R"({"mountPath":"/scratch","volumeClaim":{"accessModes":["ReadWriteOnce"]}}])"));
   CHECK(VolumeClaimName(job, 0) == "shared");
   std::string generated = VolumeClaimName(job, 1);
   CHECK(generated.rfind("j-pvc-", 0) == 0);
@@ -176,8 +177,9 @@ TEST_CASE("minResources follows task priority when the gang is smaller than the 
     return std::nullopt;
   };
   // minAvailable 3 < Σ task minAvailable 4: the first 3 pods by priority are the big ones.
-  api::Job job = MakeJob(JobJson("[" + Task("small", 2, "", small) + "," + Task("big", 2, "", big) + "]",
-                                 R"("minAvailable":3)"));
+  api::Job job =
+      MakeJob(JobJson("[" + Task("small", 2, "", small) + "," + Task("big", 2, "", big) + "]",
+                      R"("minAvailable":3)"));
   CHECK(api::Resources::FromList(MinResources(job, priorities)).milli_cpu() == 4000 + 4000 + 1000);
   CHECK(api::Resources::FromList(MinResources(job, nullptr)).milli_cpu() == 1000 + 1000 + 4000);
   // minAvailable 5 ≥ Σ task minAvailable (1 + 1): each task's minimum, then the rest by priority.
@@ -209,8 +211,9 @@ StatusOr<std::string> RunPlugin(const std::string& name, const std::vector<std::
 }
 
 TEST_CASE("env sets VC_TASK_INDEX and VK_TASK_INDEX on every container") {
-  std::string tmpl = R"({"initContainers":[{"name":"i","image":"x"}],"containers":[{"name":"a",)"
-                     R"("image":"x"},{"name":"b","image":"x","env":[{"name":"KEEP","value":"1"}]}]})";
+  std::string tmpl =
+      R"({"initContainers":[{"name":"i","image":"x"}],"containers":[{"name":"a",)"
+      R"("image":"x"},{"name":"b","image":"x","env":[{"name":"KEEP","value":"1"}]}]})";
   api::Job job = MakeJob(JobJson("[" + Task("t", 3, "", tmpl) + "]"));
   auto out = RunPlugin("env", {}, job, 0, 2);
   REQUIRE(out.ok());
@@ -249,15 +252,18 @@ TEST_CASE("svc: host lists in the ConfigMap with Volcano's exact keys") {
 }
 
 TEST_CASE("svc: an explicit template hostname lists one host") {
-  std::string tmpl = R"({"hostname":"boss","subdomain":"grp","containers":[{"name":"c","image":"x"}]})";
+  std::string tmpl =
+      R"({"hostname":"boss","subdomain":"grp","containers":[{"name":"c","image":"x"}]})";
   api::Job job = MakeJob(JobJson("[" + Task("m", 3, "", tmpl) + "]"));
   CHECK(SvcConfigMapData(job).at("m.host") == "boss.grp\n");
   CHECK(SvcConfigMapData(job).at("VC_M_NUM") == "1");
 }
 
 TEST_CASE("svc: pods get hostname, subdomain, the host env and the /etc/volcano mount") {
-  std::string tmpl = R"({"initContainers":[{"name":"i","image":"x"}],"containers":[{"name":"c","image":"x"}]})";
-  api::Job job = MakeJob(JobJson("[" + Task("m", 1, "", tmpl) + "," + Task("w", 2, "", tmpl) + "]"));
+  std::string tmpl =
+      R"({"initContainers":[{"name":"i","image":"x"}],"containers":[{"name":"c","image":"x"}]})";
+  api::Job job =
+      MakeJob(JobJson("[" + Task("m", 1, "", tmpl) + "," + Task("w", 2, "", tmpl) + "]"));
   auto out = RunPlugin("svc", {}, job, 1, 1);
   REQUIRE(out.ok());
   Json p(*out);
@@ -318,7 +324,9 @@ TEST_CASE("ssh: config lists every pod, the Secret holds a usable RSA pair") {
   RecordingWriter w;
   REQUIRE((*plugin)->OnJobAdd(job, w).ok());
   Json secret(w.objects.at("secrets/j-ssh"));
-  auto decode = [&](const char* key) { return base::Base64Decode(secret.Str({"data", key})).value_or("?"); };
+  auto decode = [&](const char* key) {
+    return base::Base64Decode(secret.Str({"data", key})).value_or("?");
+  };
   std::string private_pem = decode("id_rsa");
   CHECK(private_pem.rfind("-----BEGIN RSA PRIVATE KEY-----", 0) == 0);
   std::string pub = decode("id_rsa.pub");

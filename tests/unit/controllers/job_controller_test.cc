@@ -2,6 +2,8 @@
 // pods, pods only once admitted, status through the status subresource, stale caches (409),
 // server errors and AlreadyExists, out-of-sync marking before deletion, stale events, targeted
 // restarts that keep the PodGroup, and a policy timeout on a FakeClock.
+#include "controllers/job/job_controller.h"
+
 #include <atomic>
 #include <thread>
 
@@ -11,7 +13,6 @@
 #include "api/kinds.h"
 #include "api/labels.h"
 #include "controllers/framework/commands.h"
-#include "controllers/job/job_controller.h"
 #include "metrics/metrics.h"
 #include "tests/fakes/fake_apiserver.h"
 
@@ -34,8 +35,10 @@ std::string QueueJson(const std::string& name) {
 std::string CommandJson(const std::string& name, const std::string& action, const std::string& job,
                         const std::string& uid) {
   return R"({"apiVersion":"bus.volcano.sh/v1alpha1","kind":"Command","metadata":{"name":")" + name +
-         R"("},"action":")" + action + R"(","target":{"apiVersion":"batch.volcano.sh/v1alpha1",)"
-         R"("kind":"Job","name":")" + job + R"(","uid":")" + uid + R"("}})";
+         R"("},"action":")" + action +
+         R"(","target":{"apiVersion":"batch.volcano.sh/v1alpha1",)"
+         R"("kind":"Job","name":")" +
+         job + R"(","uid":")" + uid + R"("}})";
 }
 
 bool Soon(const std::function<bool()>& f) {
@@ -48,8 +51,9 @@ bool Soon(const std::function<bool()>& f) {
 
 std::string JobJson(int replicas, const std::string& extra = "") {
   return R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"j",)"
-         R"("namespace":"ns"},"spec":{"minAvailable":)" + std::to_string(replicas) + extra +
-         R"(,"tasks":[{"name":"w","replicas":)" + std::to_string(replicas) +
+         R"("namespace":"ns"},"spec":{"minAvailable":)" +
+         std::to_string(replicas) + extra + R"(,"tasks":[{"name":"w","replicas":)" +
+         std::to_string(replicas) +
          R"(,"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}]}})";
 }
 
@@ -76,8 +80,9 @@ class LossyTransport : public kube::Transport {
       kube::ApiResponse lost;
       lost.status = 409;
       lost.content_type = "application/json";
-      lost.body = R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"AlreadyExists",)"
-                  R"("message":"pods already exists","code":409})";
+      lost.body =
+          R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"AlreadyExists",)"
+          R"("message":"pods already exists","code":409})";
       return lost;
     }
     return r;
@@ -125,7 +130,8 @@ struct Harness {
       auto server = fake->Object(path, key);
       auto cached = informer->store().Get(key);
       if (!server) return cached == nullptr;
-      return cached && cached->metadata.resource_version == Field(*server, {"metadata", "resourceVersion"});
+      return cached &&
+             cached->metadata.resource_version == Field(*server, {"metadata", "resourceVersion"});
     }));
   }
   void CaughtUp() {
@@ -164,8 +170,10 @@ struct Harness {
   void SetPodPhase(const std::string& name, const std::string& phase, int exit_code = 0) {
     auto pod = fake->Object(kPodsPath, "ns/" + name);
     REQUIRE(pod.has_value());
-    std::string patch = R"({"status":{"phase":")" + phase + R"(","containerStatuses":[{"name":"c",)"
-                        R"("state":{"terminated":{"exitCode":)" + std::to_string(exit_code) + "}}}]}}";
+    std::string patch = R"({"status":{"phase":")" + phase +
+                        R"(","containerStatuses":[{"name":"c",)"
+                        R"("state":{"terminated":{"exitCode":)" +
+                        std::to_string(exit_code) + "}}}]}}";
     if (phase == "Running") patch = R"({"status":{"phase":"Running"}})";
     std::string updated;
     REQUIRE(json::ApplyMergePatch(*pod, patch, &updated).ok());
@@ -206,7 +214,8 @@ TEST_CASE("a new job gets status Pending and its PodGroup, and no pods until adm
   REQUIRE(pg.has_value());
   CHECK(Field(*pg, {"spec", "minMember"}) == "2");
   CHECK(Field(*pg, {"spec", "queue"}) == "default");
-  CHECK(Field(*pg, {"metadata", "ownerReferences"}).find("\"controller\":true") != std::string::npos);
+  CHECK(Field(*pg, {"metadata", "ownerReferences"}).find("\"controller\":true") !=
+        std::string::npos);
   REQUIRE(h.Sync().ok());
   CHECK(h.fake->Count(kPodsPath) == 0);
 
@@ -297,7 +306,8 @@ TEST_CASE("an AbortJob command marks pods out-of-sync before deleting them") {
 
 TEST_CASE("a RestartPod policy kills one pod and keeps the PodGroup") {
   Harness h;
-  h.fake->Put(kJobsPath, JobJson(2, R"(,"policies":[{"event":"PodFailed","action":"RestartPod"}])"));
+  h.fake->Put(kJobsPath,
+              JobJson(2, R"(,"policies":[{"event":"PodFailed","action":"RestartPod"}])"));
   h.Start();
   REQUIRE(h.Sync().ok());
   h.AdmitPodGroup();
@@ -326,12 +336,13 @@ TEST_CASE("events of pods from an earlier job incarnation are ignored") {
   Harness h;
   h.fake->Put(kJobsPath, JobJson(1, R"(,"policies":[{"event":"*","action":"AbortJob"}])"));
   // A leftover pod of a deleted job of the same name: same labels, another owner UID.
-  h.fake->Put(kPodsPath,
-              R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"j-w-0","namespace":"ns",)"
-              R"("labels":{"volcano.sh/job-name":"j","volcano.sh/task-spec":"w","volcano.sh/task-index":"0"},)"
-              R"("ownerReferences":[{"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","name":"j",)"
-              R"("uid":"an-earlier-job","controller":true}]},"spec":{"containers":[{"name":"c","image":"x"}]},)"
-              R"("status":{"phase":"Running"}})");
+  h.fake->Put(
+      kPodsPath,
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"j-w-0","namespace":"ns",)"
+      R"("labels":{"volcano.sh/job-name":"j","volcano.sh/task-spec":"w","volcano.sh/task-index":"0"},)"
+      R"("ownerReferences":[{"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","name":"j",)"
+      R"("uid":"an-earlier-job","controller":true}]},"spec":{"containers":[{"name":"c","image":"x"}]},)"
+      R"("status":{"phase":"Running"}})");
   h.Start();
   REQUIRE(h.Sync().ok());
   h.AdmitPodGroup();
@@ -344,7 +355,9 @@ TEST_CASE("events of pods from an earlier job incarnation are ignored") {
 
 TEST_CASE("a PodPending timeout restarts the pod when the clock says so") {
   Harness h;
-  h.fake->Put(kJobsPath, JobJson(1, R"(,"policies":[{"event":"PodPending","action":"RestartPod","timeout":"30s"}])"));
+  h.fake->Put(
+      kJobsPath,
+      JobJson(1, R"(,"policies":[{"event":"PodPending","action":"RestartPod","timeout":"30s"}])"));
   h.Start();
   REQUIRE(h.Sync().ok());
   h.AdmitPodGroup();
@@ -371,8 +384,8 @@ TEST_CASE("an unknown plugin fails the job before anything is created") {
   REQUIRE(h.Sync().ok());
   CHECK(h.JobStatus({"state", "phase"}) == "Failed");
   CHECK(h.JobStatus({"state", "reason"}) == "InvalidJob");
-  CHECK(h.JobStatus({"state", "message"}).find("spec.plugins.horovod: unknown job plugin \"horovod\"") !=
-        std::string::npos);
+  CHECK(h.JobStatus({"state", "message"})
+            .find("spec.plugins.horovod: unknown job plugin \"horovod\"") != std::string::npos);
   CHECK(h.fake->Count(kPodGroupsPath) == 0);
 }
 
@@ -444,12 +457,13 @@ TEST_CASE("a Command whose job appears within the grace period is carried out") 
 
 TEST_CASE("a task that depends on another starts once that task is ready") {
   Harness h;
-  h.fake->Put(kJobsPath,
-              R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"j",)"
-              R"("namespace":"ns"},"spec":{"minAvailable":1,"tasks":[)"
-              R"({"name":"db","replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}},)"
-              R"({"name":"app","replicas":2,"minAvailable":0,"dependsOn":{"name":["db"]},)"
-              R"("template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}]}})");
+  h.fake->Put(
+      kJobsPath,
+      R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"j",)"
+      R"("namespace":"ns"},"spec":{"minAvailable":1,"tasks":[)"
+      R"({"name":"db","replicas":1,"template":{"spec":{"containers":[{"name":"c","image":"x"}]}}},)"
+      R"({"name":"app","replicas":2,"minAvailable":0,"dependsOn":{"name":["db"]},)"
+      R"("template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}]}})");
   h.Start();
   REQUIRE(h.Sync().ok());
   h.AdmitPodGroup();
@@ -462,8 +476,9 @@ TEST_CASE("a task that depends on another starts once that task is ready") {
   CHECK(h.fake->Count(kPodsPath) == 1);
   auto pod = h.fake->Object(kPodsPath, "ns/j-db-0");
   std::string ready;
-  REQUIRE(json::ApplyMergePatch(*pod, R"({"status":{"containerStatuses":[{"name":"c","ready":true}]}})",
-                                &ready).ok());
+  REQUIRE(json::ApplyMergePatch(
+              *pod, R"({"status":{"containerStatuses":[{"name":"c","ready":true}]}})", &ready)
+              .ok());
   h.fake->Put(kPodsPath, ready);
   REQUIRE(h.Sync().ok());
   CHECK(h.fake->Count(kPodsPath) == 3);

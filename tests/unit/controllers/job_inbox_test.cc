@@ -1,16 +1,19 @@
 // The job controller's inbox: which events it keeps, in what order, and what a worker puts
 // back.
+#include "controllers/job/job_inbox.h"
+
 #include <catch2/catch.hpp>
 
 #include "api/batch.h"
-#include "controllers/job/job_inbox.h"
 
 namespace tephra::controllers::job {
 namespace {
 
 namespace ev = api::job_event;
 
-InboxItem Sync() { return InboxItem::For(Request{}); }
+InboxItem Sync() {
+  return InboxItem::For(Request{});
+}
 
 InboxItem PodEvent(std::string_view event, const std::string& pod) {
   Request r;

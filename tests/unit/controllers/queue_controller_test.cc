@@ -1,5 +1,7 @@
 // The queue controller against the fake API server: spec.parent defaulting, Commands, the
 // Closing → Closed wait for PodGroups and closing cascading to child queues and back.
+#include "controllers/queue/queue_controller.h"
+
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -7,7 +9,6 @@
 
 #include "api/kinds.h"
 #include "controllers/framework/commands.h"
-#include "controllers/queue/queue_controller.h"
 #include "json/json.h"
 #include "metrics/metrics.h"
 #include "tests/fakes/fake_apiserver.h"
@@ -38,10 +39,12 @@ std::string Get(FakeApiServer& fake, const std::string& queue, const char* a, co
   return json::Reader(&doc, &errors)[a][b].String();
 }
 
-std::string QueueJson(const std::string& name, const std::string& parent, const std::string& state) {
+std::string QueueJson(const std::string& name, const std::string& parent,
+                      const std::string& state) {
   return R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":")" +
-         name + R"("},"spec":{"weight":1)" + (parent.empty() ? "" : R"(,"parent":")" + parent + "\"") +
-         R"(},"status":{"state":")" + state + R"("}})";
+         name + R"("},"spec":{"weight":1)" +
+         (parent.empty() ? "" : R"(,"parent":")" + parent + "\"") + R"(},"status":{"state":")" +
+         state + R"("}})";
 }
 
 struct Harness {
@@ -97,9 +100,11 @@ struct Harness {
   }
   void Command(const std::string& name, const std::string& action, const std::string& queue) {
     fake->Put(kCommandsPath,
-              R"({"apiVersion":"bus.volcano.sh/v1alpha1","kind":"Command","metadata":{"name":")" + name +
-                  R"("},"action":")" + action + R"(","target":{"apiVersion":"scheduling.volcano.sh/v1beta1",)"
-                  R"("kind":"Queue","name":")" + queue + R"(","uid":"x"}})");
+              R"({"apiVersion":"bus.volcano.sh/v1alpha1","kind":"Command","metadata":{"name":")" +
+                  name + R"("},"action":")" + action +
+                  R"(","target":{"apiVersion":"scheduling.volcano.sh/v1beta1",)"
+                  R"("kind":"Queue","name":")" +
+                  queue + R"(","uid":"x"}})");
   }
 
   std::shared_ptr<FakeApiServer> fake;
@@ -115,9 +120,10 @@ struct Harness {
 TEST_CASE("a new queue opens under root, closes only when its PodGroups are gone") {
   Harness h;
   h.fake->Put(kQueuesPath, QueueJson("q", "", ""));
-  h.fake->Put(kPodGroupsPath,
-              R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":)"
-              R"({"name":"pg","namespace":"ns"},"spec":{"queue":"q"},"status":{"phase":"Running"}})");
+  h.fake->Put(
+      kPodGroupsPath,
+      R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":)"
+      R"({"name":"pg","namespace":"ns"},"spec":{"queue":"q"},"status":{"phase":"Running"}})");
   h.Start();
   REQUIRE(h.Sync("q").ok());
   CHECK(Get(*h.fake, "q", "spec", "parent") == "root");

@@ -21,13 +21,13 @@ TEST_CASE("queue states follow the table for every state and action") {
     std::string next;
   };
   const std::vector<Row> rows = {
-      {"", QueueAction::kSync, 0, "Open"},          {"", QueueAction::kOpen, 3, "Open"},
-      {"", QueueAction::kClose, 0, "Closed"},       {"", QueueAction::kClose, 2, "Closing"},
-      {"Open", QueueAction::kSync, 5, "Open"},      {"Open", QueueAction::kOpen, 5, "Open"},
-      {"Open", QueueAction::kClose, 0, "Closed"},   {"Open", QueueAction::kClose, 1, "Closing"},
-      {"Closed", QueueAction::kSync, 4, "Closed"},  {"Closed", QueueAction::kOpen, 0, "Open"},
-      {"Closed", QueueAction::kClose, 4, "Closed"}, {"Closing", QueueAction::kSync, 1, "Closing"},
-      {"Closing", QueueAction::kSync, 0, "Closed"}, {"Closing", QueueAction::kOpen, 1, "Open"},
+      {"", QueueAction::kSync, 0, "Open"},           {"", QueueAction::kOpen, 3, "Open"},
+      {"", QueueAction::kClose, 0, "Closed"},        {"", QueueAction::kClose, 2, "Closing"},
+      {"Open", QueueAction::kSync, 5, "Open"},       {"Open", QueueAction::kOpen, 5, "Open"},
+      {"Open", QueueAction::kClose, 0, "Closed"},    {"Open", QueueAction::kClose, 1, "Closing"},
+      {"Closed", QueueAction::kSync, 4, "Closed"},   {"Closed", QueueAction::kOpen, 0, "Open"},
+      {"Closed", QueueAction::kClose, 4, "Closed"},  {"Closing", QueueAction::kSync, 1, "Closing"},
+      {"Closing", QueueAction::kSync, 0, "Closed"},  {"Closing", QueueAction::kOpen, 1, "Open"},
       {"Closing", QueueAction::kClose, 0, "Closed"}, {"Closing", QueueAction::kClose, 2, "Closing"},
       {"Unknown", QueueAction::kSync, 0, "Unknown"}, {"Unknown", QueueAction::kOpen, 1, "Open"},
       {"Unknown", QueueAction::kClose, 0, "Closed"}, {"Unknown", QueueAction::kClose, 1, "Closing"},
@@ -78,10 +78,11 @@ api::Pod PlainPod() {
 TEST_CASE("a plain pod's PodGroup takes its owner's group size and the pod's queue") {
   api::Pod pod = PlainPod();
   CHECK(api::ImplicitPodGroupName(pod.metadata) == "podgroup-rs-uid");
-  api::PodGroup pg = podgroup::BuildPodGroupForPod(
-      pod, {{"scheduling.volcano.sh/group-min-member", "3"}, {"volcano.sh/sla-waiting-time", "1h"},
-            {"unrelated", "x"}},
-      "default");
+  api::PodGroup pg = podgroup::BuildPodGroupForPod(pod,
+                                                   {{"scheduling.volcano.sh/group-min-member", "3"},
+                                                    {"volcano.sh/sla-waiting-time", "1h"},
+                                                    {"unrelated", "x"}},
+                                                   "default");
   CHECK(pg.metadata.name == "podgroup-rs-uid");
   CHECK(pg.spec.min_member == 3);
   CHECK(pg.spec.queue == "research");

@@ -1,9 +1,9 @@
 // Status derivation, completion rules, policy matching and delayed actions.
 #include <catch2/catch.hpp>
 
+#include "base/clock.h"
 #include "controllers/job/policy.h"
 #include "controllers/job/status.h"
-#include "base/clock.h"
 #include "tests/unit/controllers/testing.h"
 
 namespace tephra::controllers::job {
@@ -18,8 +18,13 @@ using Pods = std::vector<std::shared_ptr<const api::Pod>>;
 TEST_CASE("pods are counted per phase and per task, deleted ones as terminating") {
   auto deleting = std::make_shared<api::Pod>(*MakePod("w", 3, "Running"));
   deleting->metadata.deletion_timestamp = base::Time();
-  Pods pods = {MakePod("m", 0, "Running"), MakePod("w", 0, "Succeeded"), MakePod("w", 1, "Failed"),
-               MakePod("w", 2, ""), deleting, MakePod("w", 4, "Unknown"), MakePod("w", 5, "Running")};
+  Pods pods = {MakePod("m", 0, "Running"),
+               MakePod("w", 0, "Succeeded"),
+               MakePod("w", 1, "Failed"),
+               MakePod("w", 2, ""),
+               deleting,
+               MakePod("w", 4, "Unknown"),
+               MakePod("w", 5, "Running")};
   PodCounts c = CountPods(pods, {"j-w-5"}, {{"j-w-6", "w"}});
   CHECK(c.running == 1);
   CHECK(c.succeeded == 1);
@@ -80,8 +85,8 @@ TEST_CASE("completion rules: minSuccess completes early and fails when missed") 
 }
 
 TEST_CASE("completion rules: scaled to zero keeps the phase, too many pending goes back") {
-  api::Job zero = MakeJob(JobJson("[" + Task("w", 0, R"("minAvailable":0)") + "]",
-                                  R"("minAvailable":1)"));
+  api::Job zero =
+      MakeJob(JobJson("[" + Task("w", 0, R"("minAvailable":0)") + "]", R"("minAvailable":1)"));
   CHECK_FALSE(DecideRunning(zero, PodCounts{}).has_value());
   api::Job job = MakeJob(JobJson("[" + Task("w", 3) + "]", R"("minAvailable":2)"));
   PodCounts c;

@@ -29,8 +29,9 @@ inline std::string JobJson(const std::string& tasks, const std::string& extra_sp
                            const std::string& status = "{}") {
   return R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"j",)"
          R"("namespace":"ns","uid":"u1","creationTimestamp":"2026-01-01T00:00:00Z"},)"
-         R"("spec":{)" + extra_spec + (extra_spec.empty() ? "" : ",") + R"("tasks":)" + tasks +
-         R"(},"status":)" + status + "}";
+         R"("spec":{)" +
+         extra_spec + (extra_spec.empty() ? "" : ",") + R"("tasks":)" + tasks + R"(},"status":)" +
+         status + "}";
 }
 
 inline std::string Task(const std::string& name, int replicas, const std::string& extra = "",

@@ -1,8 +1,9 @@
 // The job controller's own admission check: a Job's own rules against its queue's, and short
 // messages for Jobs with many errors.
+#include "controllers/job/verdict.h"
+
 #include <catch2/catch.hpp>
 
-#include "controllers/job/verdict.h"
 #include "tests/unit/controllers/testing.h"
 
 namespace tephra::controllers::job {
@@ -49,7 +50,8 @@ TEST_CASE("a job's own rules and its queue's are told apart") {
 
 TEST_CASE("a gang larger than the job's replicas is the job's own error") {
   api::StaticQueueLookup queues({Queue("default")});
-  JobVerdict v = CheckJob(MakeJob(JobJson("[" + Task("t", 2) + "]", R"("minAvailable":5)")), queues);
+  JobVerdict v =
+      CheckJob(MakeJob(JobJson("[" + Task("t", 2) + "]", R"("minAvailable":5)")), queues);
   REQUIRE(v.invalid.size() == 1);
   CHECK(v.invalid[0].path == "spec.minAvailable");
   CHECK(v.missing_queue.empty());
@@ -59,7 +61,8 @@ TEST_CASE("a closed, root or parent queue is left to the scheduler") {
   api::StaticQueueLookup queues(
       {Queue("root"), Queue("shut", "Closed"), Queue("parent"), Queue("child", "Open", "parent")});
   for (const std::string q : {"root", "shut", "parent"}) {
-    JobVerdict v = CheckJob(MakeJob(JobJson("[" + Task("a", 1) + "]", R"("queue":")" + q + "\"")), queues);
+    JobVerdict v =
+        CheckJob(MakeJob(JobJson("[" + Task("a", 1) + "]", R"("queue":")" + q + "\"")), queues);
     INFO(q);
     CHECK(v.ok());
   }
@@ -67,7 +70,8 @@ TEST_CASE("a closed, root or parent queue is left to the scheduler") {
 
 TEST_CASE("a description lists a few errors, then counts the rest, in bounded length") {
   api::FieldErrors errors;
-  for (int i = 0; i < 8; ++i) errors.push_back({"spec.tasks[" + std::to_string(i) + "].name", "bad"});
+  for (int i = 0; i < 8; ++i)
+    errors.push_back({"spec.tasks[" + std::to_string(i) + "].name", "bad"});
   std::string text = DescribeErrors(errors);
   CHECK(text.find("spec.tasks[4].name: bad") != std::string::npos);
   CHECK(text.find("spec.tasks[5]") == std::string::npos);

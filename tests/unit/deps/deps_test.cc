@@ -115,8 +115,8 @@ TEST_CASE("gRPC serves a generated service on loopback") {
   REQUIRE(server != nullptr);
   REQUIRE(port > 0);
 
-  auto channel = grpc::CreateChannel("127.0.0.1:" + std::to_string(port),
-                                     grpc::InsecureChannelCredentials());
+  auto channel =
+      grpc::CreateChannel("127.0.0.1:" + std::to_string(port), grpc::InsecureChannelCredentials());
   auto stub = tephra::depstest::Echo::NewStub(channel);
   grpc::ClientContext ctx;
   tephra::depstest::Greeting req;

@@ -89,8 +89,9 @@ TEST_CASE("Writer builds valid JSON with escaping") {
       .Key("raw")
       .Raw(R"({"x":1})")
       .EndObject();
-  CHECK(w.str() ==
-        R"({"name":"a\"b\n","n":-3,"ok":true,"list":[1,"x",null,{}],"labels":{"k":"v","z":""},"raw":{"x":1}})");
+  CHECK(
+      w.str() ==
+      R"({"name":"a\"b\n","n":-3,"ok":true,"list":[1,"x",null,{}],"labels":{"k":"v","z":""},"raw":{"x":1}})");
   Document doc;
   CHECK(Parse(w.str(), &doc).ok());
 }
@@ -115,7 +116,6 @@ TEST_CASE("ApplyMergePatch follows RFC 7386") {
   CHECK_FALSE(ApplyMergePatch("{", "{}", &out).ok());
 }
 
-
 TEST_CASE("Numbers keep their exact text through Parse and Write") {
   const std::string long_integer = "1" + std::string(400, '7');
   for (std::string number :
@@ -138,8 +138,8 @@ TEST_CASE("Numbers keep their exact text through Parse and Write") {
 
 TEST_CASE("Numbers the usual types cannot hold exactly become raw numbers, others stay typed") {
   Document doc;
-  REQUIRE(Parse(R"([3, 3.5, 1e400, 88888888888888888888888888888888888888888, -0, 3.00])", &doc)
-              .ok());
+  REQUIRE(
+      Parse(R"([3, 3.5, 1e400, 88888888888888888888888888888888888888888, -0, 3.00])", &doc).ok());
   CHECK(doc[0].IsInt64());
   CHECK(doc[1].IsDouble());
   CHECK(RawNumberText(doc[2]) == "1e400");
@@ -163,8 +163,13 @@ TEST_CASE("A number RapidJSON cannot hold does not hide a malformed one") {
   CHECK(Write(doc) == "[1e400,-0.5e-3,0]");
   // A string built in code that merely looks like a raw number is written as a string.
   Document built;
-  built.SetString("\xFF" "1-2", built.GetAllocator());
-  CHECK(Write(built) == "\"\xFF" "1-2\"");
+  built.SetString(
+      "\xFF"
+      "1-2",
+      built.GetAllocator());
+  CHECK(Write(built) ==
+        "\"\xFF"
+        "1-2\"");
 }
 
 TEST_CASE("Reader reads raw numbers as numbers and names what does not fit") {
@@ -202,7 +207,10 @@ TEST_CASE("Parse refuses documents nested deeper than kMaxDepth, without recursi
 
 TEST_CASE("Parse refuses invalid UTF-8, so no string can pass for a raw number") {
   Document doc;
-  CHECK_FALSE(Parse("[\"\xFF" "1\"]", &doc).ok());
+  CHECK_FALSE(Parse("[\"\xFF"
+                    "1\"]",
+                    &doc)
+                  .ok());
   CHECK_FALSE(Parse("{\"a\":\"\xC3\"}", &doc).ok());
   REQUIRE(Parse("[\"\xC3\xA9\"]", &doc).ok());
   CHECK(IsString(doc[0]));

@@ -22,7 +22,8 @@ ClientOptions FastRetries() {
   return o;
 }
 
-const char* kCm = R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}})";
+const char* kCm =
+    R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":"a"},"data":{"k":"v"}})";
 
 TEST_CASE("resource paths for core, grouped, namespaced and cluster-scoped resources") {
   CHECK(resources::kPods.Path("ns", "p", "binding") == "/api/v1/namespaces/ns/pods/p/binding");
@@ -136,7 +137,8 @@ TEST_CASE("ListAll follows continue tokens") {
 }
 
 TEST_CASE("DecodeWatchEvent handles every event type and rejects garbage") {
-  auto added = DecodeWatchEvent(R"({"type":"ADDED","object":{"metadata":{"resourceVersion":"7"}}})");
+  auto added =
+      DecodeWatchEvent(R"({"type":"ADDED","object":{"metadata":{"resourceVersion":"7"}}})");
   REQUIRE(added.ok());
   CHECK(added->type == WatchEventType::kAdded);
   CHECK(added->resource_version() == "7");
@@ -205,7 +207,9 @@ TEST_CASE("a watch stream that breaks reports the transport error") {
 TEST_CASE("subresources and deletes with preconditions") {
   auto fake = std::make_shared<FakeApiServer>();
   Client client(fake, FastRetries());
-  REQUIRE(client.Create(resources::kPods, "ns", R"({"kind":"Pod","metadata":{"name":"p"},"spec":{}})").ok());
+  REQUIRE(
+      client.Create(resources::kPods, "ns", R"({"kind":"Pod","metadata":{"name":"p"},"spec":{}})")
+          .ok());
   REQUIRE(client
               .CreateSubresource(resources::kPods, "ns", "p", "binding",
                                  R"({"kind":"Binding","target":{"name":"n1"}})")
@@ -237,7 +241,9 @@ TEST_CASE("write options become query parameters") {
   CHECK(requests[0] ==
         "POST /api/v1/namespaces/ns/configmaps?fieldManager=tephra-scheduler&dryRun=All");
   CHECK(requests[1] ==
-        "PATCH /api/v1/namespaces/ns/configmaps/a/status?fieldManager=tephra-controller-manager&force=true");
+        "PATCH "
+        "/api/v1/namespaces/ns/configmaps/a/"
+        "status?fieldManager=tephra-controller-manager&force=true");
 }
 
 }  // namespace

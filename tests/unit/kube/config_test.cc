@@ -54,12 +54,14 @@ const std::string kCa = "-----BEGIN CERTIFICATE-----\nCA\n-----END CERTIFICATE--
 std::string Kubeconfig(const std::string& extra_user = "", const std::string& current = "dev") {
   return R"(apiVersion: v1
 kind: Config
-current-context: )" + current + R"(
+current-context: )" +
+         current + R"(
 clusters:
 - name: local
   cluster:
     server: https://127.0.0.1:6443
-    certificate-authority-data: )" + base::Base64Encode(kCa) + R"(
+    certificate-authority-data: )" +
+         base::Base64Encode(kCa) + R"(
 - name: insecure
   cluster:
     server: https://10.0.0.1
@@ -75,7 +77,8 @@ users:
 - name: rotating
   user:
     tokenFile: token
-)" + extra_user + R"(
+)" + extra_user +
+         R"(
 contexts:
 - name: dev
   context: {cluster: local, user: admin, namespace: team-a}
@@ -149,7 +152,8 @@ TEST_CASE("kubeconfig: errors name what is missing") {
 current-context: c
 clusters: [{name: x, cluster: {server: "https://a", certificate-authority-data: "!!"}}]
 contexts: [{name: c, context: {cluster: x}}]
-)", "");
+)",
+                                 "");
   CHECK(bad_b64.status().message().find("certificate-authority-data: not valid base64") !=
         std::string::npos);
 }
@@ -160,7 +164,8 @@ current-context: c
 clusters: [{name: x, cluster: {server: "https://a"}}]
 users: [{name: u, user: {exec: {command: aws}}}]
 contexts: [{name: c, context: {cluster: x, user: u}}]
-)", "");
+)",
+                              "");
   CHECK(exec.status().code() == StatusCode::kFailedPrecondition);
   CHECK(exec.status().message().find("credential plugin") != std::string::npos);
 }

@@ -44,11 +44,14 @@ TEST_CASE("events are written with their involved object and folded when repeate
   REQUIRE(rec.Flush(std::chrono::seconds(5)));
   auto events = EventsIn(*fake, "team");
   REQUIRE(events.size() == 2);
-  std::string unsched = events[0].find("Unschedulable") != std::string::npos ? events[0] : events[1];
+  std::string unsched =
+      events[0].find("Unschedulable") != std::string::npos ? events[0] : events[1];
   CHECK(unsched.find(R"("count":3)") != std::string::npos);
   CHECK(unsched.find(R"("type":"Warning")") != std::string::npos);
-  CHECK(unsched.find(R"("involvedObject":{"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","name":"train","namespace":"team","uid":"u-1"})") !=
-        std::string::npos);
+  CHECK(
+      unsched.find(
+          R"("involvedObject":{"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","name":"train","namespace":"team","uid":"u-1"})") !=
+      std::string::npos);
   CHECK(unsched.find(R"("reportingComponent":"tephra-scheduler")") != std::string::npos);
   CHECK(rec.written() == 4);
 }

@@ -15,10 +15,10 @@ using testing::FakeApiServer;
 
 const std::string kCollection = "/api/v1/namespaces/ns/configmaps";
 
-std::string Cm(const std::string& name, const std::string& value,
-               const std::string& app = "x") {
+std::string Cm(const std::string& name, const std::string& value, const std::string& app = "x") {
   return R"({"apiVersion":"v1","kind":"ConfigMap","metadata":{"name":")" + name +
-         R"(","namespace":"ns","labels":{"app":")" + app + R"("}},"data":{"v":")" + value + R"("}})";
+         R"(","namespace":"ns","labels":{"app":")" + app + R"("}},"data":{"v":")" + value +
+         R"("}})";
 }
 
 // Records handler calls; thread-safe.
@@ -179,9 +179,8 @@ TEST_CASE("custom indexes follow updates and deletes") {
   fake->Put(kCollection, Cm("b", "1", "web"));
   fake->Put(kCollection, Cm("c", "1", "db"));
   Informer informer(ClientOn(fake), Options());
-  informer.AddIndex("app", [](const Object& o) {
-    return std::vector<std::string>{o.metadata.Label("app")};
-  });
+  informer.AddIndex(
+      "app", [](const Object& o) { return std::vector<std::string>{o.metadata.Label("app")}; });
   informer.Start();
   REQUIRE(informer.WaitForSync(std::chrono::seconds(5)));
   CHECK(informer.store().ByIndex("app", "web").size() == 2);

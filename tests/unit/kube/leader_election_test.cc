@@ -92,8 +92,8 @@ TEST_CASE("one of two candidates leads and a clean stop hands over at once") {
   REQUIRE(Within(std::chrono::seconds(2), [&] { return b.started.load(); }));
   // Released: no need to wait out the 600 ms lease.
   CHECK(b.started_at - stop_time < std::chrono::milliseconds(500));
-  auto lease = fake->Object("/apis/coordination.k8s.io/v1/namespaces/tephra-system/leases",
-                            "tephra-test");
+  auto lease =
+      fake->Object("/apis/coordination.k8s.io/v1/namespaces/tephra-system/leases", "tephra-test");
   REQUIRE(lease);
   CHECK(lease->find(R"("holderIdentity":"b")") != std::string::npos);
   CHECK(lease->find(R"("leaseTransitions":1)") != std::string::npos);
@@ -162,7 +162,7 @@ TEST_CASE("a crashed leader's lease is taken over after the lease duration") {
   a.reset();
   REQUIRE(Within(std::chrono::seconds(3), [&] { return b.started.load(); }));
   auto waited = b.started_at - crash_time;
-  CHECK(waited >= std::chrono::milliseconds(300));   // not before the lease could expire
+  CHECK(waited >= std::chrono::milliseconds(300));  // not before the lease could expire
   CHECK(waited < std::chrono::milliseconds(1500));  // lease (600) + observation + retry
 }
 

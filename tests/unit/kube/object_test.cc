@@ -19,7 +19,8 @@ TEST_CASE("ParseTime and FormatTime handle Kubernetes timestamps") {
   auto offset = base::ParseTime("2026-11-30T10:28:37+01:00");
   REQUIRE(offset);
   CHECK(*offset == *t);
-  CHECK(base::FormatMicroTime(*base::ParseTime("2026-11-30T09:28:37.5Z")) == "2026-11-30T09:28:37.500000Z");
+  CHECK(base::FormatMicroTime(*base::ParseTime("2026-11-30T09:28:37.5Z")) ==
+        "2026-11-30T09:28:37.500000Z");
   CHECK_FALSE(base::ParseTime("2026-11-30 09:28:37Z"));
   CHECK_FALSE(base::ParseTime("2026-13-30T09:28:37Z"));
   CHECK_FALSE(base::ParseTime("2026-11-30T09:28:37"));
@@ -72,8 +73,7 @@ TEST_CASE("ObjectMeta reports a malformed timestamp by path") {
   Object obj;
   DecodeObjectHeader(json::Reader(&doc, &errors), &obj);
   REQUIRE(errors.size() == 1);
-  CHECK(errors.items()[0] ==
-        "metadata.deletionTimestamp: invalid RFC 3339 time \"yesterday\"");
+  CHECK(errors.items()[0] == "metadata.deletionTimestamp: invalid RFC 3339 time \"yesterday\"");
 }
 
 TEST_CASE("Object keys split and join") {

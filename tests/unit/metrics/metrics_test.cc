@@ -12,8 +12,8 @@ namespace {
 
 TEST_CASE("Exposition text matches the Prometheus 0.0.4 format exactly") {
   Registry registry;
-  auto& requests = registry.AddCounterVec("http_requests_total", "Requests served.\nBy path.",
-                                          {"path", "code"});
+  auto& requests =
+      registry.AddCounterVec("http_requests_total", "Requests served.\nBy path.", {"path", "code"});
   requests.WithLabels({"/a\"b", "200"}).Inc(3);
   requests.WithLabels({"/back\\slash\nnl", "500"}).Inc();
   registry.AddGauge("temperature_celsius", "Current temperature with a \\ backslash.").Set(-1.5);

@@ -6,8 +6,8 @@
 // before timing; n is chosen so that 8n stays well under a second.
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <cstdio>
+#include <ctime>
 #include <functional>
 #include <string>
 
@@ -78,7 +78,9 @@ std::string Repeat(size_t n, const std::function<std::string(size_t)>& item) {
   return out;
 }
 
-std::string Str(size_t i) { return std::to_string(i); }
+std::string Str(size_t i) {
+  return std::to_string(i);
+}
 
 // ---------------------------------------------------------------------------------------------
 // Inputs
@@ -95,47 +97,67 @@ struct JobShape {
 };
 
 std::string Labels(size_t n) {
-  return "{" + Repeat(n, [](size_t i) { return R"("example.com/label-)" + Str(i) + R"(":"v)" + Str(i) + "\""; }) + "}";
+  return "{" +
+         Repeat(n,
+                [](size_t i) {
+                  return R"("example.com/label-)" + Str(i) + R"(":"v)" + Str(i) + "\"";
+                }) +
+         "}";
 }
 
 std::string Container(size_t i, size_t env) {
   return R"({"name":"c)" + Str(i) + R"(","image":"busybox","command":["sh","-c","true"],)" +
          R"("resources":{"requests":{"cpu":"100m","memory":"64Mi"}},"env":[)" +
-         Repeat(env, [](size_t e) { return R"({"name":"E)" + Str(e) + R"(","value":"x"})"; }) + "]}";
+         Repeat(env, [](size_t e) { return R"({"name":"E)" + Str(e) + R"(","value":"x"})"; }) +
+         "]}";
 }
 
 std::string JobText(const JobShape& s) {
   std::string tasks = Repeat(s.tasks, [&](size_t t) {
-    std::string task = s.unnamed ? R"({"replicas":1,)" : R"({"name":"t)" + Str(t) + R"(","replicas":1,)";
+    std::string task =
+        s.unnamed ? R"({"replicas":1,)" : R"({"name":"t)" + Str(t) + R"(","replicas":1,)";
     if (s.chain && t + 1 < s.tasks) task += R"("dependsOn":{"name":["t)" + Str(t + 1) + R"("]},)";
     if (s.policies > 0) {
-      task += R"("policies":[)" + Repeat(s.policies, [](size_t p) {
-                return R"({"exitCode":)" + Str(p + 1) + R"(,"action":"RestartTask"})";
-              }) + "],";
+      task += R"("policies":[)" +
+              Repeat(s.policies,
+                     [](size_t p) {
+                       return R"({"exitCode":)" + Str(p + 1) + R"(,"action":"RestartTask"})";
+                     }) +
+              "],";
     }
     return task + R"("template":{"spec":{"containers":[)" +
            Repeat(s.containers, [&](size_t c) { return Container(c, s.env); }) + "]}}}";
   });
   return R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"big",)"
-         R"("namespace":"team","labels":)" + Labels(s.labels) + R"(,"annotations":)" +
-         Labels(s.annotations) + R"(},"spec":{"queue":"default","tasks":[)" + tasks + "]}}";
+         R"("namespace":"team","labels":)" +
+         Labels(s.labels) + R"(,"annotations":)" + Labels(s.annotations) +
+         R"(},"spec":{"queue":"default","tasks":[)" + tasks + "]}}";
 }
 
 std::string QueueText(size_t keys, size_t labels) {
-  std::string list = "{" + Repeat(keys, [](size_t i) { return R"("example.com/r)" + Str(i) + R"(":"2")"; }) + "}";
-  std::string guarantee = "{" + Repeat(keys, [](size_t i) { return R"("example.com/r)" + Str(i) + R"(":"1")"; }) + "}";
+  std::string list =
+      "{" + Repeat(keys, [](size_t i) { return R"("example.com/r)" + Str(i) + R"(":"2")"; }) + "}";
+  std::string guarantee =
+      "{" + Repeat(keys, [](size_t i) { return R"("example.com/r)" + Str(i) + R"(":"1")"; }) + "}";
   return R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"big",)"
-         R"("labels":)" + Labels(labels) + R"(,"annotations":)" + Labels(labels) +
+         R"("labels":)" +
+         Labels(labels) + R"(,"annotations":)" + Labels(labels) +
          R"(},"spec":{"weight":1,"capability":)" + list + R"(,"deserved":)" + list +
          R"(,"guarantee":{"resource":)" + guarantee + "}}}";
 }
 
 std::string PodGroupText(size_t keys, size_t labels) {
   return R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"big",)"
-         R"("namespace":"team","labels":)" + Labels(labels) + R"(},"spec":{"minMember":1,"queue":"default",)"
-         R"("minResources":{)" + Repeat(keys, [](size_t i) { return R"("example.com/r)" + Str(i) + R"(":"1")"; }) +
-         R"(},"minTaskMember":{)" + Repeat(keys, [](size_t i) { return R"("t)" + Str(i) + R"(":1)"; }) +
-         R"(},"subGroupPolicy":[)" + Repeat(keys, [](size_t i) { return R"({"name":"s)" + Str(i) + R"(","subGroupSize":1})"; }) +
+         R"("namespace":"team","labels":)" +
+         Labels(labels) +
+         R"(},"spec":{"minMember":1,"queue":"default",)"
+         R"("minResources":{)" +
+         Repeat(keys, [](size_t i) { return R"("example.com/r)" + Str(i) + R"(":"1")"; }) +
+         R"(},"minTaskMember":{)" +
+         Repeat(keys, [](size_t i) { return R"("t)" + Str(i) + R"(":1)"; }) +
+         R"(},"subGroupPolicy":[)" +
+         Repeat(keys,
+                [](size_t i) { return R"({"name":"s)" + Str(i) + R"(","subGroupSize":1})"; }) +
          "]}}";
 }
 
@@ -194,8 +216,8 @@ TEST_CASE("Job admission scales linearly in tasks, chains, labels, containers, e
   };
   for (const Dimension& d : dims) {
     auto job = [&](size_t k) { return JobText(d.shape(k)); };
-    CheckScales(std::string("/jobs/mutate ") + d.name, d.n, AsReview("Job", Operation::kCreate, job),
-                Admits(webhooks::kJobsMutate));
+    CheckScales(std::string("/jobs/mutate ") + d.name, d.n,
+                AsReview("Job", Operation::kCreate, job), Admits(webhooks::kJobsMutate));
     CheckScales(std::string("/jobs/validate create ") + d.name, d.n,
                 AsReview("Job", Operation::kCreate, job), Admits(webhooks::kJobsValidate));
   }
@@ -210,8 +232,9 @@ TEST_CASE("A dependsOn cycle through every task is refused, naming it, at any le
     // Close the chain: the last task depends on the first.
     std::string last = R"({"name":"t)" + Str(n - 1) + R"(","replicas":1,)";
     job.replace(job.find(last), last.size(), last + R"("dependsOn":{"name":["t0"]},)");
-    webhooks::AdmissionResponse r = TheWorld().router.Call(
-        webhooks::kJobsValidate, AsReview("Job", Operation::kCreate, [&](size_t) { return job; })(n));
+    webhooks::AdmissionResponse r =
+        TheWorld().router.Call(webhooks::kJobsValidate,
+                               AsReview("Job", Operation::kCreate, [&](size_t) { return job; })(n));
     CHECK_FALSE(r.allowed);
     CHECK(r.message.find("spec.tasks: dependsOn forms a cycle: t0 -> t1 -> ") != std::string::npos);
   }
@@ -270,37 +293,56 @@ std::function<void(const std::string&)> RoundTrips(Decode decode, Encode encode)
 
 TEST_CASE("Object decoders and encoders scale linearly") {
   auto job = [](std::string_view t, const api::DecodeOptions& o) { return api::DecodeJob(t, o); };
-  auto queue = [](std::string_view t, const api::DecodeOptions& o) { return api::DecodeQueue(t, o); };
-  auto pg = [](std::string_view t, const api::DecodeOptions& o) { return api::DecodePodGroup(t, o); };
+  auto queue = [](std::string_view t, const api::DecodeOptions& o) {
+    return api::DecodeQueue(t, o);
+  };
+  auto pg = [](std::string_view t, const api::DecodeOptions& o) {
+    return api::DecodePodGroup(t, o);
+  };
   auto pod = [](std::string_view t, const api::DecodeOptions& o) { return api::DecodePod(t, o); };
-  CheckScales("Job codec tasks", 500, [](size_t k) { return JobText({.tasks = k}); },
-              RoundTrips(job, api::EncodeJob));
-  CheckScales("Job codec labels", 2500, [](size_t k) { return JobText({.labels = k}); },
-              RoundTrips(job, api::EncodeJob));
-  CheckScales("Queue codec capability keys", 1000, [](size_t k) { return QueueText(k, 0); },
-              RoundTrips(queue, api::EncodeQueue));
-  CheckScales("PodGroup codec keys", 1000, [](size_t k) { return PodGroupText(k, 0); },
-              RoundTrips(pg, api::EncodePodGroup));
-  CheckScales("Pod codec containers", 250, [](size_t k) { return PodText(k, 0, 0); },
-              RoundTrips(pod, api::EncodePod));
-  CheckScales("Pod codec env vars", 2500, [](size_t k) { return PodText(1, k, 0); },
-              RoundTrips(pod, api::EncodePod));
+  CheckScales(
+      "Job codec tasks", 500, [](size_t k) { return JobText({.tasks = k}); },
+      RoundTrips(job, api::EncodeJob));
+  CheckScales(
+      "Job codec labels", 2500, [](size_t k) { return JobText({.labels = k}); },
+      RoundTrips(job, api::EncodeJob));
+  CheckScales(
+      "Queue codec capability keys", 1000, [](size_t k) { return QueueText(k, 0); },
+      RoundTrips(queue, api::EncodeQueue));
+  CheckScales(
+      "PodGroup codec keys", 1000, [](size_t k) { return PodGroupText(k, 0); },
+      RoundTrips(pg, api::EncodePodGroup));
+  CheckScales(
+      "Pod codec containers", 250, [](size_t k) { return PodText(k, 0, 0); },
+      RoundTrips(pod, api::EncodePod));
+  CheckScales(
+      "Pod codec env vars", 2500, [](size_t k) { return PodText(1, k, 0); },
+      RoundTrips(pod, api::EncodePod));
 }
 
 TEST_CASE("The scheduler configuration parser scales linearly") {
   auto parses = [](const std::string& yaml) {
     REQUIRE(scheduler::ParseSchedulerConf(yaml, {}, {}).ok());
   };
-  CheckScales("scheduler conf plugins", 500, [](size_t k) {
-    std::string yaml = "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n";
-    for (size_t i = 0; i < k; ++i) yaml += "  - name: p" + Str(i) + "\n    enableJobOrder: false\n";
-    return yaml;
-  }, parses);
-  CheckScales("scheduler conf argument keys", 1000, [](size_t k) {
-    std::string yaml = "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: binpack\n    arguments:\n";
-    for (size_t i = 0; i < k; ++i) yaml += "      binpack.resources.example.com/r" + Str(i) + ": " + Str(i) + "\n";
-    return yaml;
-  }, parses);
+  CheckScales(
+      "scheduler conf plugins", 500,
+      [](size_t k) {
+        std::string yaml = "actions: \"enqueue, allocate\"\ntiers:\n- plugins:\n";
+        for (size_t i = 0; i < k; ++i)
+          yaml += "  - name: p" + Str(i) + "\n    enableJobOrder: false\n";
+        return yaml;
+      },
+      parses);
+  CheckScales(
+      "scheduler conf argument keys", 1000,
+      [](size_t k) {
+        std::string yaml =
+            "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: binpack\n    arguments:\n";
+        for (size_t i = 0; i < k; ++i)
+          yaml += "      binpack.resources.example.com/r" + Str(i) + ": " + Str(i) + "\n";
+        return yaml;
+      },
+      parses);
 }
 
 TEST_CASE("The scheduler configuration parser refuses alias bombs and deep arguments") {
@@ -312,7 +354,8 @@ TEST_CASE("The scheduler configuration parser refuses alias bombs and deep argum
   CHECK(conf.status().message() ==
         "tiers[0].plugins[0].arguments: too many values once aliases are expanded");
 
-  std::string deep = "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: binpack\n    arguments: ";
+  std::string deep =
+      "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: binpack\n    arguments: ";
   for (int i = 0; i < 40; ++i) deep += "{a: ";
   deep += "1" + std::string(40, '}') + "\n";
   conf = scheduler::ParseSchedulerConf(deep, {}, {});
@@ -340,12 +383,15 @@ TEST_CASE("The JSON helpers scale linearly") {
   });
   // The target, a newline, then a patch changing, removing and adding members.
   auto target_and_patch = [&object](size_t k) {
-    return object(k) + "\n{" + Repeat(k, [](size_t i) {
-             std::string key = R"("k)" + Str(i) + R"(":)";
-             if (i % 3 == 0) return key + R"({"v":null,"w":1})";
-             if (i % 3 == 1) return key + "null";
-             return R"("new)" + Str(i) + R"(":{"v":1})";
-           }) + "}";
+    return object(k) + "\n{" +
+           Repeat(k,
+                  [](size_t i) {
+                    std::string key = R"("k)" + Str(i) + R"(":)";
+                    if (i % 3 == 0) return key + R"({"v":null,"w":1})";
+                    if (i % 3 == 1) return key + "null";
+                    return R"("new)" + Str(i) + R"(":{"v":1})";
+                  }) +
+           "}";
   };
   CheckScales("json ApplyMergePatch", 5000, target_and_patch, [](const std::string& text) {
     size_t split = text.find('\n');
@@ -363,20 +409,28 @@ std::string SnapshotText(size_t pods, size_t labels) {
            R"("},"spec":{"containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}],)"
            R"("affinity":{"nodeAffinity":{"requiredDuringSchedulingIgnoredDuringExecution":)"
            R"({"nodeSelectorTerms":[{"matchFields":[{"key":"metadata.name","operator":"In",)"
-           R"("values":["n)" + Str(i % 100) + R"("]}]}]}}}}})";
+           R"("values":["n)" +
+           Str(i % 100) + R"("]}]}]}}}}})";
   });
   std::string nodes = Repeat(100, [&](size_t n) {
     std::string tasks;
     for (size_t i = n; i < pods; i += 100) {
-      tasks += (tasks.empty() ? "" : ",") + std::string(R"({"uid":"u)") + Str(i) + R"(","status":"Running"})";
+      tasks += (tasks.empty() ? "" : ",") + std::string(R"({"uid":"u)") + Str(i) +
+               R"(","status":"Running"})";
     }
-    return R"({"name":"n)" + Str(n) + R"(","allocatable":{"cpu":"1000"},"ready":true,"tasks":[)" + tasks + "]}";
+    return R"({"name":"n)" + Str(n) + R"(","allocatable":{"cpu":"1000"},"ready":true,"tasks":[)" +
+           tasks + "]}";
   });
   return R"({"apiVersion":"tephra.dev/v1alpha1","kind":"SchedulerSnapshot","pods":[)" + pod_list +
-         R"(],"nodes":[)" + nodes + R"(],"queues":[{"name":"default","weight":1}],)"
+         R"(],"nodes":[)" + nodes +
+         R"(],"queues":[{"name":"default","weight":1}],)"
          R"("jobs":[{"id":"ns/j","namespace":"ns","name":"j","queue":"default","minAvailable":1,)"
-         R"("minTaskMember":{)" + Repeat(pods, [](size_t i) { return R"("r)" + Str(i) + R"(":1)"; }) +
-         R"(},"tasks":[)" + Repeat(pods, [](size_t i) { return R"({"uid":"u)" + Str(i) + R"(","status":"Running","node":"n1"})"; }) +
+         R"("minTaskMember":{)" +
+         Repeat(pods, [](size_t i) { return R"("r)" + Str(i) + R"(":1)"; }) + R"(},"tasks":[)" +
+         Repeat(pods,
+                [](size_t i) {
+                  return R"({"uid":"u)" + Str(i) + R"(","status":"Running","node":"n1"})";
+                }) +
          R"(]}],"namespaces":{"ns":)" + Labels(labels) + "}}";
 }
 
@@ -387,8 +441,10 @@ TEST_CASE("The snapshot decoder scales linearly") {
     INFO(doc.status().message());
     REQUIRE(doc.ok());
   };
-  CheckScales("snapshot pods", 500, [](size_t k) { return SnapshotText(k, 0); }, decodes);
-  CheckScales("snapshot namespace labels", 2500, [](size_t k) { return SnapshotText(1, k); }, decodes);
+  CheckScales(
+      "snapshot pods", 500, [](size_t k) { return SnapshotText(k, 0); }, decodes);
+  CheckScales(
+      "snapshot namespace labels", 2500, [](size_t k) { return SnapshotText(1, k); }, decodes);
 }
 
 }  // namespace

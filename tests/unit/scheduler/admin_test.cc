@@ -1,9 +1,8 @@
 // The admin API in-process, over loopback gRPC: tephractl's client against the scheduler's
 // server, fed by a real session of the test harness.
-#include <unistd.h>
-
 #include <filesystem>
 #include <fstream>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
@@ -23,12 +22,14 @@ void Populate(Harness& h) {
   pg->metadata.namespace_ = "ns";
   pg->metadata.name = "train-0f3c";
   pg->metadata.uid = "pg-uid";
-  pg->metadata.owner_references.push_back({"batch.volcano.sh/v1alpha1", "Job", "train", "job-uid", true, true});
+  pg->metadata.owner_references.push_back(
+      {"batch.volcano.sh/v1alpha1", "Job", "train", "job-uid", true, true});
   pg->spec.queue = "default";
   pg->spec.min_member = 3;
   pg->status.phase = "Inqueue";
   h.cache().UpsertPodGroup(pg);
-  for (int i = 0; i < 3; ++i) h.Pod("ns/train-worker-" + std::to_string(i), "train-0f3c").Request("cpu=3").Add();
+  for (int i = 0; i < 3; ++i)
+    h.Pod("ns/train-worker-" + std::to_string(i), "train-0f3c").Request("cpu=3").Add();
   h.Group("ns/small", "default", 1);
   h.Pod("ns/small-0", "small").Request("cpu=1").Add();
 }
@@ -58,8 +59,8 @@ struct Served {
 };
 
 // tephractl's connection settings: plaintext unless a CA is given.
-cli::AdminConnection Conn(std::string address, std::string ca = "", std::string cert = "", std::string key = "",
-                          std::string server_name = "") {
+cli::AdminConnection Conn(std::string address, std::string ca = "", std::string cert = "",
+                          std::string key = "", std::string server_name = "") {
   cli::AdminConnection c;
   c.address = std::move(address);
   c.ca_file = std::move(ca);
@@ -178,10 +179,13 @@ TEST_CASE("bad admin server options are refused naming the flag") {
   CHECK(no_port.status().message().find("admin-address") != std::string::npos);
   auto half_tls = AdminServer::Start({"127.0.0.1:0", "/nonexistent/cert.pem", "", ""}, sources);
   REQUIRE_FALSE(half_tls.ok());
-  CHECK(half_tls.status().message().find("--admin-tls-cert and --admin-tls-key") != std::string::npos);
-  auto unreadable = AdminServer::Start({"127.0.0.1:0", "/nonexistent/cert.pem", "/nonexistent/key.pem", ""}, sources);
+  CHECK(half_tls.status().message().find("--admin-tls-cert and --admin-tls-key") !=
+        std::string::npos);
+  auto unreadable = AdminServer::Start(
+      {"127.0.0.1:0", "/nonexistent/cert.pem", "/nonexistent/key.pem", ""}, sources);
   REQUIRE_FALSE(unreadable.ok());
-  CHECK(unreadable.status().message().find("--admin-tls-cert: cannot read /nonexistent/cert.pem") != std::string::npos);
+  CHECK(unreadable.status().message().find("--admin-tls-cert: cannot read /nonexistent/cert.pem") !=
+        std::string::npos);
   auto ca_only = AdminServer::Start({"127.0.0.1:0", "", "", "/nonexistent/ca.pem"}, sources);
   REQUIRE_FALSE(ca_only.ok());
   CHECK(ca_only.status().message().find("--admin-tls-client-ca needs") != std::string::npos);
@@ -217,16 +221,17 @@ TEST_CASE("with a certificate and a client CA the admin API speaks mutual TLS") 
   std::filesystem::create_directories(dir);
   auto f = [&](const std::string& name) { return dir + "/" + name; };
   std::ofstream(f("ext.cnf")) << "subjectAltName=DNS:localhost,IP:127.0.0.1\n";
-  bool made = Openssl({"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f("ca.key"), "-out", f("ca.crt"),
-                       "-days", "1", "-subj", "/CN=tephra-test-ca"}) &&
-              Openssl({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", f("server.key"), "-out", f("server.csr"),
-                       "-subj", "/CN=localhost"}) &&
-              Openssl({"x509", "-req", "-in", f("server.csr"), "-CA", f("ca.crt"), "-CAkey", f("ca.key"),
-                       "-CAcreateserial", "-out", f("server.crt"), "-days", "1", "-extfile", f("ext.cnf")}) &&
-              Openssl({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", f("client.key"), "-out", f("client.csr"),
-                       "-subj", "/CN=tephractl"}) &&
-              Openssl({"x509", "-req", "-in", f("client.csr"), "-CA", f("ca.crt"), "-CAkey", f("ca.key"),
-                       "-CAcreateserial", "-out", f("client.crt"), "-days", "1"});
+  bool made = Openssl({"req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", f("ca.key"),
+                       "-out", f("ca.crt"), "-days", "1", "-subj", "/CN=tephra-test-ca"}) &&
+              Openssl({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", f("server.key"), "-out",
+                       f("server.csr"), "-subj", "/CN=localhost"}) &&
+              Openssl({"x509", "-req", "-in", f("server.csr"), "-CA", f("ca.crt"), "-CAkey",
+                       f("ca.key"), "-CAcreateserial", "-out", f("server.crt"), "-days", "1",
+                       "-extfile", f("ext.cnf")}) &&
+              Openssl({"req", "-newkey", "rsa:2048", "-nodes", "-keyout", f("client.key"), "-out",
+                       f("client.csr"), "-subj", "/CN=tephractl"}) &&
+              Openssl({"x509", "-req", "-in", f("client.csr"), "-CA", f("ca.crt"), "-CAkey",
+                       f("ca.key"), "-CAcreateserial", "-out", f("client.crt"), "-days", "1"});
   if (!made) {
     WARN("openssl is not available; TLS test skipped");
     std::filesystem::remove_all(dir);
@@ -234,7 +239,8 @@ TEST_CASE("with a certificate and a client CA the admin API speaks mutual TLS") 
   }
   {
     Served s({"127.0.0.1:0", f("server.crt"), f("server.key"), f("ca.crt")});
-    cli::AdminConnection c = Conn(s.address(), f("ca.crt"), f("client.crt"), f("client.key"), "localhost");
+    cli::AdminConnection c =
+        Conn(s.address(), f("ca.crt"), f("client.crt"), f("client.key"), "localhost");
     auto client = Connect(c);
     auto info = client->GetInfo();
     REQUIRE(info.ok());

@@ -17,7 +17,8 @@ int BoundOn(const Harness::Result& r, const std::string& node) {
 TEST_CASE("a gang that fits is bound whole") {
   Harness h;
   h.Node("n1", "cpu=4,memory=8Gi").Queue("default").Group("ns/job", "default", 4);
-  for (int i = 0; i < 4; ++i) h.Pod("ns/job-w-" + std::to_string(i), "job").Request("cpu=1,memory=1Gi").Add();
+  for (int i = 0; i < 4; ++i)
+    h.Pod("ns/job-w-" + std::to_string(i), "job").Request("cpu=1,memory=1Gi").Add();
   auto r = h.Run();
   CHECK(r.binds.size() == 4);
   CHECK(r.phases["ns/job"] == "Running");
@@ -59,7 +60,8 @@ TEST_CASE("a young gang still missing pods waits quietly, an old one says why") 
   auto old = missing_pods(base::Clock::now() - std::chrono::seconds(60));
   CHECK(old.binds.empty());
   REQUIRE(old.outcome.pods.size() == 2);
-  CHECK(old.outcome.pods[0].condition.message.find("Not enough valid tasks for gang-scheduling") == 0);
+  CHECK(old.outcome.pods[0].condition.message.find("Not enough valid tasks for gang-scheduling") ==
+        0);
   CHECK(WrittenCondition(old, "ns/g", "Unschedulable") != nullptr);
 }
 
@@ -180,7 +182,11 @@ TEST_CASE("gated tasks of an admitted job hold no room against its queue") {
   h.Node("n1", "cpu=16,memory=64Gi").Queue("capped", 1, "cpu=4");
   // Admitted, but every task waits behind a scheduling gate: its minResources reserve nothing.
   h.Group("ns/gated", "capped", 4, "Inqueue", "cpu=4");
-  for (int i = 0; i < 4; ++i) h.Pod("ns/gated-" + std::to_string(i), "gated").Request("cpu=1").Gated("example.com/hold").Add();
+  for (int i = 0; i < 4; ++i)
+    h.Pod("ns/gated-" + std::to_string(i), "gated")
+        .Request("cpu=1")
+        .Gated("example.com/hold")
+        .Add();
   h.Group("ns/next", "capped", 2, "Pending", "cpu=2");
   auto r = h.Run();
   CHECK(r.phases["ns/next"] == "Inqueue");
@@ -190,16 +196,23 @@ TEST_CASE("gated tasks of an admitted job hold no room against its queue") {
 TEST_CASE("a gang held by scheduling gates says so on its PodGroup, not on its pods") {
   Harness h;
   h.Node("n1", "cpu=8").Queue("default").Group("ns/gated", "default", 4, "Inqueue");
-  for (int i = 0; i < 4; ++i) h.Pod("ns/gated-" + std::to_string(i), "gated").Request("cpu=1").Gated("example.com/hold").Add();
+  for (int i = 0; i < 4; ++i)
+    h.Pod("ns/gated-" + std::to_string(i), "gated")
+        .Request("cpu=1")
+        .Gated("example.com/hold")
+        .Add();
   auto r = h.Run();
   CHECK(r.binds.empty());
   const auto* cond = WrittenCondition(r, "ns/gated", "Unschedulable");
   REQUIRE(cond != nullptr);
   CHECK(cond->reason == "NotEnoughResources");
-  CHECK(cond->message == "4/4 tasks in gang unschedulable: 4 tasks: scheduling is blocked due to non-empty scheduling gates");
+  CHECK(cond->message ==
+        "4/4 tasks in gang unschedulable: 4 tasks: scheduling is blocked due to non-empty "
+        "scheduling gates");
   REQUIRE(r.outcome.pod_groups.size() == 1);
   CHECK(r.outcome.pod_groups[0].event_reason == "Unschedulable");
-  CHECK(r.outcome.pods.empty());  // their PodScheduled condition stays the API server's SchedulingGated
+  CHECK(r.outcome.pods
+            .empty());  // their PodScheduled condition stays the API server's SchedulingGated
 }
 
 // Sixteen one-CPU pods of queue "other" on 16 CPUs, beside a queue "owner" guaranteed `guarantee`.
@@ -224,7 +237,8 @@ TEST_CASE("a guarantee beyond the whole cluster is not honoured and other queues
   CHECK(r.binds.size() == 16);
   REQUIRE(r.outcome.queue_warnings.size() == 1);
   CHECK(r.outcome.queue_warnings[0].name == "owner");
-  CHECK(r.outcome.queue_warnings[0].message.rfind("guarantee cpu 100 exceeds the whole cluster (cpu 16)", 0) == 0);
+  CHECK(r.outcome.queue_warnings[0].message.rfind(
+            "guarantee cpu 100 exceeds the whole cluster (cpu 16)", 0) == 0);
 }
 
 TEST_CASE("overcommit admits up to 1.2 times the cluster") {
@@ -271,7 +285,8 @@ TEST_CASE("higher-priority jobs are placed first") {
   Harness h;
   h.PriorityClass("high", 1000).PriorityClass("low", 10);
   h.Node("n1", "cpu=2").Queue("default");
-  h.Group("ns/low", "default", 2, "Inqueue", "", "low").Group("ns/high", "default", 2, "Inqueue", "", "high");
+  h.Group("ns/low", "default", 2, "Inqueue", "", "low")
+      .Group("ns/high", "default", 2, "Inqueue", "", "high");
   for (int i = 0; i < 2; ++i) {
     h.Pod("ns/low-" + std::to_string(i), "low").Request("cpu=1").Add();
     h.Pod("ns/high-" + std::to_string(i), "high").Request("cpu=1").Add();
@@ -365,10 +380,14 @@ TEST_CASE("an elastic job runs as many tasks as its queue's share allows") {
   // minAvailable 1, one task of 32 replicas whose minAvailable defaulted to 32.
   h.Group("ns/elastic", "a", 1, "Inqueue", "cpu=1", "", {{"worker", 32}});
   for (int i = 0; i < 32; ++i) {
-    h.Pod("ns/elastic-worker-" + std::to_string(i), "elastic").Role("worker").Request("cpu=1").Add();
+    h.Pod("ns/elastic-worker-" + std::to_string(i), "elastic")
+        .Role("worker")
+        .Request("cpu=1")
+        .Add();
   }
   h.Group("ns/other", "b", 1, "Inqueue", "cpu=1");
-  for (int i = 0; i < 16; ++i) h.Pod("ns/other-" + std::to_string(i), "other").Request("cpu=1").Add();
+  for (int i = 0; i < 16; ++i)
+    h.Pod("ns/other-" + std::to_string(i), "other").Request("cpu=1").Add();
   auto r = h.Run();
   int elastic = 0, other = 0;
   for (const auto& [pod, node] : r.binds) (pod.rfind("elastic-", 0) == 0 ? elastic : other)++;
@@ -388,7 +407,11 @@ TEST_CASE("elastic jobs competing for too few slots each get their minimum, then
   h.Node("n1", "cpu=8,memory=32Gi").Node("n2", "cpu=8,memory=32Gi").Queue("default");
   for (const char* job : {"a", "b", "c"}) {
     h.Group(std::string("ns/") + job, "default", 2, "Inqueue", "cpu=2", "", {{"w", 16}});
-    for (int i = 0; i < 16; ++i) h.Pod(std::string("ns/") + job + "-w-" + std::to_string(i), job).Role("w").Request("cpu=1").Add();
+    for (int i = 0; i < 16; ++i)
+      h.Pod(std::string("ns/") + job + "-w-" + std::to_string(i), job)
+          .Role("w")
+          .Request("cpu=1")
+          .Add();
   }
   auto r = h.Run();
   CHECK(BoundPerJob(r.binds) == std::map<char, int>{{'a', 6}, {'b', 5}, {'c', 5}});
@@ -399,7 +422,11 @@ TEST_CASE("jobs at their minimum do not grow while an admitted job is still gett
   h.Node("n1", "cpu=8,memory=32Gi").Node("n2", "cpu=8,memory=32Gi").Queue("default");
   for (const char* job : {"a", "b"}) {
     h.Group(std::string("ns/") + job, "default", 2, "Inqueue", "cpu=2", "", {{"w", 16}});
-    for (int i = 0; i < 16; ++i) h.Pod(std::string("ns/") + job + "-w-" + std::to_string(i), job).Role("w").Request("cpu=1").Add();
+    for (int i = 0; i < 16; ++i)
+      h.Pod(std::string("ns/") + job + "-w-" + std::to_string(i), job)
+          .Role("w")
+          .Request("cpu=1")
+          .Add();
   }
   // c was just admitted; its controller has not created its pods yet.
   h.Group("ns/c", "default", 2, "Inqueue", "cpu=2", "", {{"w", 16}});
@@ -408,7 +435,8 @@ TEST_CASE("jobs at their minimum do not grow while an admitted job is still gett
   h.cache().UpsertPodGroup(pg);
   auto first = h.Run();
   CHECK(BoundPerJob(first.binds) == std::map<char, int>{{'a', 2}, {'b', 2}});
-  for (int i = 0; i < 16; ++i) h.Pod("ns/c-w-" + std::to_string(i), "c").Role("w").Request("cpu=1").Add();
+  for (int i = 0; i < 16; ++i)
+    h.Pod("ns/c-w-" + std::to_string(i), "c").Role("w").Request("cpu=1").Add();
   auto second = h.Run();
   CHECK(BoundPerJob(second.binds) == std::map<char, int>{{'a', 4}, {'b', 3}, {'c', 5}});
 }
@@ -417,14 +445,19 @@ TEST_CASE("jobs at their minimum do not grow while another admitted job's pods a
   Harness h;
   h.Node("n1", "cpu=8,memory=32Gi").Node("n2", "cpu=8,memory=32Gi").Queue("default");
   h.Group("ns/a", "default", 2, "Inqueue", "cpu=2", "", {{"w", 16}});
-  for (int i = 0; i < 16; ++i) h.Pod("ns/a-w-" + std::to_string(i), "a").Role("w").Request("cpu=1").Add();
+  for (int i = 0; i < 16; ++i)
+    h.Pod("ns/a-w-" + std::to_string(i), "a").Role("w").Request("cpu=1").Add();
   // b was just admitted and its controller has created two of its pods so far.
   h.Group("ns/b", "default", 2, "Inqueue", "cpu=2", "", {{"w", 16}});
   auto pg = std::make_shared<api::PodGroup>(*h.cache().Job("ns/b")->pod_group);
   pg->metadata.creation_timestamp = base::Clock::now();
   h.cache().UpsertPodGroup(pg);
   for (int i = 0; i < 2; ++i) {
-    h.Pod("ns/b-w-" + std::to_string(i), "b").Role("w").Request("cpu=1").Created(base::Clock::now()).Add();
+    h.Pod("ns/b-w-" + std::to_string(i), "b")
+        .Role("w")
+        .Request("cpu=1")
+        .Created(base::Clock::now())
+        .Add();
   }
   auto r = h.Run();
   CHECK(BoundPerJob(r.binds) == std::map<char, int>{{'a', 2}, {'b', 2}});
@@ -435,7 +468,10 @@ TEST_CASE("an elastic job under a queue capability runs up to the capability") {
   h.Node("n1", "cpu=16,memory=64Gi").Queue("capped", 1, "cpu=4");
   h.Group("ns/elastic", "capped", 1, "Pending", "cpu=1", "", {{"worker", 32}});
   for (int i = 0; i < 32; ++i) {
-    h.Pod("ns/elastic-worker-" + std::to_string(i), "elastic").Role("worker").Request("cpu=1").Add();
+    h.Pod("ns/elastic-worker-" + std::to_string(i), "elastic")
+        .Role("worker")
+        .Request("cpu=1")
+        .Add();
   }
   auto r = h.Run();
   CHECK(r.binds.size() == 4);
@@ -446,7 +482,8 @@ TEST_CASE("an elastic job of big pods runs the minimum the nodes can hold") {
   for (int n = 0; n < 4; ++n) h.Node("n" + std::to_string(n), "cpu=4,memory=16Gi");
   h.Queue("default");
   h.Group("ns/wide", "default", 4, "Pending", "cpu=12", "", {{"worker", 8}});
-  for (int i = 0; i < 8; ++i) h.Pod("ns/wide-worker-" + std::to_string(i), "wide").Role("worker").Request("cpu=3").Add();
+  for (int i = 0; i < 8; ++i)
+    h.Pod("ns/wide-worker-" + std::to_string(i), "wide").Role("worker").Request("cpu=3").Add();
   auto r = h.Run();
   CHECK(r.binds.size() == 4);
   for (int n = 0; n < 4; ++n) CHECK(BoundOn(r, "n" + std::to_string(n)) == 1);
@@ -476,7 +513,10 @@ TEST_CASE("required pod affinity follows the pods it selects") {
   h.Group("ns/db", "default", 1).Group("ns/app", "default", 2);
   h.Pod("ns/db-0", "db").Request("cpu=1").Labels({{"app", "db"}}).On("b").Add();
   for (int i = 0; i < 2; ++i) {
-    h.Pod("ns/app-" + std::to_string(i), "app").Request("cpu=1").Affinity("zone", {{"app", "db"}}).Add();
+    h.Pod("ns/app-" + std::to_string(i), "app")
+        .Request("cpu=1")
+        .Affinity("zone", {{"app", "db"}})
+        .Add();
   }
   auto r = h.Run();
   CHECK(r.binds["app-0"] == "b");
@@ -488,7 +528,11 @@ TEST_CASE("topology spread keeps zones within maxSkew") {
   h.Node("a", "cpu=16", {{"zone", "z1"}}).Node("b", "cpu=16", {{"zone", "z2"}}).Queue("default");
   h.Group("ns/s", "default", 4);
   for (int i = 0; i < 4; ++i) {
-    h.Pod("ns/s-" + std::to_string(i), "s").Request("cpu=1").Labels({{"app", "s"}}).Spread("zone", 1, {{"app", "s"}}).Add();
+    h.Pod("ns/s-" + std::to_string(i), "s")
+        .Request("cpu=1")
+        .Labels({{"app", "s"}})
+        .Spread("zone", 1, {{"app", "s"}})
+        .Add();
   }
   auto r = h.Run();
   REQUIRE(r.binds.size() == 4);
@@ -549,8 +593,9 @@ tiers:
 
 // Ten gangs of 32 CPUs (a 4-CPU head and four 7-CPU workers) on six 32-CPU nodes, admitted and
 // placed in one session; returns the nodes each placed gang got. Only whole nodes hold a gang.
-std::map<std::string, std::set<std::string>> PlaceTenGangs(const std::string& conf, const std::string& head,
-                                                            const std::string& worker) {
+std::map<std::string, std::set<std::string>> PlaceTenGangs(const std::string& conf,
+                                                           const std::string& head,
+                                                           const std::string& worker) {
   Harness h;
   for (int n = 0; n < 6; ++n) h.Node("n" + std::to_string(n), "cpu=32,memory=128Gi");
   h.Queue("default");
@@ -559,7 +604,10 @@ std::map<std::string, std::set<std::string>> PlaceTenGangs(const std::string& co
     h.Group("ns/" + name, "default", 5, "Pending", "cpu=32");
     h.Pod("ns/" + name + "-head-0", name).Role("head").Request(head).Add();
     for (int w = 0; w < 4; ++w) {
-      h.Pod("ns/" + name + "-worker-" + std::to_string(w), name).Role("worker").Request(worker).Add();
+      h.Pod("ns/" + name + "-worker-" + std::to_string(w), name)
+          .Role("worker")
+          .Request(worker)
+          .Add();
     }
   }
   auto r = h.Run(conf);
@@ -612,16 +660,21 @@ tiers:
     arguments: {leastrequested.weight: 0, balancedresource.weight: 1})";
   Harness h;
   // name -> what already runs there (cpu, memory)
-  const std::vector<std::pair<std::string, std::string>> nodes = {
-      {"empty", ""}, {"small", "cpu=1,memory=128Mi"}, {"mem", "cpu=1,memory=4Gi"}, {"cpu", "cpu=3,memory=1Gi"}};
+  const std::vector<std::pair<std::string, std::string>> nodes = {{"empty", ""},
+                                                                  {"small", "cpu=1,memory=128Mi"},
+                                                                  {"mem", "cpu=1,memory=4Gi"},
+                                                                  {"cpu", "cpu=3,memory=1Gi"}};
   for (const auto& [name, used] : nodes) {
     h.Node(name, "cpu=4,memory=16Gi,pods=110");
-    if (!used.empty()) h.Pod("ns/seed-" + name, "").Request(used).SchedulerName("other").On(name).Add();
+    if (!used.empty())
+      h.Pod("ns/seed-" + name, "").Request(used).SchedulerName("other").On(name).Add();
   }
   h.Queue("default");
-  const std::vector<std::pair<std::string, std::string>> probes = {
-      {"p1", "cpu=1,memory=128Mi"}, {"p2", "cpu=1,memory=4Gi"}, {"p3", "cpu=2,memory=1Gi"},
-      {"p5", "memory=1Gi"}, {"p6", "cpu=500m,memory=8Gi"}};
+  const std::vector<std::pair<std::string, std::string>> probes = {{"p1", "cpu=1,memory=128Mi"},
+                                                                   {"p2", "cpu=1,memory=4Gi"},
+                                                                   {"p3", "cpu=2,memory=1Gi"},
+                                                                   {"p5", "memory=1Gi"},
+                                                                   {"p6", "cpu=500m,memory=8Gi"}};
   for (const auto& [name, request] : probes) {
     h.Group("ns/" + name, "default", 1);
     h.Pod("ns/" + name + "-0", name).Request(request).Add();
@@ -632,7 +685,8 @@ tiers:
       for (const auto& [uid, task] : ssn.job(j).tasks) {
         if (task.name().rfind("seed-", 0) == 0) continue;
         for (size_t n = 0; n < ssn.node_count(); ++n) {
-          score[task.name().substr(0, 2) + "@" + ssn.node(n).name] = ssn.NodeOrderScore(task, ssn.node(n));
+          score[task.name().substr(0, 2) + "@" + ssn.node(n).name] =
+              ssn.NodeOrderScore(task, ssn.node(n));
         }
       }
     }

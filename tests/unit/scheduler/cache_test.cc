@@ -1,11 +1,12 @@
 // The scheduler cache's own promises about PodGroups: statuses it wrote, and pods whose group
 // the PodGroup controller has not made yet.
+#include "scheduler/cache/cache.h"
+
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
 #include "base/clock.h"
 #include "json/json.h"
-#include "scheduler/cache/cache.h"
 #include "tests/unit/scheduler/harness.h"
 
 namespace tephra::scheduler {
@@ -76,9 +77,9 @@ TEST_CASE("a written PodGroup status stands until the informer echoes it") {
 TEST_CASE("negative minResources of a PodGroup that bypassed admission reserve nothing") {
   SchedulerCache cache(CacheOptions{});
   auto pg = std::make_shared<api::PodGroup>(*Group("Pending"));
-  pg->spec.min_resources =
-      api::ResourceList{{"cpu", *api::Quantity::Parse("-10")}, {"memory", *api::Quantity::Parse("2Gi")},
-                        {"nvidia.com/gpu", *api::Quantity::Parse("-1")}};
+  pg->spec.min_resources = api::ResourceList{{"cpu", *api::Quantity::Parse("-10")},
+                                             {"memory", *api::Quantity::Parse("2Gi")},
+                                             {"nvidia.com/gpu", *api::Quantity::Parse("-1")}};
   cache.UpsertPodGroup(pg);
   const auto job = cache.Job("ns/g");
   REQUIRE(job->min_resources.has_value());
@@ -138,11 +139,13 @@ TEST_CASE("a bare pod waits under its future group's name and is placed when the
 TEST_CASE("a pod with a controller is held under its controller's group") {
   testing::Harness h;
   json::Document doc;
-  REQUIRE(json::Parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"rs-1","namespace":"ns","uid":"u-2",
+  REQUIRE(
+      json::Parse(
+          R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"rs-1","namespace":"ns","uid":"u-2",
       "ownerReferences":[{"apiVersion":"apps/v1","kind":"ReplicaSet","name":"rs","uid":"rs-uid","controller":true}]},
       "spec":{"schedulerName":"volcano","containers":[{"name":"c"}]}})",
-                      &doc)
-              .ok());
+          &doc)
+          .ok());
   auto pod = DecodePodInfo(doc, h.interner());
   REQUIRE(pod.ok());
   CHECK((*pod)->group_name == "podgroup-rs-uid");

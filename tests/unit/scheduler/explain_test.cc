@@ -1,8 +1,9 @@
 // Explanations: per-task fit errors aggregated by reason and node count, the gang, the queue,
 // plugin notes and hints, as the recorder keeps them at the close of a session.
+#include "scheduler/explain/explain.h"
+
 #include <catch2/catch.hpp>
 
-#include "scheduler/explain/explain.h"
 #include "scheduler/explain/recorder.h"
 #include "tests/unit/scheduler/harness.h"
 
@@ -12,8 +13,8 @@ namespace {
 const api::Taint kGpuTaint{"gpu", "true", "NoSchedule", {}};
 
 // Runs one session and returns what the recorder kept about `job`.
-std::shared_ptr<const JobExplanation> ExplainAfterRun(Harness& h, const JobId& job,
-                                                      const std::string& conf = DefaultSchedulerConfYaml()) {
+std::shared_ptr<const JobExplanation> ExplainAfterRun(
+    Harness& h, const JobId& job, const std::string& conf = DefaultSchedulerConfYaml()) {
   SessionRecorder recorder({100, false});
   h.inspect = [&](const Session& ssn) { recorder.Record(ssn, Decisions{}, ssn.Now()); };
   h.Run(conf);
@@ -43,7 +44,8 @@ TEST_CASE("requests are described cpu first, in quantity notation") {
         "500m CPU, 16Gi memory, 1 nvidia.com/gpu");
   CHECK(DescribeRequest(*api::Resources::FromString("cpu=2,pods=1")) == "2 CPU");
   CHECK(DescribeRequest(api::Resources{}) == "no resources");
-  CHECK(ShortReason("node(s) had untolerated taint gpu=true:NoSchedule") == "had untolerated taint gpu=true:NoSchedule");
+  CHECK(ShortReason("node(s) had untolerated taint gpu=true:NoSchedule") ==
+        "had untolerated taint gpu=true:NoSchedule");
   CHECK(ShortReason("Insufficient cpu") == "Insufficient cpu");
 }
 
@@ -51,11 +53,14 @@ TEST_CASE("failed tasks are grouped by request and reasons, with node counts") {
   Harness h;
   // Six small nodes (4 CPU) and four big ones (16 CPU) that carry a taint.
   for (int i = 0; i < 6; ++i) h.Node("small-" + std::to_string(i), "cpu=4,memory=16Gi");
-  for (int i = 0; i < 4; ++i) h.Node("gpu-" + std::to_string(i), "cpu=16,memory=64Gi", {}, {kGpuTaint});
+  for (int i = 0; i < 4; ++i)
+    h.Node("gpu-" + std::to_string(i), "cpu=16,memory=64Gi", {}, {kGpuTaint});
   h.Queue("default").Group("ns/train", "default", 10);
   // Six 1-CPU tasks fit anywhere untainted; four 8-CPU tasks fit only the tainted nodes.
-  for (int i = 0; i < 6; ++i) h.Pod("ns/train-a-" + std::to_string(i), "train").Request("cpu=1").Role("a").Add();
-  for (int i = 6; i < 10; ++i) h.Pod("ns/train-b-" + std::to_string(i), "train").Request("cpu=8").Role("b").Add();
+  for (int i = 0; i < 6; ++i)
+    h.Pod("ns/train-a-" + std::to_string(i), "train").Request("cpu=1").Role("a").Add();
+  for (int i = 6; i < 10; ++i)
+    h.Pod("ns/train-b-" + std::to_string(i), "train").Request("cpu=8").Role("b").Add();
 
   auto e = ExplainAfterRun(h, "ns/train");
   REQUIRE(e != nullptr);
@@ -75,7 +80,8 @@ TEST_CASE("failed tasks are grouped by request and reasons, with node counts") {
   CHECK(g.reasons[1] == ReasonNodes{"node(s) had untolerated taint gpu=true:NoSchedule", 4});
   CHECK(g.example_pods == std::vector<std::string>{"train-b-6", "train-b-7", "train-b-8"});
   CHECK(Summarize(*e) ==
-        "6/10 tasks fit; 4 need 8 CPU: 6 nodes Insufficient cpu, 4 nodes had untolerated taint gpu=true:NoSchedule");
+        "6/10 tasks fit; 4 need 8 CPU: 6 nodes Insufficient cpu, 4 nodes had untolerated taint "
+        "gpu=true:NoSchedule");
   CHECK(HasHint(*e, "add a toleration for taint gpu=true:NoSchedule (4 nodes)"));
   CHECK(HasHint(*e, "each task needs 8 cpu free on one node"));
   // The PodGroup condition the same session wrote tells the same story.
@@ -100,12 +106,15 @@ TEST_CASE("tasks the gang never got to try count with the failed task of the sam
 TEST_CASE("a gang short of nodes, not of node size, is told so") {
   Harness h;
   h.Node("n1", "cpu=4").Node("n2", "cpu=4").Queue("default").Group("ns/wide", "default", 3);
-  for (int i = 0; i < 3; ++i) h.Pod("ns/wide-w-" + std::to_string(i), "wide").Request("cpu=3").Add();
+  for (int i = 0; i < 3; ++i)
+    h.Pod("ns/wide-w-" + std::to_string(i), "wide").Request("cpu=3").Add();
   auto e = ExplainAfterRun(h, "ns/wide");
   REQUIRE(e != nullptr);
   CHECK(e->unplaced == 1);
-  CHECK(HasHint(*e, "each task needs 3 cpu free on one node; nodes have that much (up to 4 cpu free) but too few "
-                    "of them for the whole gang"));
+  CHECK(HasHint(
+      *e,
+      "each task needs 3 cpu free on one node; nodes have that much (up to 4 cpu free) but too few "
+      "of them for the whole gang"));
   CHECK_FALSE(HasHint(*e, "the most free on any node"));
 }
 
@@ -141,7 +150,9 @@ TEST_CASE("a job over its queue's capability is not admitted, and the plugin say
 
 TEST_CASE("a job in a closed queue says so and how to open it") {
   Harness h;
-  h.Node("n1", "cpu=8").Queue("shut", 1, "", "", "", "", "Closed").Group("ns/late", "shut", 1, "Pending", "cpu=1");
+  h.Node("n1", "cpu=8")
+      .Queue("shut", 1, "", "", "", "", "Closed")
+      .Group("ns/late", "shut", 1, "Pending", "cpu=1");
   auto e = ExplainAfterRun(h, "ns/late");
   REQUIRE(e != nullptr);
   CHECK_FALSE(e->admitted);
@@ -154,7 +165,8 @@ TEST_CASE("admission by preemption credit leaves no refusal note, a refused peer
   h.PriorityClass("high", 1000).PriorityClass("low", 10);
   h.Node("n1", "cpu=4,memory=16Gi").Queue("default");
   h.Group("ns/low", "default", 4, "Running", "", "low");
-  for (int i = 0; i < 4; ++i) h.Pod("ns/low-" + std::to_string(i), "low").Request("cpu=1").Priority(10).On("n1").Add();
+  for (int i = 0; i < 4; ++i)
+    h.Pod("ns/low-" + std::to_string(i), "low").Request("cpu=1").Priority(10).On("n1").Add();
   h.Group("ns/high", "default", 2, "Pending", "cpu=2", "high");
   h.Group("ns/peer", "default", 2, "Pending", "cpu=2", "low");
   SessionRecorder recorder({100, false});
@@ -174,7 +186,8 @@ tiers:
   CHECK(peer->notes[0].plugin == "overcommit");
   CHECK(Summarize(*peer).find("the cluster has no room to admit it") != std::string::npos);
   INFO(Summarize(*peer));
-  CHECK(Summarize(*peer).find("memory ~19.2Gi") != std::string::npos);  // 16Gi x 1.2, not 20615843021
+  CHECK(Summarize(*peer).find("memory ~19.2Gi") !=
+        std::string::npos);                                   // 16Gi x 1.2, not 20615843021
   CHECK(Summarize(*peer).find("pods") == std::string::npos);  // not a count of pods, not "pods 0"
 }
 

@@ -19,7 +19,8 @@ namespace tephra::scheduler::testing {
 inline constexpr auto kWait = std::chrono::seconds(30);
 
 struct FakeApi {
-  static std::shared_ptr<kube::Client> ClientOn(std::shared_ptr<tephra::testing::FakeApiServer> fake) {
+  static std::shared_ptr<kube::Client> ClientOn(
+      std::shared_ptr<tephra::testing::FakeApiServer> fake) {
     kube::ClientOptions o;
     o.qps = 0;
     o.max_retries = 3;
@@ -34,7 +35,9 @@ struct FakeApi {
     return static_cast<size_t>(std::count(all.begin(), all.end(), request));
   }
   // Whether the registry renders `line` (e.g. "tephra_pods_bound_total 1").
-  bool HasMetric(const std::string& line) const { return registry.Render().find(line) != std::string::npos; }
+  bool HasMetric(const std::string& line) const {
+    return registry.Render().find(line) != std::string::npos;
+  }
   // Every Event written in namespace `ns`, as JSON, one per line.
   std::string Events(const std::string& ns = "ns") {
     REQUIRE(events.Flush(kWait));
@@ -45,7 +48,8 @@ struct FakeApi {
     return out;
   }
 
-  std::shared_ptr<tephra::testing::FakeApiServer> fake = std::make_shared<tephra::testing::FakeApiServer>();
+  std::shared_ptr<tephra::testing::FakeApiServer> fake =
+      std::make_shared<tephra::testing::FakeApiServer>();
   std::shared_ptr<kube::Client> client = ClientOn(fake);
   metrics::Registry registry;
   kube::EventRecorder events{client, {"tephra-scheduler", "test"}};

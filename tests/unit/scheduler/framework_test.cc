@@ -10,7 +10,8 @@ namespace {
 
 // Equal in every dimension (a dimension present with 0 equals a missing one).
 bool SameValues(const api::Resources& a, const api::Resources& b) {
-  return a.LessEqual(b, api::Resources::Missing::kZero) && b.LessEqual(a, api::Resources::Missing::kZero);
+  return a.LessEqual(b, api::Resources::Missing::kZero) &&
+         b.LessEqual(a, api::Resources::Missing::kZero);
 }
 
 TEST_CASE("the default configuration is Volcano's") {
@@ -38,7 +39,8 @@ tiers:
 configurations:
 - name: allocate
   arguments: {predicateErrorCacheEnable: false}
-)", {}, {});
+)",
+                                 {}, {});
   REQUIRE(conf.ok());
   const PluginOption& gang = conf->tiers[0].plugins[0];
   CHECK_FALSE(gang.Enabled(ExtensionPoint::kPreemptable));
@@ -70,7 +72,8 @@ TEST_CASE("configuration errors name the problem") {
       "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n    enableJobOrder: maybe\n", {}, {});
   CHECK(bad_bool.status().message().find("must be true or false") != std::string::npos);
   auto hierarchy = ParseSchedulerConf(
-      "actions: allocate\ntiers:\n- plugins:\n  - {name: drf, enableHierarchy: true}\n  - {name: proportion}\n",
+      "actions: allocate\ntiers:\n- plugins:\n  - {name: drf, enableHierarchy: true}\n  - {name: "
+      "proportion}\n",
       {}, {});
   CHECK(hierarchy.status().message().find("cannot be used with proportion") != std::string::npos);
   CHECK_FALSE(ParseSchedulerConf("actions: [", {}, {}).ok());
@@ -80,7 +83,8 @@ TEST_CASE("configuration errors name the problem") {
 TEST_CASE("a discarded statement restores every counter and plugin state") {
   Harness h;
   h.Node("n1", "cpu=4,memory=8Gi").Queue("default").Group("ns/j", "default", 3);
-  for (int i = 0; i < 3; ++i) h.Pod("ns/j-" + std::to_string(i), "j").Request("cpu=1,memory=1Gi").Add();
+  for (int i = 0; i < 3; ++i)
+    h.Pod("ns/j-" + std::to_string(i), "j").Request("cpu=1,memory=1Gi").Add();
   Registry registry;
   REQUIRE(RegisterBuiltins(registry).ok());
   auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), {}, {});
@@ -110,7 +114,10 @@ TEST_CASE("a discarded statement restores every counter and plugin state") {
 
 TEST_CASE("pipelined allocations use releasing resources and undo cleanly") {
   Harness h;
-  h.Node("n1", "cpu=2").Queue("default").Group("ns/old", "default", 1).Group("ns/new", "default", 1);
+  h.Node("n1", "cpu=2")
+      .Queue("default")
+      .Group("ns/old", "default", 1)
+      .Group("ns/new", "default", 1);
   h.Pod("ns/old-0", "old").Request("cpu=2").On("n1").Terminating().Add();
   h.Pod("ns/new-0", "new").Request("cpu=2").Add();
   Registry registry;
@@ -142,7 +149,8 @@ TEST_CASE("tiers combine votes and victims as Volcano does") {
   auto conf = ParseSchedulerConf(R"(actions: allocate
 tiers:
 - plugins: [{name: gang}, {name: priority}]
-- plugins: [{name: drf}, {name: conformance}])", {}, {});
+- plugins: [{name: drf}, {name: conformance}])",
+                                 {}, {});
   REQUIRE(conf.ok());
   Session ssn(h.cache().TakeSnapshot(), *conf, registry, SessionOptions{});
   ssn.Open();
@@ -156,7 +164,8 @@ TEST_CASE("hooks sit in their plugin's tier, in configured order, where the plug
   auto conf = ParseSchedulerConf(R"(actions: allocate
 tiers:
 - plugins: [{name: gang}, {name: priority}, {name: drf, enableJobOrder: false}]
-- plugins: [{name: proportion}, {name: gang}])", {}, {});
+- plugins: [{name: proportion}, {name: gang}])",
+                                 {}, {});
   REQUIRE(conf.ok());
   Hooks hooks(*conf);
   std::vector<std::string> asked;
@@ -177,8 +186,8 @@ tiers:
   l.uid = "a";
   r.uid = "b";
   CHECK(hooks.JobOrder(l, r));  // no plugin decides: uid
-  CHECK(asked == std::vector<std::string>{"gang 1", "gang 2", "priority", "proportion", "gang 1",
-                                          "gang 2"});
+  CHECK(asked ==
+        std::vector<std::string>{"gang 1", "gang 2", "priority", "proportion", "gang 1", "gang 2"});
 }
 
 }  // namespace

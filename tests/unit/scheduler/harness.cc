@@ -13,7 +13,9 @@ api::Resources MustResources(const std::string& text) {
   return *r;
 }
 
-api::ResourceList List(const std::string& text) { return MustResources(text).ToList(); }
+api::ResourceList List(const std::string& text) {
+  return MustResources(text).ToList();
+}
 
 std::pair<std::string, std::string> Split(const std::string& key) {
   auto slash = key.find('/');
@@ -86,7 +88,8 @@ Harness& Harness::Group(const std::string& key, const std::string& queue, int mi
   pg->metadata.namespace_ = ns;
   pg->metadata.name = name;
   pg->metadata.uid = "pg-" + key;
-  pg->metadata.creation_timestamp = base::Time(std::chrono::seconds(1'700'000'000 + groups_.size()));
+  pg->metadata.creation_timestamp =
+      base::Time(std::chrono::seconds(1'700'000'000 + groups_.size()));
   pg->spec.queue = queue;
   pg->spec.min_member = min_member;
   pg->spec.min_task_member = std::move(min_task_member);

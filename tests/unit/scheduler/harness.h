@@ -25,8 +25,8 @@ class RecordingBinder : public Binder, public Evictor {
   void Evict(const TaskInfo& task, const std::string& reason) override;
 
   std::map<std::string, std::string> binds;  // pod name -> node
-  std::vector<std::string> evictions;         // pod names
-  std::vector<std::string> bind_order;        // pod names in bind order
+  std::vector<std::string> evictions;        // pod names
+  std::vector<std::string> bind_order;       // pod names in bind order
 
  private:
   SchedulerCache& cache_;
@@ -47,7 +47,8 @@ class Harness {
   // "ns/name" PodGroup in `queue` needing `min_member` pods.
   Harness& Group(const std::string& key, const std::string& queue, int min_member,
                  const std::string& phase = "Inqueue", const std::string& min_resources = "",
-                 const std::string& priority_class = "", std::map<std::string, int32_t> min_task_member = {});
+                 const std::string& priority_class = "",
+                 std::map<std::string, int32_t> min_task_member = {});
   Harness& PriorityClass(const std::string& name, int32_t value);
   // A pod "ns/name" of PodGroup `group`; finish with Add().
   PodBuilder Pod(const std::string& key, const std::string& group);
@@ -56,8 +57,8 @@ class Harness {
     std::map<std::string, std::string> binds;  // pods bound in this run
     std::vector<std::string> evictions;
     SessionOutcome outcome;
-    std::map<JobId, std::string> phases;                 // PodGroup phase written (if any)
-    std::map<JobId, api::PodGroupStatus> statuses;       // PodGroup status written (if any)
+    std::map<JobId, std::string> phases;            // PodGroup phase written (if any)
+    std::map<JobId, api::PodGroupStatus> statuses;  // PodGroup status written (if any)
   };
   // Runs one cycle; binds are assumed in the cache so a later Run sees them.
   Result Run(const std::string& conf_yaml = DefaultSchedulerConfYaml());
@@ -92,7 +93,8 @@ class PodBuilder {
   PodBuilder& NodeSelector(std::map<std::string, std::string> selector);
   PodBuilder& Tolerate(const std::string& key, const std::string& effect = "");
   PodBuilder& HostPort(int32_t port);
-  PodBuilder& AntiAffinity(const std::string& topology_key, std::map<std::string, std::string> match);
+  PodBuilder& AntiAffinity(const std::string& topology_key,
+                           std::map<std::string, std::string> match);
   PodBuilder& Affinity(const std::string& topology_key, std::map<std::string, std::string> match);
   PodBuilder& Spread(const std::string& topology_key, int max_skew,
                      std::map<std::string, std::string> match, bool hard = true);

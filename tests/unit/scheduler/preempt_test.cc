@@ -52,7 +52,8 @@ TEST_CASE("a high-priority gang preempts lower-priority pods in its queue") {
   for (const auto& p : r.outcome.pods) {
     if (p.name.rfind("high-", 0) != 0) continue;
     CHECK(p.nominated_node == "n1");
-    CHECK(p.condition.message.find("waiting for 2 preempted pod(s) to terminate") != std::string::npos);
+    CHECK(p.condition.message.find("waiting for 2 preempted pod(s) to terminate") !=
+          std::string::npos);
     ++nominated;
   }
   CHECK(nominated == 2);
@@ -108,9 +109,11 @@ TEST_CASE("victims come from a gang's surplus before any gang is broken") {
   h.Node("n1", "cpu=5").Queue("default");
   // A tight gang (min 3 of 3) and an elastic one (min 1, 2 running).
   h.Group("ns/tight", "default", 3, "Running");
-  for (int i = 0; i < 3; ++i) h.Pod("ns/tight-" + std::to_string(i), "tight").Request("cpu=1").On("n1").Add();
+  for (int i = 0; i < 3; ++i)
+    h.Pod("ns/tight-" + std::to_string(i), "tight").Request("cpu=1").On("n1").Add();
   h.Group("ns/elastic", "default", 1, "Running");
-  for (int i = 0; i < 2; ++i) h.Pod("ns/elastic-" + std::to_string(i), "elastic").Request("cpu=1").On("n1").Add();
+  for (int i = 0; i < 2; ++i)
+    h.Pod("ns/elastic-" + std::to_string(i), "elastic").Request("cpu=1").On("n1").Add();
   h.Group("ns/high", "default", 1, "Inqueue", "", "high");
   h.Pod("ns/high-0", "high").Request("cpu=1").Priority(1000).Add();
   auto r = h.Run(kPreemptConf);
@@ -125,7 +128,8 @@ TEST_CASE("a gang whose role minimums count keeps each role at its minimum") {
   // minMember 3 = ps 1 + worker 2: the roles count. One 2-CPU ps and four workers run.
   h.Group("ns/tf", "default", 3, "Running", "", "", {{"ps", 1}, {"worker", 2}});
   h.Pod("ns/tf-ps-0", "tf").Role("ps").Request("cpu=2").On("n1").Add();
-  for (int i = 0; i < 4; ++i) h.Pod("ns/tf-worker-" + std::to_string(i), "tf").Role("worker").Request("cpu=1").On("n1").Add();
+  for (int i = 0; i < 4; ++i)
+    h.Pod("ns/tf-worker-" + std::to_string(i), "tf").Role("worker").Request("cpu=1").On("n1").Add();
   h.Group("ns/high", "default", 1, "Inqueue", "", "high");
   h.Pod("ns/high-0", "high").Request("cpu=2").Priority(1000).Add();
   auto r = h.Run(kPreemptConf);
@@ -148,8 +152,13 @@ void FillFourNodes(Harness& h) {
   h.Queue("default");
   h.Group("ns/low", "default", 1, "Running", "", "low", {{"w", 16}});
   for (int i = 0; i < 16; ++i) {
-    h.Pod("ns/low-w-" + std::to_string(i), "low").Role("w").Request("cpu=1").Priority(10)
-        .Labels({{"volcano.sh/preemptable", "true"}}).On("n" + std::to_string(i / 4)).Add();
+    h.Pod("ns/low-w-" + std::to_string(i), "low")
+        .Role("w")
+        .Request("cpu=1")
+        .Priority(10)
+        .Labels({{"volcano.sh/preemptable", "true"}})
+        .On("n" + std::to_string(i / 4))
+        .Add();
   }
 }
 
@@ -158,7 +167,8 @@ TEST_CASE("without enqueue, a high-priority elastic job preempts down to its min
   FillFourNodes(h);
   // Not admitted yet: without enqueue, allocate admits it; 8 of its 16 tasks are its gang.
   h.Group("ns/high", "default", 8, "Pending", "cpu=8", "high", {{"w", 16}});
-  for (int i = 0; i < 16; ++i) h.Pod("ns/high-w-" + std::to_string(i), "high").Role("w").Request("cpu=1").Priority(1000).Add();
+  for (int i = 0; i < 16; ++i)
+    h.Pod("ns/high-w-" + std::to_string(i), "high").Role("w").Request("cpu=1").Priority(1000).Add();
   auto r = h.Run(kPreemptNoEnqueueConf);
   CHECK(r.evictions.size() == 8);
   CHECK(r.phases["ns/high"] == "Inqueue");
@@ -169,7 +179,11 @@ TEST_CASE("a preemptor held by scheduling gates preempts nothing") {
   FillFourNodes(h);
   h.Group("ns/high", "default", 8, "Inqueue", "cpu=8", "high");
   for (int i = 0; i < 8; ++i) {
-    h.Pod("ns/high-w-" + std::to_string(i), "high").Request("cpu=1").Priority(1000).Gated("example.com/hold").Add();
+    h.Pod("ns/high-w-" + std::to_string(i), "high")
+        .Request("cpu=1")
+        .Priority(1000)
+        .Gated("example.com/hold")
+        .Add();
   }
   auto r = h.Run(kPreemptNoEnqueueConf);
   CHECK(r.evictions.empty());
@@ -183,8 +197,13 @@ TEST_CASE("a preemptor with required pod anti-affinity takes one victim per node
   FillFourNodes(h);
   h.Group("ns/high", "default", 4, "Inqueue", "", "high", {{"w", 4}});
   for (int i = 0; i < 4; ++i) {
-    h.Pod("ns/high-w-" + std::to_string(i), "high").Role("w").Request("cpu=1").Priority(1000)
-        .Labels({{"app", "high"}}).AntiAffinity("kubernetes.io/hostname", {{"app", "high"}}).Add();
+    h.Pod("ns/high-w-" + std::to_string(i), "high")
+        .Role("w")
+        .Request("cpu=1")
+        .Priority(1000)
+        .Labels({{"app", "high"}})
+        .AntiAffinity("kubernetes.io/hostname", {{"app", "high"}})
+        .Add();
   }
   auto r = h.Run(kPreemptNoEnqueueConf);
   REQUIRE(r.evictions.size() == 4);
@@ -236,7 +255,11 @@ TEST_CASE("system-critical pods and kube-system are never evicted") {
   h.Group("kube-system/dns", "default", 1, "Running");
   h.Pod("kube-system/dns-0", "dns").Request("cpu=1").On("n1").Add();
   h.Group("ns/crit", "default", 1, "Running");
-  h.Pod("ns/crit-0", "crit").Request("cpu=1").On("n1").PriorityClassName("system-cluster-critical").Add();
+  h.Pod("ns/crit-0", "crit")
+      .Request("cpu=1")
+      .On("n1")
+      .PriorityClassName("system-cluster-critical")
+      .Add();
   h.Group("ns/high", "default", 1, "Inqueue", "", "high");
   h.Pod("ns/high-0", "high").Request("cpu=1").Priority(1000).Add();
   auto r = h.Run(kPreemptConf);
@@ -293,7 +316,11 @@ TEST_CASE("system-critical pods are no admission credit") {
   h.Node("n1", "cpu=4,memory=16Gi").Queue("default");
   h.Group("ns/crit", "default", 1, "Running");
   for (int i = 0; i < 4; ++i) {
-    h.Pod("ns/crit-" + std::to_string(i), "crit").Request("cpu=1").PriorityClassName("system-node-critical").On("n1").Add();
+    h.Pod("ns/crit-" + std::to_string(i), "crit")
+        .Request("cpu=1")
+        .PriorityClassName("system-node-critical")
+        .On("n1")
+        .Add();
   }
   h.Group("ns/high", "default", 2, "Pending", "cpu=2", "high");
   auto r = h.Run(kAdmitConf);
@@ -330,14 +357,24 @@ tiers:
   h.Queue("r1").Queue("r2").Queue("r3");
   // Volcano Jobs of minAvailable 1 whose task minAvailable defaulted to the replicas.
   for (const char* j : {"j1", "j2"}) {
-    h.Group(std::string("ns/") + j, j[1] == '1' ? "r1" : "r2", 1, "Running", "cpu=1", "", {{"w", 8}});
+    h.Group(std::string("ns/") + j, j[1] == '1' ? "r1" : "r2", 1, "Running", "cpu=1", "",
+            {{"w", 8}});
   }
   for (int i = 0; i < 8; ++i) {
-    h.Pod("ns/j1-w-" + std::to_string(i), "j1").Role("w").Request("cpu=1").On("n" + std::to_string(i / 4)).Add();
-    h.Pod("ns/j2-w-" + std::to_string(i), "j2").Role("w").Request("cpu=1").On("n" + std::to_string(2 + i / 4)).Add();
+    h.Pod("ns/j1-w-" + std::to_string(i), "j1")
+        .Role("w")
+        .Request("cpu=1")
+        .On("n" + std::to_string(i / 4))
+        .Add();
+    h.Pod("ns/j2-w-" + std::to_string(i), "j2")
+        .Role("w")
+        .Request("cpu=1")
+        .On("n" + std::to_string(2 + i / 4))
+        .Add();
   }
   h.Group("ns/j3", "r3", 1, "Inqueue", "cpu=1", "", {{"w", 6}});
-  for (int i = 0; i < 6; ++i) h.Pod("ns/j3-w-" + std::to_string(i), "j3").Role("w").Request("cpu=1").Add();
+  for (int i = 0; i < 6; ++i)
+    h.Pod("ns/j3-w-" + std::to_string(i), "j3").Role("w").Request("cpu=1").Add();
   auto r = h.Run(conf);
   // As Volcano: one task is the job's minimum; reclaim serves it, and stops there.
   CHECK(r.evictions.size() == 1);
@@ -362,11 +399,16 @@ tiers:
       for (int k = 0; k < 4; ++k) {
         bool of_a = k < a_per_node[n];
         std::string name = of_a ? "ns/a-w-" + std::to_string(a++) : "ns/b-w-" + std::to_string(b++);
-        h.Pod(name, of_a ? "a" : "b").Role("w").Request("cpu=1,memory=128Mi").On("n" + std::to_string(n)).Add();
+        h.Pod(name, of_a ? "a" : "b")
+            .Role("w")
+            .Request("cpu=1,memory=128Mi")
+            .On("n" + std::to_string(n))
+            .Add();
       }
     }
     h.Group("ns/c", "q3", 2, "Inqueue", "cpu=2", "", {{"w", 4}});
-    for (int i = 0; i < 4; ++i) h.Pod("ns/c-w-" + std::to_string(i), "c").Role("w").Request("cpu=1,memory=128Mi").Add();
+    for (int i = 0; i < 4; ++i)
+      h.Pod("ns/c-w-" + std::to_string(i), "c").Role("w").Request("cpu=1,memory=128Mi").Add();
     auto r = h.Run(conf);
     // As Volcano: c reclaims its minimum of two, and the second victim comes from the job that
     // drf then ranks last (the one that has not lost a pod yet): one pod of each queue.

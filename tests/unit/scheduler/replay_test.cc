@@ -1,8 +1,9 @@
 // Snapshots written and read back, and sessions replayed on them.
+#include "scheduler/replay/replay.h"
+
 #include <catch2/catch.hpp>
 
 #include "scheduler/builtins.h"
-#include "scheduler/replay/replay.h"
 #include "scheduler/replay/snapshot_io.h"
 #include "tests/unit/scheduler/harness.h"
 
@@ -13,7 +14,8 @@ namespace {
 void Populate(Harness& h) {
   h.Node("n1", "cpu=4,memory=16Gi", {{"zone", "a"}});
   h.Node("n2", "cpu=4,memory=16Gi", {{"zone", "b"}});
-  h.Node("gpu", "cpu=16,memory=64Gi,nvidia.com/gpu=4", {{"zone", "a"}}, {{"gpu", "true", "NoSchedule", {}}});
+  h.Node("gpu", "cpu=16,memory=64Gi,nvidia.com/gpu=4", {{"zone", "a"}},
+         {{"gpu", "true", "NoSchedule", {}}});
   h.Queue("default").Queue("capped", 2, "cpu=6", "cpu=1", "cpu=4");
   h.PriorityClass("high", 100);
   h.Group("ns/running", "default", 2, "Running");
@@ -31,7 +33,11 @@ void Populate(Harness& h) {
         .Add();
   }
   h.Group("ns/gpu", "default", 1, "Inqueue");
-  h.Pod("ns/gpu-0", "gpu").Request("cpu=2,nvidia.com/gpu=1").Tolerate("gpu").NodeSelector({{"zone", "a"}}).Add();
+  h.Pod("ns/gpu-0", "gpu")
+      .Request("cpu=2,nvidia.com/gpu=1")
+      .Tolerate("gpu")
+      .NodeSelector({{"zone", "a"}})
+      .Add();
   h.Group("ns/waiting", "capped", 2, "Pending", "cpu=8");
 }
 
@@ -65,7 +71,8 @@ TEST_CASE("a snapshot reads back to the same snapshot") {
   CHECK(a.total == b.total);
   REQUIRE(a.jobs.size() == b.jobs.size());
   for (const auto& job : a.jobs) {
-    auto other = std::find_if(b.jobs.begin(), b.jobs.end(), [&](const auto& j) { return j->id == job->id; });
+    auto other =
+        std::find_if(b.jobs.begin(), b.jobs.end(), [&](const auto& j) { return j->id == job->id; });
     REQUIRE(other != b.jobs.end());
     CHECK((*other)->counts == job->counts);
     CHECK((*other)->priority == job->priority);
@@ -104,7 +111,8 @@ TEST_CASE("a replayed snapshot makes the decisions the live session made") {
   REQUIRE(doc.ok());
   Registry registry;
   REQUIRE(RegisterBuiltins(registry).ok());
-  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), registry.ActionNames(), registry.PluginNames());
+  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), registry.ActionNames(),
+                                 registry.PluginNames());
   REQUIRE(conf.ok());
   ReplayResult replay = Replay(*doc, *conf, registry);
   Decisions recorded = *live.decisions;
@@ -120,14 +128,16 @@ TEST_CASE("a replayed snapshot makes the decisions the live session made") {
 
   // What if the gpu node were cordoned? A different configuration or state gives a diff.
   auto no_gpu = ParseSchedulerConf(
-      "actions: \"enqueue, allocate\"\ntiers:\n- plugins: [{name: gang}]\n- plugins: [{name: proportion}]\n",
+      "actions: \"enqueue, allocate\"\ntiers:\n- plugins: [{name: gang}]\n- plugins: [{name: "
+      "proportion}]\n",
       registry.ActionNames(), registry.PluginNames());
   REQUIRE(no_gpu.ok());
   ReplayResult other = Replay(*doc, *no_gpu, registry);
   std::string diff = FormatReplay(other, *doc);
   INFO(diff);
   CHECK(SameAsRecorded(other, *doc) == (other.decisions == recorded));
-  if (!(other.decisions == recorded)) CHECK(diff.find("# DIFFERENT from the recorded session") != std::string::npos);
+  if (!(other.decisions == recorded))
+    CHECK(diff.find("# DIFFERENT from the recorded session") != std::string::npos);
 }
 
 TEST_CASE("a bad snapshot is refused with the path of the problem") {
@@ -138,7 +148,8 @@ TEST_CASE("a bad snapshot is refused with the path of the problem") {
     return doc.status().message();
   };
   CHECK(bad("{").find("offset") != std::string::npos);
-  CHECK(bad(R"({"apiVersion":"v1","kind":"Pod"})").find("expected apiVersion tephra.dev/v1alpha1 kind SchedulerSnapshot") !=
+  CHECK(bad(R"({"apiVersion":"v1","kind":"Pod"})")
+            .find("expected apiVersion tephra.dev/v1alpha1 kind SchedulerSnapshot") !=
         std::string::npos);
   std::string missing = bad(R"({"apiVersion":"tephra.dev/v1alpha1","kind":"SchedulerSnapshot",
       "jobs":[{"id":"ns/j","tasks":[{"uid":"nope","status":"Pending"}]}]})");

@@ -47,7 +47,8 @@ TEST_CASE("A request review decodes every field the handlers use") {
   CHECK(json::Write(*r->old_object).find("\"generation\":1") != std::string::npos);
 
   // Encoding it again and decoding gives the same request.
-  std::string again = EncodeAdmissionRequest(*r, json::Write(*r->object), json::Write(*r->old_object));
+  std::string again =
+      EncodeAdmissionRequest(*r, json::Write(*r->object), json::Write(*r->old_object));
   auto r2 = DecodeAdmissionRequest(again);
   REQUIRE(r2.ok());
   CHECK(r2->uid == r->uid);
@@ -131,7 +132,8 @@ TEST_CASE("Malformed reviews are refused with the field and rule") {
       {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"operation":"CREATE"}})",
        "AdmissionReview: request.uid: is required"},
       {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","operation":"PATCH"}})",
-       "AdmissionReview: request.operation: expected CREATE, UPDATE, DELETE or CONNECT, got \"PATCH\""},
+       "AdmissionReview: request.operation: expected CREATE, UPDATE, DELETE or CONNECT, got "
+       "\"PATCH\""},
       {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","operation":"CREATE","object":"x"}})",
        "AdmissionReview: request.object: expected an object"},
       {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":7,"operation":"CREATE"}})",
@@ -170,19 +172,24 @@ TEST_CASE("The router answers 400 to malformed reviews, 404 to unknown paths, an
       "Queue", Operation::kCreate,
       R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"x"},"spec":{}})");
   CHECK(router.Call(kQueuesValidate, good_queue).allowed);
-  CHECK_FALSE(router.Call(kQueuesValidate,
-                          testing::Review("Queue", Operation::kDelete, "",
-                                          R"({"kind":"Queue","metadata":{"name":"root"}})"))
-                  .allowed);
+  CHECK_FALSE(
+      router
+          .Call(kQueuesValidate, testing::Review("Queue", Operation::kDelete, "",
+                                                 R"({"kind":"Queue","metadata":{"name":"root"}})"))
+          .allowed);
   std::string metrics = router.registry().Render();
   INFO(metrics);
-  CHECK(metrics.find(R"(tephra_admission_requests_total{path="/jobs/validate",verdict="error"} 1)") !=
+  CHECK(
+      metrics.find(R"(tephra_admission_requests_total{path="/jobs/validate",verdict="error"} 1)") !=
+      std::string::npos);
+  CHECK(metrics.find(
+            R"(tephra_admission_requests_total{path="/queues/validate",verdict="allowed"} 1)") !=
         std::string::npos);
-  CHECK(metrics.find(R"(tephra_admission_requests_total{path="/queues/validate",verdict="allowed"} 1)") !=
+  CHECK(metrics.find(
+            R"(tephra_admission_requests_total{path="/queues/validate",verdict="denied"} 1)") !=
         std::string::npos);
-  CHECK(metrics.find(R"(tephra_admission_requests_total{path="/queues/validate",verdict="denied"} 1)") !=
-        std::string::npos);
-  CHECK(metrics.find(R"(tephra_admission_request_duration_seconds_count{path="/queues/validate"} 2)") !=
+  CHECK(metrics.find(
+            R"(tephra_admission_request_duration_seconds_count{path="/queues/validate"} 2)") !=
         std::string::npos);
 }
 
@@ -191,9 +198,13 @@ TEST_CASE("Until its caches sync a handler is not called and the answer says why
   AdmissionRouter router(registry);
   bool synced = false;
   api::StaticQueueLookup queues = testing::TestQueues();
-  REQUIRE(router.Add(std::string(kJobsValidate), NewJobValidator(queues), [&] {
-    return synced ? Status::Ok() : Unavailable("waiting for the queue cache to sync");
-  }).ok());
+  REQUIRE(router
+              .Add(std::string(kJobsValidate), NewJobValidator(queues),
+                   [&] {
+                     return synced ? Status::Ok()
+                                   : Unavailable("waiting for the queue cache to sync");
+                   })
+              .ok());
   CHECK(router.Add(std::string(kJobsValidate), NewJobValidator(queues)).code() ==
         StatusCode::kAlreadyExists);
   CHECK(router.Add("jobs", NewJobValidator(queues)).code() == StatusCode::kInvalidArgument);

@@ -1,21 +1,21 @@
 // The Secret-backed certificate manager, the caBundle patch and patcher, and the informer-backed
 // queue lookup, against the in-memory FakeApiServer.
-#include <unistd.h>
+#include "webhooks/certs/cert_manager.h"
 
 #include <chrono>
 #include <fstream>
 #include <set>
 #include <sstream>
 #include <thread>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
 #include "base/base64.h"
 #include "tests/fakes/fake_apiserver.h"
-#include "webhooks/certs/ca_bundle_patcher.h"
-#include "webhooks/certs/cert_manager.h"
 #include "webhooks/admission/cluster_cache.h"
+#include "webhooks/certs/ca_bundle_patcher.h"
 
 namespace tephra::webhooks {
 namespace {
@@ -31,7 +31,8 @@ bool JsonEqual(std::string_view actual, std::string_view expected) {
 }
 
 const std::string kSecrets = "/api/v1/namespaces/tephra-system/secrets";
-const std::string kValidating = "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
+const std::string kValidating =
+    "/apis/admissionregistration.k8s.io/v1/validatingwebhookconfigurations";
 const std::string kMutating = "/apis/admissionregistration.k8s.io/v1/mutatingwebhookconfigurations";
 
 std::shared_ptr<kube::Client> ClientOn(const std::shared_ptr<FakeApiServer>& fake) {
@@ -113,12 +114,15 @@ TEST_CASE("The first replica creates the Secret and writes the files, the next r
 TEST_CASE("A Secret created meanwhile by another replica wins over ours") {
   auto fake = std::make_shared<FakeApiServer>();
   TempDir dir;
-  auto theirs = PlanCertificates(std::nullopt, Options(dir.path).policy, std::chrono::system_clock::now());
+  auto theirs =
+      PlanCertificates(std::nullopt, Options(dir.path).policy, std::chrono::system_clock::now());
   REQUIRE(theirs.ok());
   // Another replica's Secret appears between our read (NotFound) and our create, which then
   // fails with AlreadyExists: ours must read theirs back and use it.
-  fake->Put(kSecrets, R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"volcano-admission-secret",
-      "namespace":"tephra-system"},"type":"Opaque","data":)" + SecretDataJson(theirs->material) + "}");
+  fake->Put(kSecrets,
+            R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"volcano-admission-secret",
+      "namespace":"tephra-system"},"type":"Opaque","data":)" +
+                SecretDataJson(theirs->material) + "}");
   fake->FailNext(1, 404, "GET");
   CertManager manager(ClientOn(fake), Options(dir.path));
   REQUIRE(manager.Sync().ok());
@@ -127,7 +131,8 @@ TEST_CASE("A Secret created meanwhile by another replica wins over ours") {
 
 TEST_CASE("A broken Secret is repaired in place, keeping its other keys") {
   auto fake = std::make_shared<FakeApiServer>();
-  fake->Put(kSecrets, R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"volcano-admission-secret",
+  fake->Put(kSecrets,
+            R"({"apiVersion":"v1","kind":"Secret","metadata":{"name":"volcano-admission-secret",
       "namespace":"tephra-system","labels":{"team":"infra"}},"type":"Opaque",
       "data":{"tls.crt":"Z2FyYmFnZQ==","note":"a2VlcA=="}})");
   TempDir dir;
@@ -152,11 +157,14 @@ TEST_CASE("A rotation by another replica reaches the files through the Secret wa
   factory.Start();
   REQUIRE(factory.WaitForCacheSync(std::chrono::seconds(5)));
 
-  auto other = PlanCertificates(std::nullopt, Options(dir.path).policy, std::chrono::system_clock::now());
+  auto other =
+      PlanCertificates(std::nullopt, Options(dir.path).policy, std::chrono::system_clock::now());
   REQUIRE(other.ok());
   std::string stored = *fake->Object(kSecrets, "tephra-system/volcano-admission-secret");
   std::string rotated;
-  REQUIRE(json::ApplyMergePatch(stored, R"({"data":)" + SecretDataJson(other->material) + "}", &rotated).ok());
+  REQUIRE(
+      json::ApplyMergePatch(stored, R"({"data":)" + SecretDataJson(other->material) + "}", &rotated)
+          .ok());
   fake->Put(kSecrets, rotated);
   // The files are written before the manager records them as current: wait for both.
   CHECK(Soon([&] { return ReadFile(manager.cert_file()) == other->material.cert; }));
@@ -196,7 +204,8 @@ TEST_CASE("The caBundle patch changes only differing webhooks and keeps every ot
   REQUIRE(again.ok());
   CHECK_FALSE(again->has_value());
   CHECK_FALSE(CaBundlePatch(R"({"metadata":{"name":"empty"}})", "TkVX")->has_value());
-  CHECK(CaBundlePatch(R"({"webhooks":{}})", "x").status().message() == "webhooks: expected an array");
+  CHECK(CaBundlePatch(R"({"webhooks":{}})", "x").status().message() ==
+        "webhooks: expected an array");
   CHECK_FALSE(CaBundlePatch("[", "x").ok());
 }
 
@@ -204,8 +213,9 @@ TEST_CASE("Configuration names follow Volcano's and the path decides the kind") 
   WebhookConfigSelector s = SelectorForPaths(
       "volcano-admission-service", {"/jobs/mutate", "/jobs/validate", "/queues/validate"}, "");
   CHECK(s.mutating_names == std::vector<std::string>{"volcano-admission-service-jobs-mutate"});
-  CHECK(s.validating_names == std::vector<std::string>{"volcano-admission-service-jobs-validate",
-                                                        "volcano-admission-service-queues-validate"});
+  CHECK(s.validating_names ==
+        std::vector<std::string>{"volcano-admission-service-jobs-validate",
+                                 "volcano-admission-service-queues-validate"});
   CHECK(s.Wants(true, "volcano-admission-service-jobs-mutate"));
   CHECK_FALSE(s.Wants(false, "volcano-admission-service-jobs-mutate"));
   CHECK_FALSE(s.Wants(true, "someone-elses"));
@@ -216,7 +226,8 @@ TEST_CASE("Configuration names follow Volcano's and the path decides the kind") 
 TEST_CASE("The patcher fills in the caBundle of its configurations as they appear, not others'") {
   auto fake = std::make_shared<FakeApiServer>();
   fake->Put(kValidating, kConfig);
-  std::string foreign = R"({"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingWebhookConfiguration",
+  std::string foreign =
+      R"({"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingWebhookConfiguration",
       "metadata":{"name":"someone-elses"},"webhooks":[{"name":"x.example.com","clientConfig":{"caBundle":"T0xE"}}]})";
   fake->Put(kMutating, foreign);
   CaBundlePatcher patcher(ClientOn(fake), SelectorForPaths("volcano-admission-service",
@@ -232,18 +243,21 @@ TEST_CASE("The patcher fills in the caBundle of its configurations as they appea
   };
   REQUIRE(Soon([&] {
     std::string v = bundle_of(kValidating, "volcano-admission-service-jobs-validate");
-    return v.find("T0xE") == std::string::npos && v.find("\"caBundle\":\"TkVX\"") != std::string::npos;
+    return v.find("T0xE") == std::string::npos &&
+           v.find("\"caBundle\":\"TkVX\"") != std::string::npos;
   }));
   CHECK(bundle_of(kValidating, "volcano-admission-service-jobs-validate").find("futureField") !=
         std::string::npos);
 
   // A configuration created later (a Helm install after the daemon) is patched too.
-  fake->Put(kMutating, R"({"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingWebhookConfiguration",
+  fake->Put(
+      kMutating,
+      R"({"apiVersion":"admissionregistration.k8s.io/v1","kind":"MutatingWebhookConfiguration",
       "metadata":{"name":"volcano-admission-service-jobs-mutate"},
       "webhooks":[{"name":"mutatejob.volcano.sh","clientConfig":{"url":"https://127.0.0.1:1/jobs/mutate"}}]})");
   REQUIRE(Soon([&] {
-    return bundle_of(kMutating, "volcano-admission-service-jobs-mutate").find("\"caBundle\":\"TkVX\"") !=
-           std::string::npos;
+    return bundle_of(kMutating, "volcano-admission-service-jobs-mutate")
+               .find("\"caBundle\":\"TkVX\"") != std::string::npos;
   }));
   CHECK(bundle_of(kMutating, "someone-elses").find("T0xE") != std::string::npos);
   CHECK(patcher.patches() == 2);
@@ -255,8 +269,10 @@ TEST_CASE("The queue lookup answers from the informer, children by index") {
   auto fake = std::make_shared<FakeApiServer>();
   const std::string queues = "/apis/scheduling.volcano.sh/v1beta1/queues";
   auto put = [&](const std::string& name, const std::string& parent) {
-    fake->Put(queues, R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":")" +
-                          name + R"("},"spec":{"parent":")" + parent + R"("},"status":{"state":"Open"}})");
+    fake->Put(
+        queues,
+        R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":")" +
+            name + R"("},"spec":{"parent":")" + parent + R"("},"status":{"state":"Open"}})");
   };
   put("root", "");
   put("a", "");

@@ -1,5 +1,7 @@
 // Certificate generation (checked with OpenSSL directly), subject alternative names,
 // verification, and the renewal plan over time.
+#include "webhooks/certs/certificates.h"
+
 #include <chrono>
 #include <memory>
 #include <string>
@@ -10,7 +12,6 @@
 #include <openssl/x509v3.h>
 
 #include "webhooks/certs/cert_manager.h"
-#include "webhooks/certs/certificates.h"
 
 namespace tephra::webhooks {
 namespace {
@@ -18,7 +19,9 @@ namespace {
 using std::chrono::hours;
 constexpr auto kDay = hours(24);
 
-SystemTime Now() { return std::chrono::system_clock::from_time_t(1'800'000'000); }
+SystemTime Now() {
+  return std::chrono::system_clock::from_time_t(1'800'000'000);
+}
 
 SubjectAltNames Sans() {
   SubjectAltNames sans = ServiceDnsNames("volcano-admission-service", "tephra-system");
@@ -87,7 +90,8 @@ TEST_CASE("Verification fails for another CA, expiry and garbage") {
   auto leaf = IssueServingCertificate(*ca, "x", Sans(), kDay * 365, Now());
   REQUIRE(leaf.ok());
   // A serving certificate never outlives its CA.
-  CHECK(InspectCertificate(leaf->cert_pem)->not_after == InspectCertificate(ca->cert_pem)->not_after);
+  CHECK(InspectCertificate(leaf->cert_pem)->not_after ==
+        InspectCertificate(ca->cert_pem)->not_after);
   CHECK(VerifyServingCertificate(leaf->cert_pem, other->cert_pem, Now()).message() ==
         "certificate does not verify: unable to get local issuer certificate");
   CHECK(VerifyServingCertificate(leaf->cert_pem, ca->cert_pem, Now() + kDay * 11).message() ==
@@ -177,7 +181,8 @@ TEST_CASE("Plan: new names, a foreign key or a broken certificate renew at once"
 
   CertificateMaterial wrong_key = m;
   wrong_key.key = m.ca_key;
-  CHECK(PlanCertificates(wrong_key, Policy(), Now())->reason == "tls.key does not belong to tls.crt");
+  CHECK(PlanCertificates(wrong_key, Policy(), Now())->reason ==
+        "tls.key does not belong to tls.crt");
 
   CertificateMaterial broken = m;
   broken.cert = "not a certificate";

@@ -1,10 +1,9 @@
 // The mutating endpoints: each default as the JSON Patch the API server receives, and the patch
 // applied to the request giving an object the validating endpoint accepts.
-#include <unistd.h>
-
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -20,7 +19,8 @@ namespace {
 using testing::JsonEqual;
 using testing::Review;
 
-const std::string kTemplate = R"("template":{"spec":{"containers":[{"name":"c","image":"busybox"}]}})";
+const std::string kTemplate =
+    R"("template":{"spec":{"containers":[{"name":"c","image":"busybox"}]}})";
 
 std::string Job(const std::string& spec) {
   return R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"job","namespace":"team"},"spec":{)" +
@@ -59,18 +59,22 @@ std::vector<Case> Cases() {
            {"op":"add","path":"/spec/maxRetry","value":3}])"},
       {"job minAvailable is the sum of the tasks'", jm, "Job",
        Job(R"("queue":"q","schedulerName":"volcano","maxRetry":5,"tasks":[
-             {"name":"ps","replicas":2,"minAvailable":1,"maxRetry":1,)" + kTemplate + R"(},
-             {"name":"worker","replicas":4,"maxRetry":1,)" + kTemplate + "}]"),
+             {"name":"ps","replicas":2,"minAvailable":1,"maxRetry":1,)" +
+           kTemplate + R"(},
+             {"name":"worker","replicas":4,"maxRetry":1,)" +
+           kTemplate + "}]"),
        R"([{"op":"add","path":"/spec/tasks/1/minAvailable","value":4},
            {"op":"add","path":"/spec/minAvailable","value":5}])"},
       {"an explicit minAvailable 0 is replaced like an absent one", jm, "Job",
        Job(R"("queue":"q","schedulerName":"volcano","maxRetry":1,"minAvailable":0,"tasks":[
-             {"name":"a","replicas":2,"minAvailable":2,"maxRetry":1,)" + kTemplate + "}]"),
+             {"name":"a","replicas":2,"minAvailable":2,"maxRetry":1,)" +
+           kTemplate + "}]"),
        R"([{"op":"replace","path":"/spec/minAvailable","value":2}])"},
       {"partitions set the task minimum", jm, "Job",
        Job(R"("queue":"q","schedulerName":"volcano","maxRetry":1,"minAvailable":4,"tasks":[
              {"name":"a","replicas":8,"maxRetry":1,
-              "partitionPolicy":{"totalPartitions":4,"partitionSize":2,"minPartitions":2},)" + kTemplate + "}]"),
+              "partitionPolicy":{"totalPartitions":4,"partitionSize":2,"minPartitions":2},)" +
+           kTemplate + "}]"),
        R"([{"op":"add","path":"/spec/tasks/0/minAvailable","value":4}])"},
       {"host-network pods get ClusterFirstWithHostNet", jm, "Job",
        Job(R"("queue":"q","schedulerName":"volcano","maxRetry":1,"minAvailable":1,"tasks":[
@@ -79,20 +83,24 @@ std::vector<Case> Cases() {
        R"([{"op":"add","path":"/spec/tasks/0/template/spec/dnsPolicy","value":"ClusterFirstWithHostNet"}])"},
       {"pytorch brings svc", jm, "Job",
        Job(R"("queue":"q","schedulerName":"volcano","maxRetry":1,"minAvailable":1,"plugins":{"pytorch":["--master=m"]},
-             "tasks":[{"name":"m","replicas":1,"minAvailable":1,"maxRetry":1,)" + kTemplate + "}]"),
+             "tasks":[{"name":"m","replicas":1,"minAvailable":1,"maxRetry":1,)" +
+           kTemplate + "}]"),
        R"([{"op":"add","path":"/spec/plugins/svc","value":[]}])"},
       {"mpi brings svc and ssh", jm, "Job",
        Job(R"("queue":"q","schedulerName":"volcano","maxRetry":1,"minAvailable":1,"plugins":{"mpi":[]},
-             "tasks":[{"name":"master","replicas":1,"minAvailable":1,"maxRetry":1,)" + kTemplate + "}]"),
+             "tasks":[{"name":"master","replicas":1,"minAvailable":1,"maxRetry":1,)" +
+           kTemplate + "}]"),
        R"([{"op":"add","path":"/spec/plugins/ssh","value":[]},
            {"op":"add","path":"/spec/plugins/svc","value":[]}])"},
       {"a fully specified job is left alone", jm, "Job",
        Job(R"("queue":"q","schedulerName":"other","maxRetry":1,"minAvailable":1,
-             "tasks":[{"name":"a","replicas":1,"minAvailable":1,"maxRetry":1,)" + kTemplate + "}]"),
+             "tasks":[{"name":"a","replicas":1,"minAvailable":1,"maxRetry":1,)" +
+           kTemplate + "}]"),
        ""},
       {"unknown fields stay untouched", jm, "Job",
        Job(R"("queue":"q","schedulerName":"volcano","maxRetry":1,"minAvailable":1,"futureField":{"x":1},
-             "tasks":[{"name":"a","replicas":1,"maxRetry":1,"futureTaskField":true,)" + kTemplate + "}]"),
+             "tasks":[{"name":"a","replicas":1,"maxRetry":1,"futureTaskField":true,)" +
+           kTemplate + "}]"),
        R"([{"op":"add","path":"/spec/tasks/0/minAvailable","value":1}])"},
       {"a queue gets reclaimable and weight", qm, "Queue", Queue("", ""),
        R"([{"op":"add","path":"/spec/weight","value":1},
@@ -100,8 +108,9 @@ std::vector<Case> Cases() {
       {"a queue keeps an explicit reclaimable false", qm, "Queue",
        Queue("", R"("weight":4,"reclaimable":false)"), ""},
       {"legacy hierarchy annotations move under root", qm, "Queue",
-       Queue(R"(,"annotations":{"volcano.sh/hierarchy":"a/q","volcano.sh/hierarchy-weights":"2/3"})",
-             R"("weight":1,"reclaimable":true)"),
+       Queue(
+           R"(,"annotations":{"volcano.sh/hierarchy":"a/q","volcano.sh/hierarchy-weights":"2/3"})",
+           R"("weight":1,"reclaimable":true)"),
        R"([{"op":"replace","path":"/metadata/annotations/volcano.sh~1hierarchy","value":"root/a/q"},
            {"op":"replace","path":"/metadata/annotations/volcano.sh~1hierarchy-weights","value":"1/2/3"}])"},
       {"a podgroup in the default queue takes its namespace's queue", pgm, "PodGroup",
@@ -140,7 +149,8 @@ TEST_CASE("A defaulted job passes validation and defaulting it again changes not
   api::StaticQueueLookup queues = testing::TestQueues();
   testing::StaticNamespaces namespaces;
   testing::TestRouter router(queues, namespaces);
-  std::string job = Job(R"("tasks":[{"replicas":2,)" + kTemplate + R"(},{"replicas":1,)" + kTemplate + "}]");
+  std::string job =
+      Job(R"("tasks":[{"replicas":2,)" + kTemplate + R"(},{"replicas":1,)" + kTemplate + "}]");
   AdmissionResponse mutated = router.Call(kJobsMutate, Review("Job", Operation::kCreate, job));
   REQUIRE(mutated.allowed);
   // The patch is a JSON array; apply it through api/ as the API server would.
@@ -156,7 +166,8 @@ TEST_CASE("Mutations apply on CREATE only, and the first --scheduler-name is the
   options.job_defaults.scheduler_name = "tephra";
   testing::TestRouter router(queues, namespaces, options);
   std::string job = Job(R"("queue":"q","maxRetry":1,"minAvailable":1,"tasks":[
-      {"name":"a","replicas":1,"minAvailable":1,"maxRetry":1,)" + kTemplate + "}]");
+      {"name":"a","replicas":1,"minAvailable":1,"maxRetry":1,)" +
+                        kTemplate + "}]");
   CHECK(JsonEqual(router.Call(kJobsMutate, Review("Job", Operation::kCreate, job)).patch,
                   R"([{"op":"add","path":"/spec/schedulerName","value":"tephra"}])"));
   AdmissionResponse update = router.Call(kJobsMutate, Review("Job", Operation::kUpdate, job, job));
@@ -211,8 +222,9 @@ resourceGroups:
   // The second group has no object: it matches the volcano.sh/resource-group annotation.
   std::string gpu = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"x",
       "annotations":{"volcano.sh/resource-group":"gpu"}},"spec":{"containers":[{"name":"c","image":"i"}]}})";
-  CHECK(JsonEqual(router.Call(kPodsMutate, Review("Pod", Operation::kCreate, gpu)).patch,
-                  R"([{"op":"add","path":"/spec/nodeSelector","value":{"volcano.sh/nodetype":"gpu"}}])"));
+  CHECK(JsonEqual(
+      router.Call(kPodsMutate, Review("Pod", Operation::kCreate, gpu)).patch,
+      R"([{"op":"add","path":"/spec/nodeSelector","value":{"volcano.sh/nodetype":"gpu"}}])"));
 
   // No group matches: no patch.
   std::string plain = R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"x"},
@@ -227,8 +239,10 @@ TEST_CASE("Resource group configuration errors name the group and field") {
         "resourceGroups[0].resourceGroup: is required");
   CHECK(ParseResourceGroups("resourceGroups:\n- resourceGroup: a\n  object: {key: label}\n")
             .status()
-            .message() == "resourceGroups[0].object.key: must be namespace or annotation, not \"label\"");
-  CHECK(ParseResourceGroups("resourceGroups:\n- resourceGroup: a\n  object: {key: annotation, value: [nocolon]}\n")
+            .message() ==
+        "resourceGroups[0].object.key: must be namespace or annotation, not \"label\"");
+  CHECK(ParseResourceGroups(
+            "resourceGroups:\n- resourceGroup: a\n  object: {key: annotation, value: [nocolon]}\n")
             .status()
             .message() ==
         "resourceGroups[0].object.value: annotation \"nocolon\" must be written \"key: value\"");

@@ -1,10 +1,10 @@
 // tephra-admission's flags: Volcano's names, defaults, and the errors for bad combinations.
+#include "webhooks/options.h"
+
 #include <cstdlib>
 
 #include <catch2/catch.hpp>
 #include <yaml-cpp/yaml.h>
-
-#include "webhooks/options.h"
 
 namespace tephra::webhooks {
 namespace {
@@ -21,9 +21,9 @@ TEST_CASE("Defaults follow Volcano's webhook manager and its Helm chart") {
   AdmissionOptions o;
   REQUIRE(Parse(&o, {}).ok());
   CHECK(o.port == 8443);
-  CHECK(o.enabled_admission ==
-        std::vector<std::string>{"/jobs/mutate", "/jobs/validate", "/podgroups/validate",
-                                 "/queues/mutate", "/queues/validate"});
+  CHECK(o.enabled_admission == std::vector<std::string>{"/jobs/mutate", "/jobs/validate",
+                                                        "/podgroups/validate", "/queues/mutate",
+                                                        "/queues/validate"});
   CHECK(o.scheduler_names == std::vector<std::string>{"volcano"});
   CHECK(o.secret_name == "volcano-admission-secret");
   CHECK(o.webhook_config_name_prefix == "volcano-admission-service");
@@ -42,7 +42,8 @@ TEST_CASE("Defaults follow Volcano's webhook manager and its Helm chart") {
 TEST_CASE("The chart's default admission paths are the daemon's") {
   YAML::Node values = YAML::LoadFile(std::string(TEPHRA_SOURCE_DIR) + "/charts/tephra/values.yaml");
   std::vector<std::string> chart;
-  for (const YAML::Node& path : values["admission"]["enabledAdmissions"]) chart.push_back(path.as<std::string>());
+  for (const YAML::Node& path : values["admission"]["enabledAdmissions"])
+    chart.push_back(path.as<std::string>());
   AdmissionOptions o;
   REQUIRE(Parse(&o, {}).ok());
   CHECK(chart == o.enabled_admission);
@@ -51,8 +52,8 @@ TEST_CASE("The chart's default admission paths are the daemon's") {
 TEST_CASE("Flags as a Deployment passes them") {
   AdmissionOptions o;
   REQUIRE(Parse(&o, {"--port=9443", "--enabled-admission=/jobs/validate,/pods/validate",
-                     "--scheduler-name", "volcano", "--scheduler-name", "tephra",
-                     "--extra-san", "IP:127.0.0.1", "--namespace", "ns", "--max-queue-depth=3",
+                     "--scheduler-name", "volcano", "--scheduler-name", "tephra", "--extra-san",
+                     "IP:127.0.0.1", "--namespace", "ns", "--max-queue-depth=3",
                      "--enable-queue-allocated-pods-check", "--request-timeout=5s",
                      "--kube-api-qps=20", "--healthz-address=0"})
               .ok());

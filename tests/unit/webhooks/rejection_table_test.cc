@@ -39,13 +39,15 @@ std::string Queue(const std::string& name, const std::string& spec, const std::s
 
 std::string PodGroup(const std::string& spec) {
   return R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup",
-    "metadata":{"name":"pg","namespace":"team"},"spec":{)" + spec + "}}";
+    "metadata":{"name":"pg","namespace":"team"},"spec":{)" +
+         spec + "}}";
 }
 
 std::string Pod(const std::string& annotations) {
   return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"team",
-    "annotations":{)" + annotations + R"(}},"spec":{"schedulerName":"volcano","containers":[)" +
-         kContainer + "]}}";
+    "annotations":{)" +
+         annotations + R"(}},"spec":{"schedulerName":"volcano","containers":[)" + kContainer +
+         "]}}";
 }
 
 const std::string kUpdatable =
@@ -76,18 +78,22 @@ std::vector<Case> Cases() {
       {"job without tasks", jv, Review("Job", C, Job(R"("queue":"default","tasks":[])")),
        "spec.tasks: No task specified in job spec"},
       {"task minAvailable above replicas", jv,
-       Review("Job", C, Job(R"("queue":"default","tasks":[)" + Task("a", 3, R"("minAvailable":5,)") + "]")),
+       Review("Job", C,
+              Job(R"("queue":"default","tasks":[)" + Task("a", 3, R"("minAvailable":5,)") + "]")),
        "spec.tasks[0].minAvailable: must be less than or equal to replicas (3)"},
       {"duplicate task names", jv,
-       Review("Job", C, Job(R"("queue":"default","tasks":[)" + Task("a", 1) + "," + Task("a", 1) + "]")),
+       Review("Job", C,
+              Job(R"("queue":"default","tasks":[)" + Task("a", 1) + "," + Task("a", 1) + "]")),
        "spec.tasks[1].name: duplicate task name \"a\""},
       {"job minAvailable above all replicas", jv,
-       Review("Job", C, Job(R"("queue":"default","minAvailable":5,"tasks":[)" + Task("a", 2) + "]")),
+       Review("Job", C,
+              Job(R"("queue":"default","minAvailable":5,"tasks":[)" + Task("a", 2) + "]")),
        "spec.minAvailable: must be less than or equal to the total replicas of all tasks (2)"},
       {"queue that does not exist", jv,
        Review("Job", C, Job(R"("queue":"nope","tasks":[)" + Task("a", 1) + "]")),
        "spec.queue: queue \"nope\" does not exist"},
-      {"closed queue", jv, Review("Job", C, Job(R"("queue":"closed","tasks":[)" + Task("a", 1) + "]")),
+      {"closed queue", jv,
+       Review("Job", C, Job(R"("queue":"closed","tasks":[)" + Task("a", 1) + "]")),
        "spec.queue: can only submit job to queue with state Open; queue \"closed\" is \"Closed\""},
       {"root queue", jv, Review("Job", C, Job(R"("queue":"root","tasks":[)" + Task("a", 1) + "]")),
        "spec.queue: can not submit job to the root queue"},
@@ -106,7 +112,8 @@ std::vector<Case> Cases() {
        Review("Job", C, GoodJob(R"("policies":[{"event":"PodFailed","action":"Explode"}],)")),
        "spec.policies[0].action: invalid action \"Explode\"; valid actions: " + kActions},
       {"policy with event and exitCode", jv,
-       Review("Job", C, GoodJob(R"("policies":[{"event":"PodFailed","exitCode":3,"action":"AbortJob"}],)")),
+       Review("Job", C,
+              GoodJob(R"("policies":[{"event":"PodFailed","exitCode":3,"action":"AbortJob"}],)")),
        "spec.policies[0]: event(s) and exitCode are mutually exclusive"},
       {"policy with exitCode 0", jv,
        Review("Job", C, GoodJob(R"("policies":[{"exitCode":0,"action":"AbortJob"}],)")),
@@ -116,14 +123,16 @@ std::vector<Case> Cases() {
                                                 {"event":"PodFailed","action":"RestartJob"}],)")),
        "spec.policies[1].event: event \"PodFailed\" is already handled by spec.policies[0]"},
       {"wildcard event with others", jv,
-       Review("Job", C, GoodJob(R"("policies":[{"events":["*","PodEvicted"],"action":"AbortJob"}],)")),
+       Review("Job", C,
+              GoodJob(R"("policies":[{"events":["*","PodEvicted"],"action":"AbortJob"}],)")),
        "spec.policies: when event \"*\" is used it must be the only event"},
       {"policy without event or exitCode", jv,
        Review("Job", C, GoodJob(R"("policies":[{"action":"AbortJob"}],)")),
        "spec.policies[0]: one of event, events or exitCode is required"},
       {"task policy with an unknown event", jv,
-       Review("Job", C, Job(R"("queue":"default","tasks":[)" +
-                            Task("a", 1, R"("policies":[{"event":"Nope","action":"RestartTask"}],)") + "]")),
+       Review("Job", C,
+              Job(R"("queue":"default","tasks":[)" +
+                  Task("a", 1, R"("policies":[{"event":"Nope","action":"RestartTask"}],)") + "]")),
        "spec.tasks[0].policies[0].event: invalid event \"Nope\"; valid events: " + kEvents},
       {"volume without mountPath", jv,
        Review("Job", C, GoodJob(R"("volumes":[{"volumeClaimName":"data"}],)")),
@@ -141,37 +150,49 @@ std::vector<Case> Cases() {
        "spec.tasks[0].name: task name \"Bad_Name\" must consist of lower case alphanumeric "
        "characters or '-', and must start and end with an alphanumeric character"},
       {"pod name too long", jv,
-       Review("Job", C, Job(R"("queue":"default","tasks":[)" + Task("worker", 1) + "]",
-                            std::string(60, 'j'))),
+       Review(
+           "Job", C,
+           Job(R"("queue":"default","tasks":[)" + Task("worker", 1) + "]", std::string(60, 'j'))),
        "spec.tasks[0].name: generated pod name \"" + std::string(60, 'j') +
            "-worker-0\" name part must be no more than 63 characters"},
       {"template without containers", jv,
-       Review("Job", C, Job(R"("queue":"default","tasks":[{"name":"a","replicas":1,"template":{"spec":{}}}])")),
+       Review(
+           "Job", C,
+           Job(R"("queue":"default","tasks":[{"name":"a","replicas":1,"template":{"spec":{}}}])")),
        "spec.tasks[0].template.spec.containers: must have at least one container"},
       {"container without image", jv,
        Review("Job", C, Job(R"("queue":"default","tasks":[{"name":"a","replicas":1,
                                 "template":{"spec":{"containers":[{"name":"c"}]}}}])")),
        "spec.tasks[0].template.spec.containers[0].image: is required"},
       {"dependsOn cycle", jv,
-       Review("Job", C, Job(R"("queue":"default","tasks":[)" +
-                            Task("a", 1, R"("dependsOn":{"name":["b"]},)") + "," +
-                            Task("b", 1, R"("dependsOn":{"name":["a"]},)") + "]")),
+       Review(
+           "Job", C,
+           Job(R"("queue":"default","tasks":[)" + Task("a", 1, R"("dependsOn":{"name":["b"]},)") +
+               "," + Task("b", 1, R"("dependsOn":{"name":["a"]},)") + "]")),
        "spec.tasks: dependsOn forms a cycle: a -> b -> a"},
       {"dependsOn unknown task", jv,
-       Review("Job", C, Job(R"("queue":"default","tasks":[)" +
-                            Task("a", 1, R"("dependsOn":{"name":["zzz"]},)") + "]")),
+       Review("Job", C,
+              Job(R"("queue":"default","tasks":[)" +
+                  Task("a", 1, R"("dependsOn":{"name":["zzz"]},)") + "]")),
        "spec.tasks[0].dependsOn.name[0]: unknown task \"zzz\""},
       {"partition that does not add up", jv,
-       Review("Job", C, Job(R"("queue":"default","tasks":[)" +
-                            Task("a", 3, R"("partitionPolicy":{"totalPartitions":2,"partitionSize":2},)") + "]")),
+       Review("Job", C,
+              Job(R"("queue":"default","tasks":[)" +
+                  Task("a", 3, R"("partitionPolicy":{"totalPartitions":2,"partitionSize":2},)") +
+                  "]")),
        "spec.tasks[0].replicas: must equal totalPartitions × partitionSize (4) when "
        "partitionPolicy is set"},
       {"both network topology tiers", jv,
-       Review("Job", C, GoodJob(R"("networkTopology":{"mode":"hard","highestTierAllowed":1,"highestTierName":"rack"},)")),
+       Review(
+           "Job", C,
+           GoodJob(
+               R"("networkTopology":{"mode":"hard","highestTierAllowed":1,"highestTierName":"rack"},)")),
        "spec.networkTopology: highestTierAllowed and highestTierName are mutually exclusive; set "
        "only one"},
       {"NUMA policy with fractional cpu", jv,
-       Review("Job", C, Job(R"("queue":"default","tasks":[{"name":"a","replicas":1,"topologyPolicy":"restricted",
+       Review(
+           "Job", C,
+           Job(R"("queue":"default","tasks":[{"name":"a","replicas":1,"topologyPolicy":"restricted",
              "template":{"spec":{"containers":[{"name":"c","image":"busybox",
              "resources":{"requests":{"cpu":"500m"}}}]}}}])")),
        "spec.tasks[0].topologyPolicy: topologyPolicy restricted requires a whole number of cpus "
@@ -179,8 +200,9 @@ std::vector<Case> Cases() {
       {"negative maxRetry", jv, Review("Job", C, GoodJob(R"("maxRetry":-1,)")),
        "spec.maxRetry: must be greater than or equal to 0"},
       {"every problem at once", jv,
-       Review("Job", C, Job(R"("queue":"nope","minAvailable":9,"tasks":[)" +
-                            Task("a", 3, R"("minAvailable":5,)") + "]")),
+       Review("Job", C,
+              Job(R"("queue":"nope","minAvailable":9,"tasks":[)" +
+                  Task("a", 3, R"("minAvailable":5,)") + "]")),
        "spec.tasks[0].minAvailable: must be less than or equal to replicas (3); spec.minAvailable: "
        "must be less than or equal to the total replicas of all tasks (3); spec.queue: queue "
        "\"nope\" does not exist"},
@@ -193,20 +215,25 @@ std::vector<Case> Cases() {
 
       // ---- Job UPDATE
       {"task count change", jv,
-       Review("Job", U, Job(R"("queue":"default","tasks":[)" + Task("worker", 2) + "," + Task("extra", 1) + "]"),
-              GoodJob()),
+       Review(
+           "Job", U,
+           Job(R"("queue":"default","tasks":[)" + Task("worker", 2) + "," + Task("extra", 1) + "]"),
+           GoodJob()),
        "spec.tasks: the number of tasks may not change (was 1, now 2)"},
-      {"queue change", jv, Review("Job", U, Job(R"("queue":"research-a","minAvailable":2,"tasks":[)" +
-                                                Task("worker", 2) + "]"),
-                                  GoodJob()),
+      {"queue change", jv,
+       Review("Job", U,
+              Job(R"("queue":"research-a","minAvailable":2,"tasks":[)" + Task("worker", 2) + "]"),
+              GoodJob()),
        "spec.queue: " + kUpdatable},
       {"template change", jv,
-       Review("Job", U, Job(R"("queue":"default","minAvailable":2,"tasks":[{"name":"worker","replicas":2,
+       Review("Job", U,
+              Job(R"("queue":"default","minAvailable":2,"tasks":[{"name":"worker","replicas":2,
               "template":{"spec":{"containers":[{"name":"c","image":"nginx"}]}}}])"),
               GoodJob()),
        "spec.tasks[0].template: " + kUpdatable},
       {"minAvailable above replicas on update", jv,
-       Review("Job", U, Job(R"("queue":"default","minAvailable":3,"tasks":[)" + Task("worker", 2) + "]"),
+       Review("Job", U,
+              Job(R"("queue":"default","minAvailable":3,"tasks":[)" + Task("worker", 2) + "]"),
               GoodJob()),
        "spec.minAvailable: must be less than or equal to the total replicas of all tasks (2)"},
 
@@ -215,7 +242,8 @@ std::vector<Case> Cases() {
        Review("Queue", C, Queue("q1", R"("capability":{"cpu":"4"},"deserved":{"cpu":"8"})")),
        "spec.deserved.cpu: must be less than or equal to capability (4)"},
       {"guarantee above deserved", qv,
-       Review("Queue", C, Queue("q1", R"("deserved":{"cpu":"2"},"guarantee":{"resource":{"cpu":"3"}})")),
+       Review("Queue", C,
+              Queue("q1", R"("deserved":{"cpu":"2"},"guarantee":{"resource":{"cpu":"3"}})")),
        "spec.guarantee.resource.cpu: must be less than or equal to deserved (2)"},
       {"negative capability", qv, Review("Queue", C, Queue("q1", R"("capability":{"cpu":"-1"})")),
        "spec.capability.cpu: must be a non-negative quantity, not -1"},
@@ -231,8 +259,7 @@ std::vector<Case> Cases() {
        Review("Queue", C, Queue("research-c", R"("parent":"research","deserved":{"cpu":"2"})")),
        "spec.deserved.cpu: the deserved of queue \"research\"'s children would add up to 11, more "
        "than its own deserved (10)"},
-      {"unknown state", qv,
-       Review("Queue", C, Queue("q1", "", R"(,"status":{"state":"Broken"})")),
+      {"unknown state", qv, Review("Queue", C, Queue("q1", "", R"(,"status":{"state":"Broken"})")),
        "status.state: must be Open or Closed, not \"Broken\""},
       {"hierarchy weights that do not match", qv,
        Review("Queue", C, R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",
@@ -259,14 +286,16 @@ std::vector<Case> Cases() {
        "metadata.name: queue \"research\" has child queues and cannot be deleted"},
 
       // ---- PodGroup CREATE
-      {"podgroup in a missing queue", pgv, Review("PodGroup", C, PodGroup(R"("minMember":1,"queue":"nope")")),
+      {"podgroup in a missing queue", pgv,
+       Review("PodGroup", C, PodGroup(R"("minMember":1,"queue":"nope")")),
        "spec.queue: queue \"nope\" does not exist"},
       {"podgroup in a closed queue", pgv,
        Review("PodGroup", C, PodGroup(R"("minMember":1,"queue":"closed")")),
        "spec.queue: can only submit PodGroup to queue with state Open; queue \"closed\" is "
        "\"Closed\""},
       {"sub-group with both tiers", pgv,
-       Review("PodGroup", C, PodGroup(R"("minMember":1,"queue":"default","subGroupPolicy":[{"name":"a",
+       Review("PodGroup", C,
+              PodGroup(R"("minMember":1,"queue":"default","subGroupPolicy":[{"name":"a",
               "networkTopology":{"highestTierAllowed":1,"highestTierName":"rack"}}])")),
        "spec.subGroupPolicy[0].networkTopology: highestTierAllowed and highestTierName are "
        "mutually exclusive; set only one"},
@@ -281,7 +310,8 @@ std::vector<Case> Cases() {
        "metadata.annotations[volcano.sh/jdb-max-unavailable]: must be a positive integer or a "
        "percentage from 1% to 99%, not \"100%\""},
       {"both disruption budgets", podv,
-       Review("Pod", C, Pod(R"("volcano.sh/jdb-min-available":"2","volcano.sh/jdb-max-unavailable":"10%")")),
+       Review("Pod", C,
+              Pod(R"("volcano.sh/jdb-min-available":"2","volcano.sh/jdb-max-unavailable":"10%")")),
        "metadata.annotations: volcano.sh/jdb-min-available and volcano.sh/jdb-max-unavailable are "
        "mutually exclusive; set only one"},
   };
@@ -335,16 +365,20 @@ TEST_CASE("The good versions of the same objects are allowed") {
   };
   const std::vector<Good> goods = {
       {std::string(kJobsValidate), Review("Job", C, GoodJob())},
-      {std::string(kJobsValidate), Review("Job", Operation::kUpdate,
-                                          Job(R"("queue":"default","minAvailable":3,"tasks":[)" +
-                                              Task("worker", 4) + "]"),
-                                          GoodJob())},
+      {std::string(kJobsValidate),
+       Review("Job", Operation::kUpdate,
+              Job(R"("queue":"default","minAvailable":3,"tasks":[)" + Task("worker", 4) + "]"),
+              GoodJob())},
       {std::string(kJobsValidate), Review("Job", Operation::kDelete, "", GoodJob())},
-      {std::string(kQueuesValidate), Review("Queue", C, Queue("q1", R"("parent":"research","deserved":{"cpu":"1"})"))},
+      {std::string(kQueuesValidate),
+       Review("Queue", C, Queue("q1", R"("parent":"research","deserved":{"cpu":"1"})"))},
       {std::string(kQueuesValidate), Review("Queue", C, Queue("l5b", R"("parent":"l4")"))},
-      {std::string(kQueuesValidate), Review("Queue", Operation::kDelete, "", Queue("research-a", ""))},
-      {std::string(kPodGroupsValidate), Review("PodGroup", C, PodGroup(R"("minMember":1,"queue":"default")"))},
-      {std::string(kPodsValidate), Review("Pod", C, Pod(R"("volcano.sh/jdb-min-available":"50%")"))},
+      {std::string(kQueuesValidate),
+       Review("Queue", Operation::kDelete, "", Queue("research-a", ""))},
+      {std::string(kPodGroupsValidate),
+       Review("PodGroup", C, PodGroup(R"("minMember":1,"queue":"default")"))},
+      {std::string(kPodsValidate),
+       Review("Pod", C, Pod(R"("volcano.sh/jdb-min-available":"50%")"))},
       // Pods of other schedulers are none of our business.
       {std::string(kPodsValidate),
        Review("Pod", C, R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p","namespace":"t",

@@ -1,21 +1,21 @@
 // The daemon's HTTPS server: TLS with a certificate the way the daemon makes it, admission
 // reviews answered, health endpoints, the 3 MiB body limit, and certificate reloads. curl is the
 // client, as it checks the certificate the way the API server does (by IP SAN).
-#include <unistd.h>
+#include "webhooks/server/server.h"
 
 #include <fstream>
 #include <future>
 #include <string>
 #include <thread>
+#include <unistd.h>
 
 #include <catch2/catch.hpp>
 
 #include "api/scheduling.h"
 #include "metrics/metrics.h"
 #include "tests/support/process.h"
-#include "webhooks/certs/certificates.h"
 #include "webhooks/admission/handlers.h"
-#include "webhooks/server/server.h"
+#include "webhooks/certs/certificates.h"
 
 namespace tephra::webhooks {
 namespace {
@@ -65,11 +65,12 @@ struct Certs {
 // curl with the CA; returns "<status> <body>". Plain HTTP without `certs`.
 std::string Curl(const Certs* certs, uint16_t port, const std::string& path,
                  const std::string& body_file = "") {
-  std::vector<std::string> argv{"curl", "-sS", "--max-time", "10", "-o", "-",
-                                "-w", " %{http_code}", "-D", "/dev/stderr"};
+  std::vector<std::string> argv{"curl", "-sS", "--max-time",    "10", "-o",
+                                "-",    "-w",  " %{http_code}", "-D", "/dev/stderr"};
   if (certs != nullptr) argv.insert(argv.end(), {"--cacert", certs->dir + "/ca.crt"});
   if (!body_file.empty()) {
-    argv.insert(argv.end(), {"-H", "Content-Type: application/json", "--data-binary", "@" + body_file});
+    argv.insert(argv.end(),
+                {"-H", "Content-Type: application/json", "--data-binary", "@" + body_file});
   }
   argv.push_back((certs != nullptr ? "https://127.0.0.1:" : "http://127.0.0.1:") +
                  std::to_string(port) + path);
@@ -94,9 +95,10 @@ TEST_CASE("The HTTPS server answers reviews and health checks and refuses oversi
   AdmissionServer server(options, registry);
   REQUIRE(server.AddAdmission(std::string(kQueuesValidate), NewQueueValidator(queues, {})).ok());
   bool ready = false;
-  REQUIRE(server.AddReadinessCheck("test", [&] {
-    return ready ? Status::Ok() : Unavailable("not yet");
-  }).ok());
+  REQUIRE(
+      server
+          .AddReadinessCheck("test", [&] { return ready ? Status::Ok() : Unavailable("not yet"); })
+          .ok());
   REQUIRE(server.StartWebhooks().ok());
   CHECK(server.AddAdmission("/late", NewQueueMutator()).code() == StatusCode::kFailedPrecondition);
   const uint16_t port = server.webhook_port();
@@ -125,9 +127,10 @@ TEST_CASE("The HTTPS server answers reviews and health checks and refuses oversi
   // A renewed certificate is served after ReloadTls, without a restart.
   certs.Issue("renewed");
   REQUIRE(server.ReloadTls().ok());
-  CommandResult subject = RunCommand(
-      {"sh", "-c", "openssl s_client -connect 127.0.0.1:" + std::to_string(port) +
-                       " -CAfile " + certs.dir + "/ca.crt </dev/null 2>/dev/null | grep subject="});
+  CommandResult subject =
+      RunCommand({"sh", "-c",
+                  "openssl s_client -connect 127.0.0.1:" + std::to_string(port) + " -CAfile " +
+                      certs.dir + "/ca.crt </dev/null 2>/dev/null | grep subject="});
   CHECK(subject.out.find("CN = renewed") != std::string::npos);
   server.Stop(std::chrono::seconds(1));
 }

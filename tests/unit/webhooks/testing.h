@@ -28,11 +28,13 @@ inline std::shared_ptr<const api::Queue> QueueFromJson(const std::string& json) 
 }
 
 // A queue with a state and extra spec members (JSON text without braces).
-inline std::shared_ptr<const api::Queue> MakeQueue(const std::string& name, const std::string& state,
+inline std::shared_ptr<const api::Queue> MakeQueue(const std::string& name,
+                                                   const std::string& state,
                                                    const std::string& spec = "") {
   return QueueFromJson(R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue",
-      "metadata":{"name":")" + name + R"("},"spec":{)" + spec + R"(},"status":{"state":")" +
-                       state + R"("}})");
+      "metadata":{"name":")" +
+                       name + R"("},"spec":{)" + spec + R"(},"status":{"state":")" + state +
+                       R"("}})");
 }
 
 // root
@@ -48,12 +50,15 @@ inline api::StaticQueueLookup TestQueues() {
       MakeQueue("root", "Open"),
       MakeQueue("default", "Open"),
       MakeQueue("closed", "Closed"),
-      MakeQueue("research", "Open",
-                R"("capability":{"cpu":"20"},"deserved":{"cpu":"10"},"guarantee":{"resource":{"cpu":"4"}})"),
-      MakeQueue("research-a", "Open",
-                R"("parent":"research","deserved":{"cpu":"6"},"guarantee":{"resource":{"cpu":"2"}})"),
-      MakeQueue("research-b", "Open",
-                R"("parent":"research","deserved":{"cpu":"3"},"guarantee":{"resource":{"cpu":"1"}})"),
+      MakeQueue(
+          "research", "Open",
+          R"("capability":{"cpu":"20"},"deserved":{"cpu":"10"},"guarantee":{"resource":{"cpu":"4"}})"),
+      MakeQueue(
+          "research-a", "Open",
+          R"("parent":"research","deserved":{"cpu":"6"},"guarantee":{"resource":{"cpu":"2"}})"),
+      MakeQueue(
+          "research-b", "Open",
+          R"("parent":"research","deserved":{"cpu":"3"},"guarantee":{"resource":{"cpu":"1"}})"),
       MakeQueue("capped", "Open", R"("capability":{"cpu":"10"})"),
       MakeQueue("l1", "Open"),
       MakeQueue("l2", "Open", R"("parent":"l1")"),

@@ -19,14 +19,18 @@ const char kPods[] = "/api/v1/namespaces/ns/pods";
 
 struct BinderFixture : FakeApi {
   BinderFixture() {
-    h.Node("n1", "cpu=8").Node("n2", "cpu=8").Queue("default").Group("ns/g", "default", 1, "Running");
+    h.Node("n1", "cpu=8")
+        .Node("n2", "cpu=8")
+        .Queue("default")
+        .Group("ns/g", "default", 1, "Running");
   }
 
   // A pod both in the API server and in the scheduler's cache, with the uid the server gave it.
   std::string Pod(const std::string& name, const std::string& node = "") {
     std::string spec = node.empty() ? "{}" : R"({"nodeName":")" + node + R"("})";
-    std::string stored = fake->Put(kPods, R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
-                                              R"("},"spec":)" + spec + "}");
+    std::string stored =
+        fake->Put(kPods, R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
+                             R"("},"spec":)" + spec + "}");
     json::Document doc;
     REQUIRE(json::Parse(stored, &doc).ok());
     json::Errors errors;
@@ -41,7 +45,9 @@ struct BinderFixture : FakeApi {
   TaskStatus StatusOf(const std::string& uid) { return Task(uid).status; }
 
   KubeBinder& Binder() {
-    if (!binder) binder = std::make_unique<KubeBinder>(client, h.cache(), &events, &registry, BinderOptions{2, true});
+    if (!binder)
+      binder = std::make_unique<KubeBinder>(client, h.cache(), &events, &registry,
+                                            BinderOptions{2, true});
     return *binder;
   }
 
@@ -85,7 +91,8 @@ TEST_CASE("binder: a conflicting bind is rolled back, so the next session places
   CHECK(f.Binder().bound() == 1);
 }
 
-TEST_CASE("binder: a server error is not retried blindly (a bind is not idempotent) and is rolled back") {
+TEST_CASE(
+    "binder: a server error is not retried blindly (a bind is not idempotent) and is rolled back") {
   BinderFixture f;
   std::string uid = f.Pod("p");
   f.fake->FailNext(1, 500, "POST");
@@ -126,8 +133,10 @@ TEST_CASE("binder: an eviction marks the pod, says why, then deletes it by uid")
   CHECK(f.StatusOf(uid) == TaskStatus::kReleasing);  // at once, for the next session
   REQUIRE(f.Binder().Drain(kWait));
   auto requests = f.fake->requests();
-  auto patch = std::find(requests.begin(), requests.end(), "PATCH /api/v1/namespaces/ns/pods/victim/status");
-  auto del = std::find(requests.begin(), requests.end(), "DELETE /api/v1/namespaces/ns/pods/victim");
+  auto patch =
+      std::find(requests.begin(), requests.end(), "PATCH /api/v1/namespaces/ns/pods/victim/status");
+  auto del =
+      std::find(requests.begin(), requests.end(), "DELETE /api/v1/namespaces/ns/pods/victim");
   REQUIRE(patch != requests.end());
   REQUIRE(del != requests.end());
   CHECK(patch < del);  // the DisruptionTarget condition first
@@ -143,7 +152,9 @@ TEST_CASE("binder: an eviction never deletes a pod recreated under the same name
   BinderFixture f;
   std::string uid = f.Pod("victim", "n1");
   f.fake->Remove(kPods, "victim");
-  f.fake->Put(kPods, R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"victim"},"spec":{"nodeName":"n1"}})");
+  f.fake->Put(
+      kPods,
+      R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"victim"},"spec":{"nodeName":"n1"}})");
   f.Binder().Evict(f.Task(uid), "preempted");
   REQUIRE(f.Binder().Drain(kWait));
   CHECK(f.fake->Object(kPods, "victim").has_value());  // the uid precondition failed

@@ -68,7 +68,8 @@ TEST_CASE("capacity: victims only from queues above deserved, down to it") {
   Harness h;
   Cluster(h);
   PluginSession s(h, kCapacity);
-  CHECK(s.Reclaimable("ns/b-one", {"ns/b-r0", "ns/a-r0", "ns/a-r1"}) == std::vector<std::string>{"a-r0"});
+  CHECK(s.Reclaimable("ns/b-one", {"ns/b-r0", "ns/a-r0", "ns/a-r1"}) ==
+        std::vector<std::string>{"a-r0"});
 }
 
 TEST_CASE("capacity: victims never take a queue below its guarantee") {
@@ -88,7 +89,7 @@ TEST_CASE("capacity: admission counts allocated and admitted jobs against the re
   h.Group("ns/fits", "a", 1, "Pending", "cpu=1").Group("ns/too-big", "a", 1, "Pending", "cpu=2");
   h.Group("ns/shut-out", "closed", 1, "Pending");
   PluginSession s(h, kCapacity);
-  CHECK(s->JobEnqueueable(s.Job("ns/fits")));          // 5 + 1 <= 6
+  CHECK(s->JobEnqueueable(s.Job("ns/fits")));           // 5 + 1 <= 6
   CHECK_FALSE(s->JobEnqueueable(s.Job("ns/too-big")));  // 5 + 2 > 6
   CHECK_FALSE(s->JobEnqueueable(s.Job("ns/shut-out")));
   s->JobEnqueued(s.Job("ns/fits"));
@@ -100,7 +101,10 @@ TEST_CASE("capacity: admission counts allocated and admitted jobs against the re
 
 TEST_CASE("capacity: with enableHierarchy a parent's capability limits its children") {
   Harness h;
-  h.Node("n1", "cpu=8").Queue("eng", 1, "cpu=4").Queue("eng-a", 1, "", "", "", "eng").Queue("eng-b", 1, "", "", "", "eng");
+  h.Node("n1", "cpu=8")
+      .Queue("eng", 1, "cpu=4")
+      .Queue("eng-a", 1, "", "", "", "eng")
+      .Queue("eng-b", 1, "", "", "", "eng");
   Running(h, "eng-b", 3);
   h.Group("ns/a-new", "eng-a", 1, "Inqueue");
   h.Pod("ns/a-two", "a-new").Request("cpu=2").Add();
@@ -112,7 +116,7 @@ TEST_CASE("capacity: with enableHierarchy a parent's capability limits its child
   }
   PluginSession s(h, "- plugins:\n  - name: capacity\n    enableHierarchy: true\n");
   CHECK_FALSE(s->Allocatable(s.Queue("eng-a"), s.Task("ns/a-two")));  // eng: 3 + 2 > 4
-  CHECK(s->Allocatable(s.Queue("eng-a"), s.Task("ns/a-one")));         // eng: 3 + 1 <= 4
+  CHECK(s->Allocatable(s.Queue("eng-a"), s.Task("ns/a-one")));        // eng: 3 + 1 <= 4
   CHECK_FALSE(s->JobEnqueueable(s.Job("ns/a-pending")));
 }
 

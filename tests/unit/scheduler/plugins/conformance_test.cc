@@ -11,11 +11,21 @@ const char kConformance[] = "- plugins:\n  - name: offer-all\n  - name: conforma
 
 void Cluster(Harness& h) {
   h.Node("n1", "cpu=8").Queue("default");
-  h.Group("ns/new", "default", 1).Group("ns/run", "default", 1, "Running").Group("kube-system/sys", "default", 1, "Running");
+  h.Group("ns/new", "default", 1)
+      .Group("ns/run", "default", 1, "Running")
+      .Group("kube-system/sys", "default", 1, "Running");
   h.Pod("ns/new-0", "new").Request("cpu=1").Add();
   h.Pod("ns/plain", "run").Request("cpu=1").On("n1").Add();
-  h.Pod("ns/cluster-critical", "run").Request("cpu=1").PriorityClassName("system-cluster-critical").On("n1").Add();
-  h.Pod("ns/node-critical", "run").Request("cpu=1").PriorityClassName("system-node-critical").On("n1").Add();
+  h.Pod("ns/cluster-critical", "run")
+      .Request("cpu=1")
+      .PriorityClassName("system-cluster-critical")
+      .On("n1")
+      .Add();
+  h.Pod("ns/node-critical", "run")
+      .Request("cpu=1")
+      .PriorityClassName("system-node-critical")
+      .On("n1")
+      .Add();
   h.Pod("ns/other-class", "run").Request("cpu=1").PriorityClassName("high").On("n1").Add();
   h.Pod("kube-system/dns", "sys").Request("cpu=1").On("n1").Add();
 }

@@ -10,7 +10,9 @@ namespace {
 const char kDrf[] = "- plugins:\n  - name: drf\n";
 
 // A 10 CPU, 10 GiB cluster.
-void Cluster(Harness& h) { h.Node("n1", "cpu=6,memory=6Gi").Node("n2", "cpu=4,memory=4Gi").Queue("default"); }
+void Cluster(Harness& h) {
+  h.Node("n1", "cpu=6,memory=6Gi").Node("n2", "cpu=4,memory=4Gi").Queue("default");
+}
 
 TEST_CASE("drf: the job with the lower dominant share goes first") {
   Harness h;
@@ -43,9 +45,10 @@ TEST_CASE("drf: a victim's job must keep a share at least the preemptor's after 
   Cluster(h);
   h.Group("ns/big", "default", 1, "Running").Group("ns/small", "default", 1, "Running");
   h.Group("ns/new", "default", 1, "Inqueue");
-  for (int i = 0; i < 4; ++i) h.Pod("ns/big-" + std::to_string(i), "big").Request("cpu=1").On("n1").Add();  // 0.4
-  h.Pod("ns/small-0", "small").Request("cpu=1").On("n2").Add();  // 0.1
-  h.Pod("ns/new-0", "new").Request("cpu=2").Add();  // 0.2 once placed
+  for (int i = 0; i < 4; ++i)
+    h.Pod("ns/big-" + std::to_string(i), "big").Request("cpu=1").On("n1").Add();  // 0.4
+  h.Pod("ns/small-0", "small").Request("cpu=1").On("n2").Add();                   // 0.1
+  h.Pod("ns/new-0", "new").Request("cpu=2").Add();                                // 0.2 once placed
   h.Pod("ns/new-1", "new").Request("cpu=1").On("n2").Add();
   PluginSession s(h, kDrf);
   // big keeps 0.3 >= new's 0.3 (0.1 held + 0.2 asked); small would drop to 0; new's own task

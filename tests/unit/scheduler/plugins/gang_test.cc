@@ -14,7 +14,10 @@ const char kGangVeto[] = "- plugins:\n  - name: offer-all\n  - name: gang\n";
 
 TEST_CASE("gang: a job with fewer valid pods than minAvailable is not valid") {
   Harness h;
-  h.Node("n1", "cpu=8").Queue("default").Group("ns/short", "default", 3).Group("ns/enough", "default", 2);
+  h.Node("n1", "cpu=8")
+      .Queue("default")
+      .Group("ns/short", "default", 3)
+      .Group("ns/enough", "default", 2);
   h.Pod("ns/s1", "short").Request("cpu=1").Add();
   h.Pod("ns/s2", "short").Request("cpu=1").Add();
   h.Pod("ns/e1", "enough").Request("cpu=1").Add();
@@ -27,7 +30,9 @@ TEST_CASE("gang: a job with fewer valid pods than minAvailable is not valid") {
   CHECK(s->JobValid(s.Job("ns/enough")).pass);
 }
 
-TEST_CASE("gang: each role needs its minTaskMember of valid pods when the minimums are part of the gang") {
+TEST_CASE(
+    "gang: each role needs its minTaskMember of valid pods when the minimums are part of the "
+    "gang") {
   Harness h;
   h.Node("n1", "cpu=8").Queue("default");
   h.Group("ns/strict", "default", 3, "Inqueue", "", "", {{"ps", 1}, {"worker", 2}});
@@ -35,7 +40,10 @@ TEST_CASE("gang: each role needs its minTaskMember of valid pods when the minimu
   h.Group("ns/elastic", "default", 1, "Inqueue", "", "", {{"ps", 1}, {"worker", 2}});
   for (const char* job : {"strict", "elastic"}) {
     for (int i = 0; i < 3; ++i) {
-      h.Pod("ns/" + std::string(job) + "-w" + std::to_string(i), job).Role("worker").Request("cpu=1").Add();
+      h.Pod("ns/" + std::string(job) + "-w" + std::to_string(i), job)
+          .Role("worker")
+          .Request("cpu=1")
+          .Add();
     }
   }
   PluginSession s(h, kGang);
@@ -65,7 +73,9 @@ TEST_CASE("gang: ready once minAvailable tasks are placed, pipelined counts towa
 
 TEST_CASE("gang: a role below its minimum keeps the job from being ready") {
   Harness h;
-  h.Node("n1", "cpu=8").Queue("default").Group("ns/g", "default", 3, "Inqueue", "", "", {{"ps", 1}, {"worker", 2}});
+  h.Node("n1", "cpu=8")
+      .Queue("default")
+      .Group("ns/g", "default", 3, "Inqueue", "", "", {{"ps", 1}, {"worker", 2}});
   h.Pod("ns/w1", "g").Role("worker").Request("cpu=1").On("n1").Add();
   h.Pod("ns/w2", "g").Role("worker").Request("cpu=1").On("n1").Add();
   h.Pod("ns/w3", "g").Role("worker").Request("cpu=1").On("n1").Add();
@@ -78,7 +88,10 @@ TEST_CASE("gang: a role below its minimum keeps the job from being ready") {
 
 TEST_CASE("gang: jobs that are not ready yet go first") {
   Harness h;
-  h.Node("n1", "cpu=8").Queue("default").Group("ns/ready", "default", 1, "Running").Group("ns/waiting", "default", 1);
+  h.Node("n1", "cpu=8")
+      .Queue("default")
+      .Group("ns/ready", "default", 1, "Running")
+      .Group("ns/waiting", "default", 1);
   h.Pod("ns/r1", "ready").Request("cpu=1").On("n1").Add();
   h.Pod("ns/w1", "waiting").Request("cpu=1").Add();
   PluginSession s(h, kGang);
@@ -86,9 +99,13 @@ TEST_CASE("gang: jobs that are not ready yet go first") {
   CHECK_FALSE(s->JobOrder(s.Job("ns/ready"), s.Job("ns/waiting")));
 }
 
-TEST_CASE("gang: victims never leave a running gang below minAvailable, unless all of it is offered") {
+TEST_CASE(
+    "gang: victims never leave a running gang below minAvailable, unless all of it is offered") {
   Harness h;
-  h.Node("n1", "cpu=8").Queue("default").Group("ns/g", "default", 2, "Running").Group("ns/new", "default", 1);
+  h.Node("n1", "cpu=8")
+      .Queue("default")
+      .Group("ns/g", "default", 2, "Running")
+      .Group("ns/new", "default", 1);
   h.Pod("ns/g1", "g").Request("cpu=1").On("n1").Add();
   h.Pod("ns/g2", "g").Request("cpu=1").On("n1").Add();
   h.Pod("ns/g3", "g").Request("cpu=1").On("n1").Add();
@@ -103,7 +120,9 @@ TEST_CASE("gang: victims never leave a running gang below minAvailable, unless a
 
 TEST_CASE("gang: victims keep each role's minimum where task minimums apply") {
   Harness h;
-  h.Node("n1", "cpu=8").Queue("default").Group("ns/g", "default", 3, "Running", "", "", {{"ps", 1}, {"worker", 2}});
+  h.Node("n1", "cpu=8")
+      .Queue("default")
+      .Group("ns/g", "default", 3, "Running", "", "", {{"ps", 1}, {"worker", 2}});
   h.Group("ns/new", "default", 1);
   h.Pod("ns/ps", "g").Role("ps").Request("cpu=1").On("n1").Add();
   h.Pod("ns/w1", "g").Role("worker").Request("cpu=1").On("n1").Add();
@@ -115,7 +134,8 @@ TEST_CASE("gang: victims keep each role's minimum where task minimums apply") {
   CHECK(s.Preemptable("ns/new-0", {"ns/ps", "ns/w1"}) == std::vector<std::string>{"w1"});
 }
 
-TEST_CASE("gang: at close an admitted job short of its gang gets Unschedulable with the fit errors") {
+TEST_CASE(
+    "gang: at close an admitted job short of its gang gets Unschedulable with the fit errors") {
   Harness h;
   h.Node("n1", "cpu=2").Queue("default").Group("ns/g", "default", 2).Group("ns/ok", "default", 1);
   h.Pod("ns/p1", "g").Request("cpu=4").Add();

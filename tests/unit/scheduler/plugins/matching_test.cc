@@ -1,16 +1,18 @@
 // The matching rules predicates and nodeorder share (scheduler/plugins/matching.h): label
 // selectors, node selector terms, taints and tolerations as Kubernetes defines them; and the
 // per-domain pod counts of scheduler/plugins/topology.h.
+#include "scheduler/plugins/matching.h"
+
 #include <catch2/catch.hpp>
 
-#include "scheduler/plugins/matching.h"
 #include "scheduler/plugins/topology.h"
 #include "tests/unit/scheduler/plugins/plugin_session.h"
 
 namespace tephra::scheduler::testing {
 namespace {
 
-api::LabelSelector Expr(const std::string& key, const std::string& op, std::vector<std::string> values = {}) {
+api::LabelSelector Expr(const std::string& key, const std::string& op,
+                        std::vector<std::string> values = {}) {
   api::LabelSelector s;
   s.match_expressions.push_back({key, op, std::move(values)});
   return s;
@@ -53,7 +55,8 @@ TEST_CASE("matching: node selector terms, with Gt/Lt and metadata.name fields") 
   zone_b.match_expressions.push_back({"zone", "In", {"b"}});
   affinity.node_affinity->required = std::vector<api::NodeSelectorTerm>{zone_b, gt};  // ORed
   CHECK(MatchesNodeSelectorAndAffinity({}, affinity, node, "n1"));
-  CHECK_FALSE(MatchesNodeSelectorAndAffinity({{"zone", "b"}}, affinity, node, "n1"));  // selector ANDed
+  CHECK_FALSE(
+      MatchesNodeSelectorAndAffinity({{"zone", "b"}}, affinity, node, "n1"));  // selector ANDed
 }
 
 TEST_CASE("matching: tolerations") {
@@ -65,13 +68,19 @@ TEST_CASE("matching: tolerations") {
   CHECK(Tolerates({"", "Exists", "", "", {}}, gpu));  // empty key with Exists tolerates all
   std::vector<api::Taint> taints = {{"soft", "", "PreferNoSchedule", {}}, gpu};
   CHECK(UntoleratedTaint(taints, {}, {"NoSchedule", "NoExecute"}) == &taints[1]);
-  CHECK(UntoleratedTaint(taints, {{"gpu", "Exists", "", "", {}}}, {"NoSchedule", "NoExecute"}) == nullptr);
+  CHECK(UntoleratedTaint(taints, {{"gpu", "Exists", "", "", {}}}, {"NoSchedule", "NoExecute"}) ==
+        nullptr);
 }
 
 TEST_CASE("topology: pods counted per domain, kept current as the session places them") {
   Harness h;
-  h.Node("n-a1", "cpu=8", {{"zone", "a"}}).Node("n-a2", "cpu=8", {{"zone", "a"}}).Node("n-b", "cpu=8", {{"zone", "b"}});
-  h.Node("n-none", "cpu=8").Queue("default").Group("ns/g", "default", 1).Group("other/g", "default", 1);
+  h.Node("n-a1", "cpu=8", {{"zone", "a"}})
+      .Node("n-a2", "cpu=8", {{"zone", "a"}})
+      .Node("n-b", "cpu=8", {{"zone", "b"}});
+  h.Node("n-none", "cpu=8")
+      .Queue("default")
+      .Group("ns/g", "default", 1)
+      .Group("other/g", "default", 1);
   h.Pod("ns/w0", "g").Labels({{"app", "web"}}).Request("cpu=1").On("n-a1").Add();
   h.Pod("ns/w1", "g").Labels({{"app", "web"}}).Request("cpu=1").On("n-a2").Add();
   h.Pod("ns/db", "g").Labels({{"app", "db"}}).Request("cpu=1").On("n-b").Add();

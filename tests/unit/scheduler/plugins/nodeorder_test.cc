@@ -10,9 +10,10 @@ namespace {
 // The nodeorder tier with every scorer off except `only` (weighted `weight`).
 std::string Only(const std::string& only, int weight = 1) {
   std::string yaml = "- plugins:\n  - name: nodeorder\n    arguments:\n";
-  for (const char* w : {"leastrequested", "mostrequested", "balancedresource", "nodeaffinity", "tainttoleration",
-                        "podaffinity", "podtopologyspread"}) {
-    yaml += "      " + std::string(w) + ".weight: " + (w == only ? std::to_string(weight) : "0") + "\n";
+  for (const char* w : {"leastrequested", "mostrequested", "balancedresource", "nodeaffinity",
+                        "tainttoleration", "podaffinity", "podtopologyspread"}) {
+    yaml +=
+        "      " + std::string(w) + ".weight: " + (w == only ? std::to_string(weight) : "0") + "\n";
   }
   return yaml;
 }
@@ -52,7 +53,9 @@ TEST_CASE("nodeorder: balancedresource scores the change in cpu/memory balance, 
 
 TEST_CASE("nodeorder: preferred node affinity, normalised to the best node") {
   Harness h;
-  h.Node("n-a", "cpu=4", {{"zone", "a"}}).Node("n-b", "cpu=4", {{"zone", "b"}}).Node("n-c", "cpu=4", {{"zone", "c"}});
+  h.Node("n-a", "cpu=4", {{"zone", "a"}})
+      .Node("n-b", "cpu=4", {{"zone", "b"}})
+      .Node("n-c", "cpu=4", {{"zone", "c"}});
   h.Queue("default").Group("ns/g", "default", 1);
   h.Pod("ns/p", "g").Request("cpu=1").PreferNode("zone", "a", 8).PreferNode("zone", "b", 2).Add();
   PluginSession s(h, Only("nodeaffinity", 2));
@@ -63,24 +66,32 @@ TEST_CASE("nodeorder: untolerated PreferNoSchedule taints lower the score") {
   Harness h;
   api::Taint soft{"spot", "true", "PreferNoSchedule", {}};
   api::Taint hard{"gpu", "true", "NoSchedule", {}};
-  h.Node("n-soft", "cpu=4", {}, {soft}).Node("n-hard", "cpu=4", {}, {hard}).Node("n-clean", "cpu=4");
+  h.Node("n-soft", "cpu=4", {}, {soft})
+      .Node("n-hard", "cpu=4", {}, {hard})
+      .Node("n-clean", "cpu=4");
   h.Queue("default").Group("ns/g", "default", 1);
   h.Pod("ns/p", "g").Request("cpu=1").Add();
   h.Pod("ns/tolerant", "g").Request("cpu=1").Tolerate("spot").Add();
   PluginSession s(h, Only("tainttoleration", 3));
   // Only PreferNoSchedule counts here (NoSchedule is the predicates' business).
   CHECK(s.Scores("ns/p", {"n-soft", "n-hard", "n-clean"}) == std::vector<double>{0, 300, 300});
-  CHECK(s.Scores("ns/tolerant", {"n-soft", "n-hard", "n-clean"}) == std::vector<double>{300, 300, 300});
+  CHECK(s.Scores("ns/tolerant", {"n-soft", "n-hard", "n-clean"}) ==
+        std::vector<double>{300, 300, 300});
 }
 
-TEST_CASE("nodeorder: soft topology spread prefers emptier domains, following the session's placements") {
+TEST_CASE(
+    "nodeorder: soft topology spread prefers emptier domains, following the session's placements") {
   Harness h;
   h.Node("n-a", "cpu=8", {{"zone", "a"}}).Node("n-b", "cpu=8", {{"zone", "b"}}).Queue("default");
   h.Group("ns/g", "default", 1);
   h.Pod("ns/w0", "g").Labels({{"app", "web"}}).Request("cpu=1").On("n-a").Add();
   h.Pod("ns/w1", "g").Labels({{"app", "web"}}).Request("cpu=1").Add();
   h.Pod("ns/w2", "g").Labels({{"app", "web"}}).Request("cpu=1").Add();
-  h.Pod("ns/new", "g").Labels({{"app", "web"}}).Request("cpu=1").Spread("zone", 1, {{"app", "web"}}, false).Add();
+  h.Pod("ns/new", "g")
+      .Labels({{"app", "web"}})
+      .Request("cpu=1")
+      .Spread("zone", 1, {{"app", "web"}}, false)
+      .Add();
   PluginSession s(h, Only("podtopologyspread", 2));
   CHECK(s.Scores("ns/new", {"n-a", "n-b"}) == std::vector<double>{0, 200});
   s.Place("ns/w1", "n-b");

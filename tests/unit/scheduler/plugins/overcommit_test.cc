@@ -27,9 +27,9 @@ TEST_CASE("overcommit: admits while the inflated cluster has room for admitted, 
   Harness h;
   Cluster(h);
   PluginSession s(h, kOvercommit);
-  CHECK(s->JobEnqueueable(s.Job("ns/fits")));          // 3 + 5 <= 8
+  CHECK(s->JobEnqueueable(s.Job("ns/fits")));           // 3 + 5 <= 8
   CHECK_FALSE(s->JobEnqueueable(s.Job("ns/too-big")));  // 3 + 6 > 8
-  CHECK(s->JobEnqueueable(s.Job("ns/no-min")));        // nothing to hold
+  CHECK(s->JobEnqueueable(s.Job("ns/no-min")));         // nothing to hold
 }
 
 TEST_CASE("overcommit: a refused job gets a note naming the plugin and the numbers") {
@@ -49,7 +49,7 @@ TEST_CASE("overcommit: each job admitted in the session holds its minResources f
   Cluster(h);
   PluginSession s(h, kOvercommit);
   REQUIRE(s->JobEnqueueable(s.Job("ns/fits")));
-  s->JobEnqueued(s.Job("ns/fits"));                  // 3 + 5 = 8 held
+  s->JobEnqueued(s.Job("ns/fits"));                   // 3 + 5 = 8 held
   CHECK_FALSE(s->JobEnqueueable(s.Job("ns/small")));  // 8 + 1 > 8
 }
 
@@ -57,10 +57,12 @@ TEST_CASE("overcommit: overcommit-factor sets the inflation, below 1 it falls ba
   Harness h;
   Cluster(h);
   {
-    PluginSession s(h, "- plugins:\n  - name: overcommit\n    arguments:\n      overcommit-factor: 1.3\n");
+    PluginSession s(
+        h, "- plugins:\n  - name: overcommit\n    arguments:\n      overcommit-factor: 1.3\n");
     CHECK(s->JobEnqueueable(s.Job("ns/too-big")));  // 13 - 4 = 9 >= 3 + 6
   }
-  PluginSession s(h, "- plugins:\n  - name: overcommit\n    arguments:\n      overcommit-factor: 0.5\n");
+  PluginSession s(
+      h, "- plugins:\n  - name: overcommit\n    arguments:\n      overcommit-factor: 0.5\n");
   CHECK(s->JobEnqueueable(s.Job("ns/fits")));
   CHECK_FALSE(s->JobEnqueueable(s.Job("ns/too-big")));
 }

@@ -9,8 +9,8 @@ namespace {
 
 const char kPdb[] = "- plugins:\n  - name: offer-all\n  - name: pdb\n";
 
-void Budget(Harness& h, const std::string& ns, const std::string& name, std::map<std::string, std::string> match,
-            int32_t allowed) {
+void Budget(Harness& h, const std::string& ns, const std::string& name,
+            std::map<std::string, std::string> match, int32_t allowed) {
   auto pdb = std::make_shared<PdbInfo>();
   pdb->metadata.namespace_ = ns;
   pdb->metadata.name = name;
@@ -21,7 +21,9 @@ void Budget(Harness& h, const std::string& ns, const std::string& name, std::map
 
 void Cluster(Harness& h) {
   h.Node("n1", "cpu=8").Queue("default");
-  h.Group("ns/new", "default", 1).Group("ns/db", "default", 1, "Running").Group("other/db", "default", 1, "Running");
+  h.Group("ns/new", "default", 1)
+      .Group("ns/db", "default", 1, "Running")
+      .Group("other/db", "default", 1, "Running");
   h.Pod("ns/new-0", "new").Request("cpu=1").Add();
   h.Pod("ns/db-0", "db").Labels({{"app", "db"}}).Request("cpu=1").On("n1").Add();
   h.Pod("ns/db-1", "db").Labels({{"app", "db"}}).Request("cpu=1").On("n1").Add();
@@ -40,7 +42,8 @@ TEST_CASE("pdb: a budget allows as many victims as it has disruptions left") {
   CHECK(s.Reclaimable("ns/new-0", {"ns/db-0", "ns/db-1"}) == std::vector<std::string>{"db-0"});
 }
 
-TEST_CASE("pdb: a budget with no disruptions left protects its pods, an empty selector covers nothing") {
+TEST_CASE(
+    "pdb: a budget with no disruptions left protects its pods, an empty selector covers nothing") {
   Harness h;
   Cluster(h);
   Budget(h, "ns", "frozen", {{"app", "db"}}, 0);

@@ -24,9 +24,10 @@ class OfferAllPlugin : public Plugin {
 
 PluginSession::PluginSession(Harness& h, const std::string& tiers_yaml) {
   if (!RegisterBuiltins(registry_).ok()) throw std::runtime_error("builtins");
-  (void)registry_.AddPlugin(kOfferAllPlugin, [](const PluginOption&) { return std::make_unique<OfferAllPlugin>(); });
-  auto conf = ParseSchedulerConf("actions: allocate\ntiers:\n" + tiers_yaml, registry_.ActionNames(),
-                                 registry_.PluginNames());
+  (void)registry_.AddPlugin(kOfferAllPlugin,
+                            [](const PluginOption&) { return std::make_unique<OfferAllPlugin>(); });
+  auto conf = ParseSchedulerConf("actions: allocate\ntiers:\n" + tiers_yaml,
+                                 registry_.ActionNames(), registry_.PluginNames());
   if (!conf.ok()) throw std::runtime_error(conf.status().ToString());
   conf_ = std::move(*conf);
   SessionOptions options;
@@ -35,7 +36,9 @@ PluginSession::PluginSession(Harness& h, const std::string& tiers_yaml) {
   session_->Open();
 }
 
-PluginSession::~PluginSession() { Close(); }
+PluginSession::~PluginSession() {
+  Close();
+}
 
 void PluginSession::Close() {
   if (closed_) return;
@@ -49,7 +52,9 @@ size_t PluginSession::JobAt(const std::string& key) const {
   return *j;
 }
 
-const JobInfo& PluginSession::Job(const std::string& key) const { return session_->job(JobAt(key)); }
+const JobInfo& PluginSession::Job(const std::string& key) const {
+  return session_->job(JobAt(key));
+}
 
 const QueueInfo& PluginSession::Queue(const std::string& name) const {
   const QueueInfo* q = session_->queue(name);
@@ -72,13 +77,16 @@ size_t PluginSession::NodeAt(const std::string& name) const {
   return *n;
 }
 
-const NodeInfo& PluginSession::Node(const std::string& name) const { return session_->node(NodeAt(name)); }
+const NodeInfo& PluginSession::Node(const std::string& name) const {
+  return session_->node(NodeAt(name));
+}
 
 Fit PluginSession::Predicate(const std::string& pod_key, const std::string& node) {
   return session_->Predicate(Task(pod_key), Node(node));
 }
 
-std::vector<double> PluginSession::Scores(const std::string& pod_key, const std::vector<std::string>& nodes) {
+std::vector<double> PluginSession::Scores(const std::string& pod_key,
+                                          const std::vector<std::string>& nodes) {
   std::vector<const NodeInfo*> infos;
   for (const auto& n : nodes) infos.push_back(&Node(n));
   std::vector<double> scores;

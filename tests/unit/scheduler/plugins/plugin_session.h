@@ -41,8 +41,10 @@ class PluginSession {
   // The session's total score of `pod_key` on each node, in the order given.
   std::vector<double> Scores(const std::string& pod_key, const std::vector<std::string>& nodes);
   // Names of the candidate pods the session lets `preemptor` evict.
-  std::vector<std::string> Preemptable(const std::string& preemptor, const std::vector<std::string>& candidates);
-  std::vector<std::string> Reclaimable(const std::string& preemptor, const std::vector<std::string>& candidates);
+  std::vector<std::string> Preemptable(const std::string& preemptor,
+                                       const std::vector<std::string>& candidates);
+  std::vector<std::string> Reclaimable(const std::string& preemptor,
+                                       const std::vector<std::string>& candidates);
 
   // Places (Allocate) or evicts a pod in this session and keeps the change, as an action's
   // committed statement would: plugins' event handlers see it.

@@ -19,9 +19,13 @@ TEST_CASE("predicates: an unschedulable node takes only pods that tolerate it") 
   Harness h;
   h.Node("cordoned", "cpu=4", {}, {}, true).Queue("default").Group("ns/g", "default", 1);
   h.Pod("ns/plain", "g").Request("cpu=1").Add();
-  h.Pod("ns/tolerant", "g").Request("cpu=1").Tolerate("node.kubernetes.io/unschedulable", "NoSchedule").Add();
+  h.Pod("ns/tolerant", "g")
+      .Request("cpu=1")
+      .Tolerate("node.kubernetes.io/unschedulable", "NoSchedule")
+      .Add();
   PluginSession s(h, kPredicates);
-  CHECK(Fails(s.Predicate("ns/plain", "cordoned"), reason::kNodeUnschedulable, Fit::Code::kUnschedulableUnresolvable));
+  CHECK(Fails(s.Predicate("ns/plain", "cordoned"), reason::kNodeUnschedulable,
+              Fit::Code::kUnschedulableUnresolvable));
   CHECK(s.Predicate("ns/tolerant", "cordoned").ok());
 }
 
@@ -33,13 +37,17 @@ TEST_CASE("predicates: nodeSelector must match, unless predicate.NodeAffinityEna
   {
     PluginSession s(h, kPredicates);
     CHECK(s.Predicate("ns/p", "n-ssd").ok());
-    CHECK(Fails(s.Predicate("ns/p", "n-hdd"), reason::kNodeSelector, Fit::Code::kUnschedulableUnresolvable));
+    CHECK(Fails(s.Predicate("ns/p", "n-hdd"), reason::kNodeSelector,
+                Fit::Code::kUnschedulableUnresolvable));
   }
-  PluginSession off(h, "- plugins:\n  - name: predicates\n    arguments:\n      predicate.NodeAffinityEnable: false\n");
+  PluginSession off(h,
+                    "- plugins:\n  - name: predicates\n    arguments:\n      "
+                    "predicate.NodeAffinityEnable: false\n");
   CHECK(off.Predicate("ns/p", "n-hdd").ok());
 }
 
-TEST_CASE("predicates: NoSchedule and NoExecute taints need a toleration, the reason names the taint") {
+TEST_CASE(
+    "predicates: NoSchedule and NoExecute taints need a toleration, the reason names the taint") {
   Harness h;
   h.Node("n-gpu", "cpu=4", {}, {{"gpu", "true", "NoSchedule", {}}});
   h.Node("n-evict", "cpu=4", {}, {{"maintenance", "", "NoExecute", {}}});
@@ -51,7 +59,8 @@ TEST_CASE("predicates: NoSchedule and NoExecute taints need a toleration, the re
   Fit gpu = s.Predicate("ns/p", "n-gpu");
   CHECK(Fails(gpu, gpu.reason, Fit::Code::kUnschedulableUnresolvable));
   CHECK(std::string(gpu.reason) == "node(s) had untolerated taint gpu=true:NoSchedule");
-  CHECK(std::string(s.Predicate("ns/p", "n-evict").reason) == "node(s) had untolerated taint maintenance:NoExecute");
+  CHECK(std::string(s.Predicate("ns/p", "n-evict").reason) ==
+        "node(s) had untolerated taint maintenance:NoExecute");
   CHECK(s.Predicate("ns/p", "n-soft").ok());
   CHECK(s.Predicate("ns/gpu-ok", "n-gpu").ok());
 }
@@ -77,51 +86,86 @@ TEST_CASE("predicates: required pod anti-affinity, the pod's own and existing po
   h.Node("n1", "cpu=4").Node("n2", "cpu=4").Node("n3", "cpu=4").Queue("default");
   h.Group("ns/run", "default", 1, "Running").Group("ns/g", "default", 1);
   h.Pod("ns/web-0", "run").Labels({{"app", "web"}}).Request("cpu=1").On("n1").Add();
-  h.Pod("ns/db-0", "run").Labels({{"app", "db"}}).Request("cpu=1").AntiAffinity("kubernetes.io/hostname", {{"app", "db"}})
-      .On("n2").Add();
-  h.Pod("ns/web-1", "g").Labels({{"app", "web"}}).Request("cpu=1").AntiAffinity("kubernetes.io/hostname", {{"app", "web"}})
+  h.Pod("ns/db-0", "run")
+      .Labels({{"app", "db"}})
+      .Request("cpu=1")
+      .AntiAffinity("kubernetes.io/hostname", {{"app", "db"}})
+      .On("n2")
       .Add();
-  h.Pod("ns/web-2", "g").Labels({{"app", "web"}}).Request("cpu=1").AntiAffinity("kubernetes.io/hostname", {{"app", "web"}})
+  h.Pod("ns/web-1", "g")
+      .Labels({{"app", "web"}})
+      .Request("cpu=1")
+      .AntiAffinity("kubernetes.io/hostname", {{"app", "web"}})
+      .Add();
+  h.Pod("ns/web-2", "g")
+      .Labels({{"app", "web"}})
+      .Request("cpu=1")
+      .AntiAffinity("kubernetes.io/hostname", {{"app", "web"}})
       .Add();
   h.Pod("ns/db-1", "g").Labels({{"app", "db"}}).Request("cpu=1").Add();
   PluginSession s(h, kPredicates);
   CHECK(Fails(s.Predicate("ns/web-1", "n1"), reason::kPodAntiAffinity, Fit::Code::kUnschedulable));
   CHECK(s.Predicate("ns/web-1", "n3").ok());
   // db-0's anti-affinity keeps other db pods off n2 though db-1 has no rule of its own.
-  CHECK(Fails(s.Predicate("ns/db-1", "n2"), reason::kExistingAntiAffinity, Fit::Code::kUnschedulable));
+  CHECK(Fails(s.Predicate("ns/db-1", "n2"), reason::kExistingAntiAffinity,
+              Fit::Code::kUnschedulable));
   CHECK(s.Predicate("ns/db-1", "n3").ok());
   // A pod placed in this session counts at once.
   s.Place("ns/web-1", "n3");
   CHECK(Fails(s.Predicate("ns/web-2", "n3"), reason::kPodAntiAffinity, Fit::Code::kUnschedulable));
 }
 
-TEST_CASE("predicates: required pod affinity needs a matching pod in the domain, except for the first of a group") {
+TEST_CASE(
+    "predicates: required pod affinity needs a matching pod in the domain, except for the first of "
+    "a group") {
   Harness h;
-  h.Node("n-a", "cpu=4", {{"zone", "a"}}).Node("n-b", "cpu=4", {{"zone", "b"}}).Node("n-none", "cpu=4");
+  h.Node("n-a", "cpu=4", {{"zone", "a"}})
+      .Node("n-b", "cpu=4", {{"zone", "b"}})
+      .Node("n-none", "cpu=4");
   h.Queue("default").Group("ns/run", "default", 1, "Running").Group("ns/g", "default", 1);
   h.Pod("ns/cache", "run").Labels({{"app", "cache"}}).Request("cpu=1").On("n-a").Add();
   h.Pod("ns/near-cache", "g").Request("cpu=1").Affinity("zone", {{"app", "cache"}}).Add();
-  h.Pod("ns/first", "g").Labels({{"app", "new"}}).Request("cpu=1").Affinity("zone", {{"app", "new"}}).Add();
+  h.Pod("ns/first", "g")
+      .Labels({{"app", "new"}})
+      .Request("cpu=1")
+      .Affinity("zone", {{"app", "new"}})
+      .Add();
   h.Pod("ns/lonely", "g").Request("cpu=1").Affinity("zone", {{"app", "nothing"}}).Add();
   PluginSession s(h, kPredicates);
   CHECK(s.Predicate("ns/near-cache", "n-a").ok());
-  CHECK(Fails(s.Predicate("ns/near-cache", "n-b"), reason::kPodAffinity, Fit::Code::kUnschedulableUnresolvable));
-  CHECK(Fails(s.Predicate("ns/near-cache", "n-none"), reason::kPodAffinity, Fit::Code::kUnschedulableUnresolvable));
+  CHECK(Fails(s.Predicate("ns/near-cache", "n-b"), reason::kPodAffinity,
+              Fit::Code::kUnschedulableUnresolvable));
+  CHECK(Fails(s.Predicate("ns/near-cache", "n-none"), reason::kPodAffinity,
+              Fit::Code::kUnschedulableUnresolvable));
   CHECK(s.Predicate("ns/first", "n-b").ok());  // selects itself and nothing matches yet
-  CHECK(Fails(s.Predicate("ns/lonely", "n-b"), reason::kPodAffinity, Fit::Code::kUnschedulableUnresolvable));
+  CHECK(Fails(s.Predicate("ns/lonely", "n-b"), reason::kPodAffinity,
+              Fit::Code::kUnschedulableUnresolvable));
 }
 
-TEST_CASE("predicates: DoNotSchedule spread keeps the skew within maxSkew, nodes without the key are out") {
+TEST_CASE(
+    "predicates: DoNotSchedule spread keeps the skew within maxSkew, nodes without the key are "
+    "out") {
   Harness h;
-  h.Node("n-a", "cpu=8", {{"zone", "a"}}).Node("n-b", "cpu=8", {{"zone", "b"}}).Node("n-none", "cpu=8");
+  h.Node("n-a", "cpu=8", {{"zone", "a"}})
+      .Node("n-b", "cpu=8", {{"zone", "b"}})
+      .Node("n-none", "cpu=8");
   h.Queue("default").Group("ns/g", "default", 1);
   h.Pod("ns/w0", "g").Labels({{"app", "web"}}).Request("cpu=1").On("n-a").Add();
-  h.Pod("ns/w1", "g").Labels({{"app", "web"}}).Request("cpu=1").Spread("zone", 1, {{"app", "web"}}).Add();
-  h.Pod("ns/w2", "g").Labels({{"app", "web"}}).Request("cpu=1").Spread("zone", 1, {{"app", "web"}}).Add();
+  h.Pod("ns/w1", "g")
+      .Labels({{"app", "web"}})
+      .Request("cpu=1")
+      .Spread("zone", 1, {{"app", "web"}})
+      .Add();
+  h.Pod("ns/w2", "g")
+      .Labels({{"app", "web"}})
+      .Request("cpu=1")
+      .Spread("zone", 1, {{"app", "web"}})
+      .Add();
   PluginSession s(h, kPredicates);
   CHECK(Fails(s.Predicate("ns/w1", "n-a"), reason::kTopologySpread, Fit::Code::kUnschedulable));
   CHECK(s.Predicate("ns/w1", "n-b").ok());
-  CHECK(Fails(s.Predicate("ns/w1", "n-none"), reason::kTopologySpreadMissing, Fit::Code::kUnschedulableUnresolvable));
+  CHECK(Fails(s.Predicate("ns/w1", "n-none"), reason::kTopologySpreadMissing,
+              Fit::Code::kUnschedulableUnresolvable));
   s.Place("ns/w1", "n-b");  // a 1, b 1: either zone may take the next
   CHECK(s.Predicate("ns/w2", "n-a").ok());
   CHECK(s.Predicate("ns/w2", "n-b").ok());
@@ -132,11 +176,18 @@ TEST_CASE("predicates: each predicate.*Enable argument turns its filter off") {
   h.Node("n1", "cpu=4", {{"zone", "a"}}, {{"gpu", "true", "NoSchedule", {}}});
   h.Queue("default").Group("ns/run", "default", 1, "Running").Group("ns/g", "default", 1);
   h.Pod("ns/web-0", "run").Labels({{"app", "web"}}).Request("cpu=1").HostPort(80).On("n1").Add();
-  h.Pod("ns/p", "g").Labels({{"app", "web"}}).Request("cpu=1").HostPort(80)
-      .AntiAffinity("kubernetes.io/hostname", {{"app", "web"}}).Spread("zone", 0, {{"app", "web"}}).Add();
-  PluginSession s(h, "- plugins:\n  - name: predicates\n    arguments:\n"
-                     "      predicate.TaintTolerationEnable: false\n      predicate.NodePortsEnable: false\n"
-                     "      predicate.PodAffinityEnable: false\n      predicate.PodTopologySpreadEnable: false\n");
+  h.Pod("ns/p", "g")
+      .Labels({{"app", "web"}})
+      .Request("cpu=1")
+      .HostPort(80)
+      .AntiAffinity("kubernetes.io/hostname", {{"app", "web"}})
+      .Spread("zone", 0, {{"app", "web"}})
+      .Add();
+  PluginSession s(
+      h,
+      "- plugins:\n  - name: predicates\n    arguments:\n"
+      "      predicate.TaintTolerationEnable: false\n      predicate.NodePortsEnable: false\n"
+      "      predicate.PodAffinityEnable: false\n      predicate.PodTopologySpreadEnable: false\n");
   CHECK(s.Predicate("ns/p", "n1").ok());
   PluginSession on(h, kPredicates);
   CHECK_FALSE(on.Predicate("ns/p", "n1").ok());

@@ -25,7 +25,8 @@ TEST_CASE("priority: tasks of higher pod priority go first") {
 TEST_CASE("priority: jobs of a higher PriorityClass go first") {
   Harness h;
   h.Node("n1", "cpu=8").Queue("default").PriorityClass("urgent", 1000).PriorityClass("batch", 10);
-  h.Group("ns/batch", "default", 1, "Inqueue", "", "batch").Group("ns/urgent", "default", 1, "Inqueue", "", "urgent");
+  h.Group("ns/batch", "default", 1, "Inqueue", "", "batch")
+      .Group("ns/urgent", "default", 1, "Inqueue", "", "urgent");
   h.Pod("ns/b", "batch").Request("cpu=1").Add();
   h.Pod("ns/u", "urgent").Request("cpu=1").Add();
   PluginSession s(h, kPriority);
@@ -46,10 +47,12 @@ TEST_CASE("priority: a job starves while any of its live tasks is neither ready 
   CHECK_FALSE(s->JobStarving(s.Job("ns/g")));
 }
 
-TEST_CASE("priority: victims come from lower-priority jobs, or lower-priority tasks of the same job") {
+TEST_CASE(
+    "priority: victims come from lower-priority jobs, or lower-priority tasks of the same job") {
   Harness h;
   h.Node("n1", "cpu=8").Queue("default").PriorityClass("high", 100).PriorityClass("low", 1);
-  h.Group("ns/hi", "default", 1, "Inqueue", "", "high").Group("ns/lo", "default", 1, "Running", "", "low");
+  h.Group("ns/hi", "default", 1, "Inqueue", "", "high")
+      .Group("ns/lo", "default", 1, "Running", "", "low");
   h.Group("ns/peer", "default", 1, "Running", "", "high");
   h.Pod("ns/preemptor", "hi").Request("cpu=1").Priority(50).Add();
   h.Pod("ns/hi-low-task", "hi").Request("cpu=1").Priority(10).On("n1").Add();
@@ -57,7 +60,8 @@ TEST_CASE("priority: victims come from lower-priority jobs, or lower-priority ta
   h.Pod("ns/lo-task", "lo").Request("cpu=1").Priority(1000).On("n1").Add();
   h.Pod("ns/peer-task", "peer").Request("cpu=1").Priority(1).On("n1").Add();
   PluginSession s(h, kPriority);
-  auto victims = s.Preemptable("ns/preemptor", {"ns/hi-low-task", "ns/hi-high-task", "ns/lo-task", "ns/peer-task"});
+  auto victims = s.Preemptable("ns/preemptor",
+                               {"ns/hi-low-task", "ns/hi-high-task", "ns/lo-task", "ns/peer-task"});
   // Across jobs the job's priority counts, not the task's: lo-task goes despite its 1000, and
   // the equal-priority peer job is safe despite its task's 1.
   CHECK(victims == std::vector<std::string>{"hi-low-task", "lo-task"});

@@ -18,7 +18,8 @@ int64_t DeservedMilliCpu(PluginSession& s, const std::string& queue) {
 // A pending job in `queue` asking for `pods` pods of 1 CPU.
 void Demand(Harness& h, const std::string& queue, int pods) {
   h.Group("ns/" + queue, queue, 1);
-  for (int i = 0; i < pods; ++i) h.Pod("ns/" + queue + "-" + std::to_string(i), queue).Request("cpu=1").Add();
+  for (int i = 0; i < pods; ++i)
+    h.Pod("ns/" + queue + "-" + std::to_string(i), queue).Request("cpu=1").Add();
 }
 
 TEST_CASE("proportion: queues deserve the cluster in proportion to weight") {
@@ -43,7 +44,10 @@ TEST_CASE("proportion: what a queue does not ask for is handed to the others") {
 
 TEST_CASE("proportion: capability caps the deserved share, guarantee floors it") {
   Harness h;
-  h.Node("n1", "cpu=8").Queue("capped", 3, "cpu=3").Queue("guaranteed", 1, "", "cpu=5").Queue("plain", 1);
+  h.Node("n1", "cpu=8")
+      .Queue("capped", 3, "cpu=3")
+      .Queue("guaranteed", 1, "", "cpu=5")
+      .Queue("plain", 1);
   Demand(h, "capped", 8);
   Demand(h, "guaranteed", 8);
   Demand(h, "plain", 8);
@@ -59,7 +63,8 @@ void Allocated(Harness& h) {
   h.Node("n1", "cpu=8").Queue("light", 1).Queue("heavy", 3);
   h.Group("ns/light-run", "light", 1, "Running").Group("ns/heavy-run", "heavy", 1, "Running");
   h.Pod("ns/light-r0", "light-run").Request("cpu=1").On("n1").Add();
-  for (int i = 0; i < 6; ++i) h.Pod("ns/heavy-r" + std::to_string(i), "heavy-run").Request("cpu=1").On("n1").Add();
+  for (int i = 0; i < 6; ++i)
+    h.Pod("ns/heavy-r" + std::to_string(i), "heavy-run").Request("cpu=1").On("n1").Add();
   Demand(h, "light", 1);
   Demand(h, "heavy", 2);
 }
@@ -74,7 +79,8 @@ TEST_CASE("proportion: a queue is overused once it holds its deserved share") {
   CHECK(s->Overused(s.Queue("light")));
 }
 
-TEST_CASE("proportion: a task is allocatable while its queue stays within deserved, and only if Open") {
+TEST_CASE(
+    "proportion: a task is allocatable while its queue stays within deserved, and only if Open") {
   Harness h;
   Allocated(h);
   PluginSession s(h, kProportion);
@@ -105,10 +111,12 @@ TEST_CASE("proportion: reclaim takes only from queues above their deserved share
   h.Node("n1", "cpu=8").Queue("light", 1).Queue("heavy", 1);
   h.Group("ns/light-run", "light", 1, "Running").Group("ns/heavy-run", "heavy", 1, "Running");
   h.Pod("ns/light-r0", "light-run").Request("cpu=1").On("n1").Add();
-  for (int i = 0; i < 7; ++i) h.Pod("ns/heavy-r" + std::to_string(i), "heavy-run").Request("cpu=1").On("n1").Add();
+  for (int i = 0; i < 7; ++i)
+    h.Pod("ns/heavy-r" + std::to_string(i), "heavy-run").Request("cpu=1").On("n1").Add();
   Demand(h, "light", 3);
   PluginSession s(h, kProportion);  // both deserve 4; heavy holds 7
-  CHECK(s.Reclaimable("ns/light-0", {"ns/light-r0", "ns/heavy-r0", "ns/heavy-r1", "ns/heavy-r2", "ns/heavy-r3"}) ==
+  CHECK(s.Reclaimable("ns/light-0", {"ns/light-r0", "ns/heavy-r0", "ns/heavy-r1", "ns/heavy-r2",
+                                     "ns/heavy-r3"}) ==
         std::vector<std::string>{"heavy-r0", "heavy-r1", "heavy-r2"});
 }
 
@@ -122,7 +130,7 @@ TEST_CASE("proportion: admission counts allocated and admitted jobs against the 
   h.Group("ns/too-big", "q", 1, "Pending", "cpu=3");
   h.Group("ns/shut-out", "closed", 1, "Pending");
   PluginSession s(h, kProportion);
-  CHECK(s->JobEnqueueable(s.Job("ns/fits")));          // 1 + 1 + 2 <= 4
+  CHECK(s->JobEnqueueable(s.Job("ns/fits")));           // 1 + 1 + 2 <= 4
   CHECK_FALSE(s->JobEnqueueable(s.Job("ns/too-big")));  // 1 + 1 + 3 > 4
   CHECK_FALSE(s->JobEnqueueable(s.Job("ns/shut-out")));
   s->JobEnqueued(s.Job("ns/fits"));

@@ -1,8 +1,9 @@
 // StatusWriter over the fake API server: what it writes for PodGroups, Queues and pods, how it
 // coalesces updates to one object, and what a failed write leaves behind.
+#include "scheduler/status/status_writer.h"
+
 #include <catch2/catch.hpp>
 
-#include "scheduler/status/status_writer.h"
 #include "tests/unit/scheduler/fake_api.h"
 #include "tests/unit/scheduler/harness.h"
 
@@ -31,8 +32,12 @@ QueueUpdate Queue(const std::string& allocated) {
 
 struct WriterFixture : FakeApi {
   explicit WriterFixture(std::chrono::milliseconds settle = std::chrono::milliseconds(0)) {
-    fake->Put(kPodGroups, R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"pg"},"spec":{"queue":"q"},"status":{"phase":"Inqueue"}})");
-    fake->Put(kQueues, R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"q"},"spec":{"weight":1}})");
+    fake->Put(
+        kPodGroups,
+        R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"pg"},"spec":{"queue":"q"},"status":{"phase":"Inqueue"}})");
+    fake->Put(
+        kQueues,
+        R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"Queue","metadata":{"name":"q"},"spec":{"weight":1}})");
     fake->Put(kPods, R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"p"},"spec":{}})");
     h.Node("n1", "cpu=4").Queue("q").Group("ns/pg", "q", 1, "Inqueue");
     h.Pod("ns/p", "pg").Request("cpu=1").Add();
@@ -43,10 +48,12 @@ struct WriterFixture : FakeApi {
   std::unique_ptr<StatusWriter> writer;
 };
 
-TEST_CASE("status writer: a PodGroup's phase, counts and conditions are merge-patched, with its event") {
+TEST_CASE(
+    "status writer: a PodGroup's phase, counts and conditions are merge-patched, with its event") {
   WriterFixture f;
   PodGroupUpdate u = Group("Running", 2);
-  u.status.conditions.push_back({"Scheduled", "True", "session-1", std::nullopt, "tasks in gang are ready", ""});
+  u.status.conditions.push_back(
+      {"Scheduled", "True", "session-1", std::nullopt, "tasks in gang are ready", ""});
   u.event_type = "Normal";
   u.event_reason = "Scheduled";
   u.event_message = "all tasks placed";
@@ -56,7 +63,8 @@ TEST_CASE("status writer: a PodGroup's phase, counts and conditions are merge-pa
   std::string pg = *f.fake->Object(kPodGroups, "pg");
   CHECK(pg.find(R"("phase":"Running")") != std::string::npos);
   CHECK(pg.find(R"("running":2)") != std::string::npos);
-  CHECK(pg.find(R"("type":"Scheduled","status":"True","transitionID":"session-1")") != std::string::npos);
+  CHECK(pg.find(R"("type":"Scheduled","status":"True","transitionID":"session-1")") !=
+        std::string::npos);
   CHECK(f.HasMetric("tephra_status_writes_total 1"));
   std::string events = f.Events();
   CHECK(events.find("all tasks placed") != std::string::npos);
@@ -68,11 +76,14 @@ TEST_CASE("status writer: a PodGroup's phase, counts and conditions are merge-pa
 TEST_CASE("status writer: the PodGroup status is assumed in the cache as it is queued") {
   WriterFixture f(kForever);
   f.writer->Apply({{Group("Running", 1, false)}, {}, {}, {}});
-  CHECK(f.h.cache().Job("ns/pg")->phase == api::PodGroupPhase::kRunning);  // before anything was written
+  CHECK(f.h.cache().Job("ns/pg")->phase ==
+        api::PodGroupPhase::kRunning);  // before anything was written
   f.writer->Stop();
 }
 
-TEST_CASE("status writer: a failed PodGroup write is forgotten in the cache, so a later session writes again") {
+TEST_CASE(
+    "status writer: a failed PodGroup write is forgotten in the cache, so a later session writes "
+    "again") {
   WriterFixture f;
   f.fake->Remove(kPodGroups, "pg");
   f.writer->Apply({{Group("Running", 1)}, {}, {}, {}});
@@ -96,10 +107,13 @@ TEST_CASE("status writer: a Queue's status.allocated goes through the status sub
   f.writer->Apply({{}, {Queue("cpu=2,memory=1Gi")}, {}, {}});
   f.writer->Stop();  // writes what is held
   CHECK(f.Requests("PATCH /apis/scheduling.volcano.sh/v1beta1/queues/q/status") == 1);
-  CHECK(f.fake->Object(kQueues, "q")->find(R"("allocated":{"cpu":"2","memory":"1Gi"})") != std::string::npos);
+  CHECK(f.fake->Object(kQueues, "q")->find(R"("allocated":{"cpu":"2","memory":"1Gi"})") !=
+        std::string::npos);
 }
 
-TEST_CASE("status writer: a pod left pending gets PodScheduled=False, its nominated node and a FailedScheduling event") {
+TEST_CASE(
+    "status writer: a pod left pending gets PodScheduled=False, its nominated node and a "
+    "FailedScheduling event") {
   WriterFixture f;
   PodConditionUpdate p;
   p.namespace_ = "ns";
@@ -112,13 +126,15 @@ TEST_CASE("status writer: a pod left pending gets PodScheduled=False, its nomina
   CHECK(f.Requests("PATCH /api/v1/namespaces/ns/pods/p/status") == 1);
   std::string pod = *f.fake->Object(kPods, "p");
   CHECK(pod.find(R"("nominatedNodeName":"n1")") != std::string::npos);
-  CHECK(pod.find(R"("type":"PodScheduled","status":"False","reason":"Unschedulable")") != std::string::npos);
+  CHECK(pod.find(R"("type":"PodScheduled","status":"False","reason":"Unschedulable")") !=
+        std::string::npos);
   std::string events = f.Events();
   CHECK(events.find(R"("reason":"FailedScheduling")") != std::string::npos);
   CHECK(events.find("0/1 nodes are available: 1 Insufficient cpu") != std::string::npos);
 }
 
-TEST_CASE("status writer: updates nobody waits on are held and coalesced into one write of the latest") {
+TEST_CASE(
+    "status writer: updates nobody waits on are held and coalesced into one write of the latest") {
   WriterFixture f(kForever);
   f.writer->Apply({{Group("Running", 1, false)}, {Queue("cpu=1")}, {}, {}});
   f.writer->Apply({{Group("Running", 2, false)}, {Queue("cpu=2")}, {}, {}});
