@@ -6,7 +6,7 @@
 #include <limits>
 #include <unordered_map>
 
-#include "base/mutex.h"
+#include "sync/mutex.h"
 
 namespace tephra::api {
 
@@ -66,11 +66,11 @@ class NameTable {
  public:
   ResourceId Intern(std::string_view name) {
     {
-      base::ReaderMutexLock lock(mu_);
+      sync::ReaderMutexLock lock(mu_);
       auto it = ids_.find(name);
       if (it != ids_.end()) return it->second;
     }
-    base::WriterMutexLock lock(mu_);
+    sync::WriterMutexLock lock(mu_);
     auto it = ids_.find(name);
     if (it != ids_.end()) return it->second;
     names_.emplace_back(name);
@@ -80,7 +80,7 @@ class NameTable {
   }
 
   std::optional<ResourceId> Find(std::string_view name) const {
-    base::ReaderMutexLock lock(mu_);
+    sync::ReaderMutexLock lock(mu_);
     auto it = ids_.find(name);
     if (it == ids_.end()) return std::nullopt;
     return it->second;
@@ -88,12 +88,12 @@ class NameTable {
 
   const std::string& Name(ResourceId id) const {
     static const std::string kUnknown = "<unknown resource>";
-    base::ReaderMutexLock lock(mu_);
+    sync::ReaderMutexLock lock(mu_);
     return id < names_.size() ? names_[id] : kUnknown;
   }
 
  private:
-  mutable base::SharedMutex mu_;
+  mutable sync::SharedMutex mu_;
   // A deque keeps references stable as it grows.
   std::deque<std::string> names_ GUARDED_BY(mu_);
   std::unordered_map<std::string_view, ResourceId> ids_ GUARDED_BY(mu_);

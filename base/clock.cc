@@ -11,7 +11,7 @@ class Real : public ClockInterface {
   std::chrono::steady_clock::time_point Monotonic() const override {
     return std::chrono::steady_clock::now();
   }
-  bool WaitUntil(base::Mutex& mu, base::CondVar& cv, std::chrono::steady_clock::time_point deadline,
+  bool WaitUntil(sync::Mutex& mu, sync::CondVar& cv, std::chrono::steady_clock::time_point deadline,
                  const std::function<bool()>& pred) REQUIRES(mu) override {
     return cv.WaitUntil(mu, deadline, pred);
   }
@@ -27,20 +27,20 @@ ClockInterface& RealClock() {
 FakeClock::FakeClock(Time start) : wall_(start), mono_(std::chrono::steady_clock::time_point()) {}
 
 Time FakeClock::Now() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return wall_;
 }
 
 std::chrono::steady_clock::time_point FakeClock::Monotonic() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return mono_;
 }
 
-bool FakeClock::WaitUntil(base::Mutex& mu, base::CondVar& cv,
+bool FakeClock::WaitUntil(sync::Mutex& mu, sync::CondVar& cv,
                           std::chrono::steady_clock::time_point deadline,
                           const std::function<bool()>& pred) {
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     ++waiters_;
     cvs_.push_back(&cv);
   }
@@ -50,7 +50,7 @@ bool FakeClock::WaitUntil(base::Mutex& mu, base::CondVar& cv,
     cv.WaitFor(mu, std::chrono::milliseconds(5));
   }
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     --waiters_;
     cvs_.erase(std::find(cvs_.begin(), cvs_.end(), &cv));
   }
@@ -58,7 +58,7 @@ bool FakeClock::WaitUntil(base::Mutex& mu, base::CondVar& cv,
 }
 
 void FakeClock::Advance(std::chrono::steady_clock::duration d) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   wall_ += std::chrono::duration_cast<Clock::duration>(d);
   mono_ += d;
   // Notified under mu_: a waiter deregisters under mu_ too, so its cv is still alive here.
@@ -66,7 +66,7 @@ void FakeClock::Advance(std::chrono::steady_clock::duration d) {
 }
 
 int FakeClock::Waiters() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return waiters_;
 }
 

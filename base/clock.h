@@ -6,8 +6,8 @@
 #include <functional>
 #include <vector>
 
-#include "base/mutex.h"
 #include "base/time.h"
+#include "sync/mutex.h"
 
 namespace tephra::base {
 
@@ -20,7 +20,7 @@ class ClockInterface {
   virtual std::chrono::steady_clock::time_point Monotonic() const = 0;
   // Waits on `cv` until `pred` holds or `deadline` (monotonic) passes; returns pred(). pred
   // runs with `mu` held. A fake clock wakes waiters when it is advanced.
-  virtual bool WaitUntil(base::Mutex& mu, base::CondVar& cv,
+  virtual bool WaitUntil(sync::Mutex& mu, sync::CondVar& cv,
                          std::chrono::steady_clock::time_point deadline,
                          const std::function<bool()>& pred) REQUIRES(mu) = 0;
 };
@@ -36,7 +36,7 @@ class FakeClock : public ClockInterface {
 
   Time Now() const override;
   std::chrono::steady_clock::time_point Monotonic() const override;
-  bool WaitUntil(base::Mutex& mu, base::CondVar& cv, std::chrono::steady_clock::time_point deadline,
+  bool WaitUntil(sync::Mutex& mu, sync::CondVar& cv, std::chrono::steady_clock::time_point deadline,
                  const std::function<bool()>& pred) REQUIRES(mu) EXCLUDES(mu_) override;
 
   void Advance(std::chrono::steady_clock::duration d) EXCLUDES(mu_);
@@ -44,11 +44,11 @@ class FakeClock : public ClockInterface {
   int Waiters() const EXCLUDES(mu_);
 
  private:
-  mutable base::Mutex mu_;
+  mutable sync::Mutex mu_;
   Time wall_ GUARDED_BY(mu_);
   std::chrono::steady_clock::time_point mono_ GUARDED_BY(mu_);
   int waiters_ GUARDED_BY(mu_) = 0;
-  std::vector<base::CondVar*> cvs_ GUARDED_BY(mu_);
+  std::vector<sync::CondVar*> cvs_ GUARDED_BY(mu_);
 };
 
 }  // namespace tephra::base

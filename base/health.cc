@@ -37,7 +37,7 @@ Status HealthChecks::Add(std::vector<NamedCheck>* list, std::string name, Health
   if (name.empty() || name.find_first_of(" \t\r\n") != std::string::npos) {
     return InvalidArgument("health check name \"" + name + "\" must be non-empty without spaces");
   }
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   for (const auto* existing : {&health_, &readiness_}) {
     for (const auto& c : *existing) {
       if (c.name == name) return AlreadyExists("health check \"" + name + "\" already exists");
@@ -58,7 +58,7 @@ Status HealthChecks::AddReadinessCheck(std::string name, HealthCheck check) {
 HttpResponse HealthChecks::Healthz(const HttpRequest& request) const {
   std::vector<NamedCheck> checks;
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     checks = health_;
   }
   return Evaluate("healthz", checks, request);
@@ -67,7 +67,7 @@ HttpResponse HealthChecks::Healthz(const HttpRequest& request) const {
 HttpResponse HealthChecks::Readyz(const HttpRequest& request) const {
   std::vector<NamedCheck> checks;
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     checks = health_;
     checks.insert(checks.end(), readiness_.begin(), readiness_.end());
   }
@@ -99,7 +99,7 @@ HttpResponse HealthChecks::Evaluate(std::string_view what, const std::vector<Nam
     }
   }
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     for (const auto& [name, ok] : outcomes) {
       auto [it, inserted] = last_ok_.emplace(name, ok);
       if (!inserted && it->second == ok) continue;

@@ -27,8 +27,8 @@
 #include <vector>
 
 #include "base/http_server.h"
-#include "base/mutex.h"
 #include "base/status.h"
+#include "sync/mutex.h"
 
 namespace tephra::metrics {
 class Registry;
@@ -62,7 +62,7 @@ class HealthChecks {
   HttpResponse Evaluate(std::string_view what, const std::vector<NamedCheck>& checks,
                         const HttpRequest& request) const;
 
-  mutable base::Mutex mu_;
+  mutable sync::Mutex mu_;
   std::vector<NamedCheck> health_ GUARDED_BY(mu_);
   std::vector<NamedCheck> readiness_ GUARDED_BY(mu_);
   // Last outcome of each check, so a change is logged once rather than on every probe.

@@ -32,7 +32,7 @@
 #include <openssl/x509.h>
 
 #include "base/http_worker_pool.h"
-#include "base/mutex.h"
+#include "sync/mutex.h"
 
 namespace tephra::base {
 
@@ -278,7 +278,7 @@ struct RouteEntry {
 // Handler results reach their connection through this gate; Stop() closes it before the event
 // loop goes away, so a handler finishing later touches nothing of the server.
 struct DeliveryGate {
-  base::Mutex mu;
+  sync::Mutex mu;
   bool open GUARDED_BY(mu) = true;
 };
 
@@ -318,7 +318,7 @@ class HttpServer::Impl final : public SessionHost {
   Status ReloadTls();
   uint16_t port() const { return port_.load(); }
   size_t ActiveConnections() const {
-    base::MutexLock lock(sessions_mu_);
+    sync::MutexLock lock(sessions_mu_);
     return sessions_.size();
   }
   Status Health() const;
@@ -371,7 +371,7 @@ class HttpServer::Impl final : public SessionHost {
   void CheckTlsFiles();
   void RunWorker();
   std::shared_ptr<ssl::context> CurrentTlsContext() const {
-    base::MutexLock lock(tls_mu_);
+    sync::MutexLock lock(tls_mu_);
     return tls_context_;
   }
 
@@ -391,7 +391,7 @@ class HttpServer::Impl final : public SessionHost {
   std::atomic<size_t> connections_peak_{0};  // since the last memory trim
   bool trim_pending_ = false;                // a burst ended; touched on the tick's strand only
 
-  base::Mutex control_mu_;  // serialises Start and Stop
+  sync::Mutex control_mu_;  // serialises Start and Stop
   bool started_ GUARDED_BY(control_mu_) = false;
   bool stopped_ GUARDED_BY(control_mu_) = false;
   std::atomic<bool> stopping_{false};
@@ -399,14 +399,14 @@ class HttpServer::Impl final : public SessionHost {
   std::atomic<uint16_t> port_{0};
   std::vector<std::thread> threads_ GUARDED_BY(control_mu_);  // the I/O threads
 
-  base::Mutex reload_mu_;  // serialises ReloadTls
-  mutable base::Mutex tls_mu_;
+  sync::Mutex reload_mu_;  // serialises ReloadTls
+  mutable sync::Mutex tls_mu_;
   std::shared_ptr<ssl::context> tls_context_ GUARDED_BY(tls_mu_);  // handed to new connections
   TlsFilesVersion tls_loaded_ GUARDED_BY(tls_mu_) = {};            // files behind tls_context_
   TlsFilesVersion tls_failed_ GUARDED_BY(tls_mu_) = {};            // last version that failed
 
-  mutable base::Mutex sessions_mu_;
-  base::CondVar sessions_cv_;  // a session ended
+  mutable sync::Mutex sessions_mu_;
+  sync::CondVar sessions_cv_;  // a session ended
   std::unordered_map<SessionBase*, std::weak_ptr<SessionBase>> sessions_ GUARDED_BY(sessions_mu_);
 
   // Last member: destroyed first, so pending handlers (which hold sessions that point back
@@ -833,7 +833,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
           HttpResponse response = InvokeHandler(*work->handler, work->request, work->server_name);
           work->request = HttpRequest();  // the body's memory goes before the answer is sent
           work->lease.Release();
-          base::MutexLock lock(work->gate->mu);
+          sync::MutexLock lock(work->gate->mu);
           if (!work->gate->open) return;
           if (auto self = work->session.lock()) self->Complete(id, std::move(response));
         },
@@ -1019,7 +1019,7 @@ class Session final : public SessionBase, public std::enable_shared_from_this<Se
 
 Status HttpServer::Impl::Handle(std::string_view method, std::string_view path, HttpHandler handler,
                                 Dispatch dispatch) {
-  base::MutexLock lock(control_mu_);
+  sync::MutexLock lock(control_mu_);
   if (started_) return FailedPrecondition("routes must be added before the server starts");
   if (path.empty() || path[0] != '/') {
     return InvalidArgument("route path \"" + std::string(path) + "\" must start with '/'");
@@ -1150,13 +1150,13 @@ void HttpServer::Impl::TrimMemoryAfterBurst() {
 }
 
 void HttpServer::Impl::Unregister(SessionBase* session) {
-  base::MutexLock lock(sessions_mu_);
+  sync::MutexLock lock(sessions_mu_);
   sessions_.erase(session);
   sessions_cv_.NotifyAll();
 }
 
 Status HttpServer::Impl::Start() {
-  base::MutexLock lock(control_mu_);
+  sync::MutexLock lock(control_mu_);
   if (started_) return FailedPrecondition(options_.name + " server already started");
   if (options_.tls) TEPHRA_RETURN_IF_ERROR(ReloadTls());
 
@@ -1286,7 +1286,7 @@ void HttpServer::Impl::StartSession(tcp::socket socket) {
   auto session = std::make_shared<Session<kTls>>(this, std::move(socket),
                                                  kTls ? CurrentTlsContext() : nullptr);
   {
-    base::MutexLock lock(sessions_mu_);
+    sync::MutexLock lock(sessions_mu_);
     sessions_.emplace(session.get(), session);
     if (sessions_.size() > connections_peak_.load()) connections_peak_ = sessions_.size();
   }
@@ -1300,7 +1300,7 @@ void HttpServer::Impl::StartSession(tcp::socket socket) {
 bool HttpServer::Impl::EvictIdle() {
   std::shared_ptr<SessionBase> victim;
   {
-    base::MutexLock lock(sessions_mu_);
+    sync::MutexLock lock(sessions_mu_);
     int64_t oldest = std::numeric_limits<int64_t>::max();
     SessionBase* chosen = nullptr;
     for (const auto& [session, weak] : sessions_) {
@@ -1333,7 +1333,7 @@ void HttpServer::Impl::ScheduleTlsCheck() {
 void HttpServer::Impl::CheckTlsFiles() {
   const TlsFilesVersion current = StatTlsFiles(*options_.tls);
   {
-    base::MutexLock lock(tls_mu_);
+    sync::MutexLock lock(tls_mu_);
     // Unchanged, or already tried and failed (wait for the next change instead of logging
     // the same error every interval).
     if (current == tls_loaded_ || current == tls_failed_) return;
@@ -1344,26 +1344,26 @@ void HttpServer::Impl::CheckTlsFiles() {
   } else {
     LOG(WARNING) << options_.name
                  << " server: keeping the current TLS certificate: " << status.ToString();
-    base::MutexLock lock(tls_mu_);
+    sync::MutexLock lock(tls_mu_);
     tls_failed_ = current;
   }
 }
 
 Status HttpServer::Impl::ReloadTls() {
   if (!options_.tls) return FailedPrecondition(options_.name + " server does not use TLS");
-  base::MutexLock reload(reload_mu_);
+  sync::MutexLock reload(reload_mu_);
   // Stat before reading: if the files change in between, the next check loads them again.
   const TlsFilesVersion version = StatTlsFiles(*options_.tls);
   StatusOr<std::shared_ptr<ssl::context>> context = LoadTlsContext(*options_.tls);
   if (!context.ok()) return context.status();
-  base::MutexLock lock(tls_mu_);
+  sync::MutexLock lock(tls_mu_);
   tls_context_ = std::move(context).value();
   tls_loaded_ = version;
   return Status::Ok();
 }
 
 void HttpServer::Impl::Stop(std::chrono::milliseconds grace) {
-  base::MutexLock lock(control_mu_);
+  sync::MutexLock lock(control_mu_);
   if (!started_ || stopped_) return;
   stopped_ = true;
   stopping_ = true;
@@ -1379,7 +1379,7 @@ void HttpServer::Impl::Stop(std::chrono::milliseconds grace) {
   // destructor, which takes that lock.
   std::vector<std::shared_ptr<SessionBase>> live;
   {
-    base::MutexLock sessions_lock(sessions_mu_);
+    sync::MutexLock sessions_lock(sessions_mu_);
     for (const auto& [ptr, weak] : sessions_) {
       if (auto session = weak.lock()) live.push_back(std::move(session));
     }
@@ -1387,7 +1387,7 @@ void HttpServer::Impl::Stop(std::chrono::milliseconds grace) {
   for (const auto& session : live) session->NotifyStopping();
   live.clear();
   {
-    base::MutexLock sessions_lock(sessions_mu_);
+    sync::MutexLock sessions_lock(sessions_mu_);
     const bool drained = sessions_cv_.WaitFor(
         sessions_mu_, grace, [&]() REQUIRES(sessions_mu_) { return sessions_.empty(); });
     if (!drained) {
@@ -1401,7 +1401,7 @@ void HttpServer::Impl::Stop(std::chrono::milliseconds grace) {
   threads_.clear();
   {
     // From here a handler that finishes delivers nothing.
-    base::MutexLock gate_lock(gate_->mu);
+    sync::MutexLock gate_lock(gate_->mu);
     gate_->open = false;
   }
   size_t abandoned = pool_->Shutdown(kStopLingerTimeout);

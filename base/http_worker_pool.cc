@@ -8,7 +8,7 @@
 
 #include <glog/logging.h>
 
-#include "base/mutex.h"
+#include "sync/mutex.h"
 
 namespace tephra::base {
 
@@ -17,7 +17,7 @@ namespace tephra::base {
 struct ByteBudget::State {
   explicit State(size_t l) : limit(l) {}
   const size_t limit;
-  base::Mutex mu;
+  sync::Mutex mu;
   size_t used GUARDED_BY(mu) = 0;
   size_t peak GUARDED_BY(mu) = 0;
 };
@@ -36,7 +36,7 @@ ByteBudget::Lease& ByteBudget::Lease::operator=(Lease&& other) noexcept {
 
 void ByteBudget::Lease::Release() {
   if (state_ != nullptr) {
-    base::MutexLock lock(state_->mu);
+    sync::MutexLock lock(state_->mu);
     state_->used -= bytes_;
   }
   state_.reset();
@@ -46,7 +46,7 @@ void ByteBudget::Lease::Release() {
 ByteBudget::ByteBudget(size_t limit) : state_(std::make_shared<State>(limit)) {}
 
 std::optional<ByteBudget::Lease> ByteBudget::TryAcquire(size_t bytes) {
-  base::MutexLock lock(state_->mu);
+  sync::MutexLock lock(state_->mu);
   if (state_->limit > 0 && bytes > state_->limit - std::min(state_->used, state_->limit)) {
     return std::nullopt;
   }
@@ -56,7 +56,7 @@ std::optional<ByteBudget::Lease> ByteBudget::TryAcquire(size_t bytes) {
 }
 
 size_t ByteBudget::in_use() const {
-  base::MutexLock lock(state_->mu);
+  sync::MutexLock lock(state_->mu);
   return state_->used;
 }
 
@@ -65,7 +65,7 @@ size_t ByteBudget::limit() const {
 }
 
 size_t ByteBudget::TakePeak() {
-  base::MutexLock lock(state_->mu);
+  sync::MutexLock lock(state_->mu);
   return std::exchange(state_->peak, state_->used);
 }
 
@@ -78,9 +78,9 @@ struct WorkerPool::State {
     std::shared_ptr<const std::atomic<bool>> cancelled;
   };
 
-  mutable base::Mutex mu;
-  base::CondVar work_cv;  // an item arrived or shutdown began
-  base::CondVar idle_cv;  // a thread finished an item or exited
+  mutable sync::Mutex mu;
+  sync::CondVar work_cv;  // an item arrived or shutdown began
+  sync::CondVar idle_cv;  // a thread finished an item or exited
   std::deque<Item> queue GUARDED_BY(mu);
   size_t threads GUARDED_BY(mu) = 0;  // running threads
   size_t busy GUARDED_BY(mu) = 0;
@@ -93,7 +93,7 @@ struct WorkerPool::State {
 namespace {
 
 void RunWorker(const std::shared_ptr<WorkerPool::State>& state, const std::string& name) {
-  base::MutexLock lock(state->mu);
+  sync::MutexLock lock(state->mu);
   while (true) {
     state->work_cv.Wait(state->mu, [&]() REQUIRES(state->mu) {
       return state->shutting_down || !state->queue.empty();
@@ -143,7 +143,7 @@ Status WorkerPool::Start() {
   const int wanted = std::max(1, options_.threads);
   for (int i = 0; i < wanted; ++i) {
     {
-      base::MutexLock lock(state_->mu);
+      sync::MutexLock lock(state_->mu);
       ++state_->threads;  // before the thread runs: it decrements when it exits
     }
     try {
@@ -151,19 +151,19 @@ Status WorkerPool::Start() {
       std::thread([state = state_, name = options_.name] { RunWorker(state, name); }).detach();
     } catch (const std::system_error& e) {
       LOG(ERROR) << options_.name << ": starting worker threads: " << e.what();
-      base::MutexLock lock(state_->mu);
+      sync::MutexLock lock(state_->mu);
       --state_->threads;
       break;
     }
   }
-  base::MutexLock lock(state_->mu);
+  sync::MutexLock lock(state_->mu);
   if (state_->threads == 0) return Internal(options_.name + ": cannot start worker threads");
   return Status::Ok();
 }
 
 bool WorkerPool::TrySubmit(std::function<void()> work,
                            std::shared_ptr<const std::atomic<bool>> cancelled) {
-  base::MutexLock lock(state_->mu);
+  sync::MutexLock lock(state_->mu);
   const size_t idle = state_->threads - std::min(state_->busy, state_->threads);
   if (state_->shutting_down || state_->queue.size() >= idle + options_.max_queued) {
     ++state_->rejected;
@@ -177,7 +177,7 @@ bool WorkerPool::TrySubmit(std::function<void()> work,
 }
 
 WorkerPool::Stats WorkerPool::stats() const {
-  base::MutexLock lock(state_->mu);
+  sync::MutexLock lock(state_->mu);
   Stats s;
   s.threads = state_->threads;
   s.busy = state_->busy;
@@ -202,7 +202,7 @@ Status WorkerPool::CheckProgress(std::chrono::milliseconds stall) const {
 
 size_t WorkerPool::Shutdown(std::chrono::milliseconds grace) {
   std::deque<State::Item> dropped;
-  base::MutexLock lock(state_->mu);
+  sync::MutexLock lock(state_->mu);
   if (state_->shutting_down) return state_->busy;
   state_->shutting_down = true;
   dropped.swap(state_->queue);

@@ -27,7 +27,7 @@ ShutdownSignal::ShutdownSignal(ClockInterface& clock) : clock_(clock) {}
 void ShutdownSignal::Request(std::string reason) {
   std::vector<std::function<void()>> callbacks;
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     if (requested_) return;
     requested_ = true;
     reason_ = std::move(reason);
@@ -35,29 +35,29 @@ void ShutdownSignal::Request(std::string reason) {
   }
   for (auto& callback : callbacks) callback();
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     callbacks_done_ = true;
   }
   cv_.NotifyAll();
 }
 
 bool ShutdownSignal::Requested() const {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   return requested_;
 }
 
 std::string ShutdownSignal::Reason() const {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   return reason_;
 }
 
 void ShutdownSignal::Wait() const {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   cv_.Wait(mu_, [&]() REQUIRES(mu_) { return callbacks_done_; });
 }
 
 bool ShutdownSignal::WaitFor(std::chrono::nanoseconds timeout) const {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   const auto deadline =
       clock_.Monotonic() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout);
   return clock_.WaitUntil(mu_, cv_, deadline, [&]() REQUIRES(mu_) { return callbacks_done_; });
@@ -65,7 +65,7 @@ bool ShutdownSignal::WaitFor(std::chrono::nanoseconds timeout) const {
 
 void ShutdownSignal::OnShutdown(std::function<void()> callback) {
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     if (!requested_) {
       callbacks_.push_back(std::move(callback));
       return;

@@ -24,7 +24,7 @@
 
 #include "base/clock.h"
 #include "base/flags.h"
-#include "base/mutex.h"
+#include "sync/mutex.h"
 
 namespace tephra::base {
 
@@ -55,8 +55,8 @@ class ShutdownSignal {
 
  private:
   ClockInterface& clock_;
-  mutable base::Mutex mu_;
-  mutable base::CondVar cv_;
+  mutable sync::Mutex mu_;
+  mutable sync::CondVar cv_;
   bool requested_ GUARDED_BY(mu_) = false;
   bool callbacks_done_ GUARDED_BY(mu_) = false;
   std::string reason_ GUARDED_BY(mu_);

@@ -20,7 +20,7 @@ void TokenBucket::Refill() {
 
 bool TokenBucket::TryAccept() {
   if (qps_ <= 0) return true;
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   Refill();
   if (tokens_ < 1) return false;
   tokens_ -= 1;
@@ -29,7 +29,7 @@ bool TokenBucket::TryAccept() {
 
 std::chrono::steady_clock::duration TokenBucket::Reserve() {
   if (qps_ <= 0) return {};
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   Refill();
   tokens_ -= 1;
   if (tokens_ >= 0) return {};
@@ -40,7 +40,7 @@ std::chrono::steady_clock::duration TokenBucket::Reserve() {
 void TokenBucket::Wait() {
   auto delay = Reserve();
   if (delay <= std::chrono::steady_clock::duration::zero()) return;
-  base::MutexLock lock(sleep_mu_);
+  sync::MutexLock lock(sleep_mu_);
   clock_.WaitUntil(sleep_mu_, sleep_cv_, clock_.Monotonic() + delay, [] { return false; });
 }
 

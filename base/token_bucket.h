@@ -5,7 +5,7 @@
 #include <chrono>
 
 #include "base/clock.h"
-#include "base/mutex.h"
+#include "sync/mutex.h"
 
 namespace tephra::base {
 
@@ -28,11 +28,11 @@ class TokenBucket {
   double qps_;
   double burst_;
   ClockInterface& clock_;
-  base::Mutex mu_;
+  sync::Mutex mu_;
   double tokens_ GUARDED_BY(mu_);  // may go negative (reserved)
   std::chrono::steady_clock::time_point last_ GUARDED_BY(mu_);
-  base::Mutex sleep_mu_;
-  base::CondVar sleep_cv_;
+  sync::Mutex sleep_mu_;
+  sync::CondVar sleep_cv_;
 };
 
 }  // namespace tephra::base

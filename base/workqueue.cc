@@ -20,7 +20,7 @@ ExponentialFailureRateLimiter::ExponentialFailureRateLimiter(nanoseconds base, n
 nanoseconds ExponentialFailureRateLimiter::When(const std::string& key) {
   int exponent = 0;
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     int& failures = failures_[key];
     exponent = failures;
     if (failures < INT_MAX) ++failures;
@@ -32,12 +32,12 @@ nanoseconds ExponentialFailureRateLimiter::When(const std::string& key) {
 }
 
 void ExponentialFailureRateLimiter::Forget(const std::string& key) {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   failures_.erase(key);
 }
 
 int ExponentialFailureRateLimiter::NumRequeues(const std::string& key) const {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   auto it = failures_.find(key);
   return it == failures_.end() ? 0 : it->second;
 }
@@ -157,12 +157,12 @@ void WorkQueue::PromoteDueLocked(TimePoint now) {
 }
 
 void WorkQueue::Add(const std::string& key) {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   AddLocked(key, clock_->Monotonic());
 }
 
 void WorkQueue::AddAfter(const std::string& key, nanoseconds delay) {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   if (shutting_down_) return;
   if (metrics_) metrics_->retries.Inc();
   const TimePoint now = clock_->Monotonic();
@@ -197,7 +197,7 @@ int WorkQueue::NumRequeues(const std::string& key) const {
 }
 
 std::optional<std::string> WorkQueue::Get() {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   TimePoint now = clock_->Monotonic();
   while (true) {
     if (!shutting_down_) PromoteDueLocked(now);
@@ -226,7 +226,7 @@ std::optional<std::string> WorkQueue::Get() {
 }
 
 void WorkQueue::Done(const std::string& key) {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   auto it = processing_.find(key);
   if (it == processing_.end()) return;
   if (metrics_) metrics_->work_duration.Observe(Seconds(clock_->Monotonic() - it->second));
@@ -239,25 +239,25 @@ void WorkQueue::Done(const std::string& key) {
 }
 
 size_t WorkQueue::Len() const {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   return queue_.size();
 }
 
 void WorkQueue::ShutDown() {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   shutting_down_ = true;
   cv_.NotifyAll();
 }
 
 void WorkQueue::ShutDownWithDrain() {
   ShutDown();
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   drained_cv_.Wait(mu_, [&]() REQUIRES(mu_) { return processing_.empty(); });
 }
 
 bool WorkQueue::ShutDownWithDrain(nanoseconds timeout) {
   ShutDown();
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   const TimePoint deadline =
       clock_->Monotonic() + std::chrono::ceil<std::chrono::steady_clock::duration>(timeout);
   return clock_->WaitUntil(mu_, drained_cv_, deadline,
@@ -265,7 +265,7 @@ bool WorkQueue::ShutDownWithDrain(nanoseconds timeout) {
 }
 
 bool WorkQueue::ShuttingDown() const {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   return shutting_down_;
 }
 

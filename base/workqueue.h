@@ -34,9 +34,9 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/mutex.h"
 #include "base/status.h"
 #include "base/token_bucket.h"
+#include "sync/mutex.h"
 
 namespace tephra::metrics {
 class Registry;
@@ -73,7 +73,7 @@ class ExponentialFailureRateLimiter final : public RateLimiter {
  private:
   const std::chrono::nanoseconds base_;
   const std::chrono::nanoseconds max_;
-  mutable base::Mutex mu_;
+  mutable sync::Mutex mu_;
   std::unordered_map<std::string, int> failures_ GUARDED_BY(mu_);
 };
 
@@ -178,9 +178,9 @@ class WorkQueue {
   const std::shared_ptr<RateLimiter> rate_limiter_;
   const std::unique_ptr<Metrics> metrics_;  // null when the queue has no name
 
-  mutable base::Mutex mu_;
-  base::CondVar cv_;          // keys queued, shutdown, or an earlier delayed key
-  base::CondVar drained_cv_;  // processing_ became empty
+  mutable sync::Mutex mu_;
+  sync::CondVar cv_;          // keys queued, shutdown, or an earlier delayed key
+  sync::CondVar drained_cv_;  // processing_ became empty
   std::deque<std::string> queue_ GUARDED_BY(mu_);  // ready keys, each at most once
   std::unordered_map<std::string, TimePoint> dirty_ GUARDED_BY(mu_);       // key -> added at
   std::unordered_map<std::string, TimePoint> processing_ GUARDED_BY(mu_);  // key -> handed out

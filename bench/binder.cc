@@ -16,9 +16,9 @@
 #include <thread>
 #include <vector>
 
-#include "base/mutex.h"
 #include "bench/common.h"
 #include "json/json.h"
+#include "sync/mutex.h"
 
 namespace {
 
@@ -41,7 +41,7 @@ class Binder {
   }
   ~Binder() {
     {
-      base::MutexLock l(mu_);
+      sync::MutexLock l(mu_);
       done_ = true;
     }
     cv_.NotifyAll();
@@ -49,7 +49,7 @@ class Binder {
   }
   void Add(PodRef pod) {
     {
-      base::MutexLock l(mu_);
+      sync::MutexLock l(mu_);
       queue_.push_back(std::move(pod));
     }
     cv_.NotifyOne();
@@ -63,7 +63,7 @@ class Binder {
       PodRef pod;
       size_t slot = 0;
       {
-        base::MutexLock l(mu_);
+        sync::MutexLock l(mu_);
         cv_.Wait(mu_, [this]() REQUIRES(mu_) { return done_ || !queue_.empty(); });
         if (done_) return;
         pod = std::move(queue_.front());
@@ -101,8 +101,8 @@ class Binder {
 
   std::shared_ptr<kube::Client> client_;
   std::vector<std::string> nodes_;
-  base::Mutex mu_;
-  base::CondVar cv_;
+  sync::Mutex mu_;
+  sync::CondVar cv_;
   std::deque<PodRef> queue_ GUARDED_BY(mu_);
   size_t next_ GUARDED_BY(mu_) = 0;
   bool done_ GUARDED_BY(mu_) = false;

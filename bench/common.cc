@@ -65,7 +65,7 @@ ListWatcher::~ListWatcher() {
 void ListWatcher::Stop() {
   stop_ = true;
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     if (watch_ != nullptr) watch_->Stop();
   }
   if (thread_.joinable()) thread_.join();
@@ -89,7 +89,7 @@ void ListWatcher::Loop() {
     auto watch = client_->StartWatch(resource_, ns_, wo);
     if (!watch.ok()) continue;
     {
-      base::MutexLock l(mu_);
+      sync::MutexLock l(mu_);
       if (stop_) return;
       watch_ = watch->get();
     }
@@ -101,7 +101,7 @@ void ListWatcher::Loop() {
         each_((*ev)->object(), type == kube::WatchEventType::kAdded);
       }
     }
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     watch_ = nullptr;
   }
 }

@@ -7,8 +7,8 @@
 #include <string>
 #include <thread>
 
-#include "base/mutex.h"
 #include "kube/client.h"
+#include "sync/mutex.h"
 
 namespace tephra::bench {
 
@@ -43,7 +43,7 @@ class ListWatcher {
   const std::string ns_, field_selector_;
   Callback each_;
   std::atomic<bool> stop_{false};
-  base::Mutex mu_;
+  sync::Mutex mu_;
   kube::Watch* watch_ GUARDED_BY(mu_) = nullptr;
   std::thread thread_;
 };

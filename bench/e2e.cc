@@ -37,11 +37,11 @@
 #include <vector>
 
 #include "api/kinds.h"
-#include "base/mutex.h"
 #include "base/token_bucket.h"
 #include "bench/common.h"
 #include "bench/workload.h"
 #include "json/json.h"
+#include "sync/mutex.h"
 
 namespace {
 
@@ -205,7 +205,7 @@ class PodWatcher {
   int64_t seen() const { return seen_; }
   int64_t bound() const { return bound_; }
   std::vector<PodTimes> Times() {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     std::vector<PodTimes> out;
     out.reserve(pods_.size());
     for (const auto& [name, t] : pods_) out.push_back(t);
@@ -219,7 +219,7 @@ class PodWatcher {
     const std::string name = r["metadata"]["name"].String();
     const bool bound = !r["spec"]["nodeName"].String().empty();
     const double now = Since(t0_);
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     auto [it, fresh] = pods_.try_emplace(name);
     if (fresh) {
       it->second.seen = now;
@@ -232,7 +232,7 @@ class PodWatcher {
   }
 
   const Clock::time_point t0_;
-  base::Mutex mu_;
+  sync::Mutex mu_;
   std::unordered_map<std::string, PodTimes> pods_ GUARDED_BY(mu_);
   std::atomic<int64_t> seen_{0}, bound_{0};
   bench::ListWatcher watch_;  // last: its thread calls Observe

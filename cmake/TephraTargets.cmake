@@ -1,7 +1,8 @@
 # Helpers that declare every library, binary and test once.
 #
 #   tephra_library(NAME SRCS ... [DEPS ...] [PRIVATE_DEPS ...])
-#       static library tephra_<NAME>, alias tephra::<NAME>; DEPS are public.
+#       static library tephra_<NAME>, alias tephra::<NAME>; DEPS are public. Without SRCS it is
+#       a header-only (INTERFACE) library and takes DEPS only.
 #   tephra_binary(NAME SRCS ... DEPS ...)
 #   tephra_test(NAME SRCS ... DEPS ... [LABELS ...] [SERIAL])
 #       Catch2 test binary; every TEST_CASE becomes a CTest test carrying LABELS.
@@ -24,7 +25,7 @@ endif()
 if(CMAKE_CXX_COMPILER_ID STREQUAL "Clang")
   # RapidJSON 1.1's member iterators compare ambiguously under C++20's reversed operators.
   target_compile_options(tephra_warnings INTERFACE -Wno-ambiguous-reversed-operator)
-  # Locks are base::Mutex (base/mutex.h) and the members they guard GUARDED_BY: clang checks
+  # Locks are sync::Mutex (sync/mutex.h) and the members they guard GUARDED_BY: clang checks
   # every access (the `clang` preset and the lint:thread-safety test build all production code).
   target_compile_options(tephra_warnings INTERFACE -Wthread-safety)
 endif()
@@ -55,6 +56,13 @@ endif()
 
 function(tephra_library NAME)
   cmake_parse_arguments(ARG "" "" "SRCS;DEPS;PRIVATE_DEPS" ${ARGN})
+  if(NOT ARG_SRCS)
+    add_library(tephra_${NAME} INTERFACE)
+    add_library(tephra::${NAME} ALIAS tephra_${NAME})
+    target_include_directories(tephra_${NAME} INTERFACE ${PROJECT_SOURCE_DIR})
+    target_link_libraries(tephra_${NAME} INTERFACE ${ARG_DEPS})
+    return()
+  endif()
   add_library(tephra_${NAME} STATIC ${ARG_SRCS})
   add_library(tephra::${NAME} ALIAS tephra_${NAME})
   target_include_directories(tephra_${NAME} PUBLIC ${PROJECT_SOURCE_DIR} ${PROJECT_BINARY_DIR})

@@ -7,7 +7,7 @@
 #include <glog/logging.h>
 #include <rapidjson/document.h>
 
-#include "base/mutex.h"
+#include "sync/mutex.h"
 
 namespace tephra::kube {
 
@@ -256,9 +256,9 @@ StatusOr<ApiResponse> Client::Do(ApiRequest request, bool idempotent) {
       auto capped = std::min<std::chrono::milliseconds>(base, options_.retry_max_delay);
       std::uniform_int_distribution<int64_t> jitter(0, capped.count() / 2);
       auto delay = capped + std::chrono::milliseconds(jitter(rng));
-      base::Mutex mu;
-      base::CondVar cv;
-      base::MutexLock lock(mu);
+      sync::Mutex mu;
+      sync::CondVar cv;
+      sync::MutexLock lock(mu);
       clock_.WaitUntil(mu, cv, clock_.Monotonic() + delay, [] { return false; });
     }
     throttle_.Wait();
@@ -283,9 +283,9 @@ StatusOr<ApiResponse> Client::Do(ApiRequest request, bool idempotent) {
       if (attempt < options_.max_retries && response->retry_after) {
         auto wait =
             std::min<std::chrono::milliseconds>(*response->retry_after, options_.retry_max_delay);
-        base::Mutex mu;
-        base::CondVar cv;
-        base::MutexLock lock(mu);
+        sync::Mutex mu;
+        sync::CondVar cv;
+        sync::MutexLock lock(mu);
         clock_.WaitUntil(mu, cv, clock_.Monotonic() + wait, [] { return false; });
       }
       VLOG(2) << request.method << " " << request.target << ": HTTP " << code << " (retrying)";

@@ -36,7 +36,7 @@ EventRecorder::~EventRecorder() {
 
 void EventRecorder::Record(const ObjectReference& object, EventType type, const std::string& reason,
                            const std::string& message) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   if (stopped_) return;
   if (queue_.size() >= options_.queue_size) {
     CountDroppedLocked();
@@ -50,14 +50,14 @@ void EventRecorder::Record(const ObjectReference& object, EventType type, const 
 }
 
 bool EventRecorder::Flush(std::chrono::milliseconds timeout) {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   return clock_.WaitUntil(mu_, cv_, clock_.Monotonic() + timeout,
                           [this]() REQUIRES(mu_) { return queue_.empty() && in_flight_ == 0; });
 }
 
 void EventRecorder::Stop() {
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     if (stopped_ && !thread_.joinable()) return;
     stopped_ = true;
   }
@@ -66,12 +66,12 @@ void EventRecorder::Stop() {
 }
 
 int64_t EventRecorder::written() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return written_;
 }
 
 int64_t EventRecorder::dropped() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return dropped_;
 }
 
@@ -79,7 +79,7 @@ void EventRecorder::Loop() {
   while (true) {
     Pending p;
     {
-      base::MutexLock lock(mu_);
+      sync::MutexLock lock(mu_);
       cv_.Wait(mu_, [this]() REQUIRES(mu_) { return stopped_ || !queue_.empty(); });
       // On stop, what is queued is still written: shutdown events matter most.
       if (queue_.empty()) return;
@@ -89,7 +89,7 @@ void EventRecorder::Loop() {
     }
     Write(p);
     {
-      base::MutexLock l(mu_);
+      sync::MutexLock l(mu_);
       --in_flight_;
     }
     cv_.NotifyAll();
@@ -116,7 +116,7 @@ Status EventRecorder::CreateWithRetries(const std::string& ns, const std::string
     if (!Transient(created.status()) || attempt >= options_.max_retries) return created.status();
     VLOG(1) << "event recorder: " << created.status().ToString() << " (retrying in "
             << delay.count() << " ms)";
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     // Shutdown cuts the back-off short: what is queued still gets one more try each.
     clock_.WaitUntil(mu_, cv_, clock_.Monotonic() + delay,
                      [this]() REQUIRES(mu_) { return stopped_; });
@@ -137,7 +137,7 @@ void EventRecorder::Write(const Pending& p) {
     limit = std::make_unique<base::TokenBucket>(qps, options_.per_object_burst, clock_);
   }
   if (!limit->TryAccept()) {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     CountDroppedLocked();
     return;
   }
@@ -158,7 +158,7 @@ void EventRecorder::Write(const Pending& p) {
     if (r.ok()) {
       ++s.count;
       s.last = p.when;
-      base::MutexLock l(mu_);
+      sync::MutexLock l(mu_);
       CountWrittenLocked();
       return;
     }
@@ -196,7 +196,7 @@ void EventRecorder::Write(const Pending& p) {
   if (!created.ok()) {
     LOG(WARNING) << "event recorder: dropped " << p.reason << " event for " << p.object.kind << " "
                  << p.object.namespace_ << "/" << p.object.name << ": " << created.ToString();
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     CountDroppedLocked();
     return;
   }
@@ -209,7 +209,7 @@ void EventRecorder::Write(const Pending& p) {
     it = seen_.emplace(dedup_key, Seen{}).first;
   }
   it->second = Seen{name, ns, 1, p.when, p.when};
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   CountWrittenLocked();
 }
 

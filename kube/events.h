@@ -12,11 +12,11 @@
 #include <thread>
 #include <unordered_map>
 
-#include "base/mutex.h"
 #include "base/token_bucket.h"
 #include "kube/client.h"
 #include "kube/object.h"
 #include "metrics/metrics.h"
+#include "sync/mutex.h"
 
 namespace tephra::kube {
 
@@ -97,8 +97,8 @@ class EventRecorder {
   EventRecorderOptions options_;
   base::ClockInterface& clock_;
 
-  mutable base::Mutex mu_;
-  base::CondVar cv_;
+  mutable sync::Mutex mu_;
+  sync::CondVar cv_;
   std::deque<Pending> queue_ GUARDED_BY(mu_);
   bool stopped_ GUARDED_BY(mu_) = false;
   int in_flight_ GUARDED_BY(mu_) = 0;

@@ -28,8 +28,8 @@
 #include <boost/beast/ssl.hpp>
 #include <glog/logging.h>
 
-#include "base/mutex.h"
 #include "kube/transport.h"
+#include "sync/mutex.h"
 
 namespace tephra::kube {
 namespace {
@@ -272,7 +272,7 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
 
   ~HttpTransport() override {
     {
-      base::MutexLock l(idle_mu_);
+      sync::MutexLock l(idle_mu_);
       idle_.clear();
     }
     work_.reset();
@@ -351,7 +351,7 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
   StatusOr<std::string> Token() {
     if (!config_.bearer_token.empty()) return config_.bearer_token;
     if (config_.bearer_token_file.empty()) return std::string();
-    base::MutexLock l(token_mu_);
+    sync::MutexLock l(token_mu_);
     auto now = std::chrono::steady_clock::now();
     if (token_.empty() || now - token_read_ > std::chrono::minutes(1)) {
       std::ifstream in(config_.bearer_token_file);
@@ -391,7 +391,7 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
   }
 
   std::unique_ptr<Connection> TakeIdle() {
-    base::MutexLock l(idle_mu_);
+    sync::MutexLock l(idle_mu_);
     if (idle_.empty()) return nullptr;
     auto c = std::move(idle_.back());
     idle_.pop_back();
@@ -399,7 +399,7 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
   }
 
   void PutIdle(std::unique_ptr<Connection> c) {
-    base::MutexLock l(idle_mu_);
+    sync::MutexLock l(idle_mu_);
     if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(c));
   }
 
@@ -447,10 +447,10 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
   std::vector<std::thread> threads_;
   std::unique_ptr<ssl::context> tls_;
 
-  base::Mutex idle_mu_;
+  sync::Mutex idle_mu_;
   std::vector<std::unique_ptr<Connection>> idle_ GUARDED_BY(idle_mu_);
 
-  base::Mutex token_mu_;
+  sync::Mutex token_mu_;
   std::string token_ GUARDED_BY(token_mu_);
   std::chrono::steady_clock::time_point token_read_ GUARDED_BY(token_mu_);
 };

@@ -24,7 +24,7 @@ Store::Store() {
 }
 
 void Store::AddIndex(const std::string& name, IndexFunc fn) {
-  base::WriterMutexLock l(mu_);
+  sync::WriterMutexLock l(mu_);
   index_funcs_[name] = std::move(fn);
 }
 
@@ -45,13 +45,13 @@ void Store::IndexLocked(const std::string& key, const Object& object, bool add) 
 }
 
 ObjectPtr Store::Get(const std::string& key) const {
-  base::ReaderMutexLock l(mu_);
+  sync::ReaderMutexLock l(mu_);
   auto it = items_.find(key);
   return it == items_.end() ? nullptr : it->second;
 }
 
 std::vector<ObjectPtr> Store::List() const {
-  base::ReaderMutexLock l(mu_);
+  sync::ReaderMutexLock l(mu_);
   std::vector<ObjectPtr> out;
   out.reserve(items_.size());
   for (const auto& [key, obj] : items_) out.push_back(obj);
@@ -59,7 +59,7 @@ std::vector<ObjectPtr> Store::List() const {
 }
 
 std::vector<std::string> Store::Keys() const {
-  base::ReaderMutexLock l(mu_);
+  sync::ReaderMutexLock l(mu_);
   std::vector<std::string> out;
   out.reserve(items_.size());
   for (const auto& [key, obj] : items_) out.push_back(key);
@@ -67,7 +67,7 @@ std::vector<std::string> Store::Keys() const {
 }
 
 std::vector<ObjectPtr> Store::ByIndex(const std::string& name, const std::string& value) const {
-  base::ReaderMutexLock l(mu_);
+  sync::ReaderMutexLock l(mu_);
   std::vector<ObjectPtr> out;
   auto index = indexes_.find(name);
   if (index == indexes_.end()) return out;
@@ -82,13 +82,13 @@ std::vector<ObjectPtr> Store::ByIndex(const std::string& name, const std::string
 }
 
 size_t Store::size() const {
-  base::ReaderMutexLock l(mu_);
+  sync::ReaderMutexLock l(mu_);
   return items_.size();
 }
 
 ObjectPtr Store::Upsert(const ObjectPtr& object) {
   std::string key = object->metadata.Key();
-  base::WriterMutexLock l(mu_);
+  sync::WriterMutexLock l(mu_);
   ObjectPtr old;
   auto it = items_.find(key);
   if (it != items_.end()) {
@@ -103,7 +103,7 @@ ObjectPtr Store::Upsert(const ObjectPtr& object) {
 }
 
 ObjectPtr Store::Remove(const std::string& key) {
-  base::WriterMutexLock l(mu_);
+  sync::WriterMutexLock l(mu_);
   auto it = items_.find(key);
   if (it == items_.end()) return nullptr;
   ObjectPtr old = it->second;
@@ -126,7 +126,7 @@ Informer::~Informer() {
 }
 
 void Informer::AddEventHandler(EventHandlers handlers) {
-  base::MutexLock d(dispatch_mu_);
+  sync::MutexLock d(dispatch_mu_);
   if (handlers.on_add) {
     for (const auto& obj : store_.List()) handlers.on_add(obj);
   }
@@ -138,7 +138,7 @@ void Informer::Dispatch(const std::function<void(const EventHandlers&)>& fn) {
 }
 
 void Informer::Start() {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   if (started_ || stopped_) return;
   started_ = true;
   thread_ = std::thread([this] { Run(); });
@@ -148,7 +148,7 @@ void Informer::Start() {
 void Informer::Stop() {
   std::shared_ptr<kube::Watch> watch;
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     stopped_ = true;
     watch = watch_;
   }
@@ -159,19 +159,19 @@ void Informer::Stop() {
 }
 
 bool Informer::WaitForSync(std::chrono::milliseconds timeout) {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   return clock_.WaitUntil(mu_, cv_, clock_.Monotonic() + timeout, [this]() REQUIRES(mu_) {
     return synced_.load() || stopped_;
   }) && synced_.load();
 }
 
 std::string Informer::LastResourceVersion() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return resource_version_;
 }
 
 bool Informer::Sleep(std::chrono::steady_clock::duration d) {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   clock_.WaitUntil(mu_, cv_, clock_.Monotonic() + d, [this]() REQUIRES(mu_) { return stopped_; });
   return !stopped_;
 }
@@ -188,7 +188,7 @@ void Informer::Run() {
   const std::string what = options_.resource.ToString();
   while (true) {
     {
-      base::MutexLock l(mu_);
+      sync::MutexLock l(mu_);
       if (stopped_) return;
     }
     Status listed = ListAndReplace();
@@ -204,7 +204,7 @@ void Informer::Run() {
     while (true) {
       Status watched = WatchOnce();
       {
-        base::MutexLock l(mu_);
+        sync::MutexLock l(mu_);
         if (stopped_) return;
       }
       if (watched.ok()) {
@@ -237,7 +237,7 @@ Status Informer::ListAndReplace() {
   StatusOr<std::string> rv =
       client_->ListAll(options_.resource, options_.namespace_, lo, [&](const json::Value& item) {
         {
-          base::MutexLock l(mu_);
+          sync::MutexLock l(mu_);
           if (stopped_) return Cancelled("informer stopped");
         }
         StatusOr<ObjectPtr> obj = options_.decoder(item);
@@ -253,7 +253,7 @@ Status Informer::ListAndReplace() {
   if (!rv.ok()) return rv.status();
 
   {
-    base::MutexLock d(dispatch_mu_);
+    sync::MutexLock d(dispatch_mu_);
     std::unordered_set<std::string> present;
     present.reserve(fresh.size());
     for (const auto& obj : fresh) {
@@ -280,7 +280,7 @@ Status Informer::ListAndReplace() {
     }
   }
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     resource_version_ = *rv;
   }
   synced_ = true;
@@ -298,7 +298,7 @@ Status Informer::WatchOnce() {
   wo.allow_bookmarks = true;
   wo.timeout_seconds = static_cast<int>(pick(rng));
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     wo.resource_version = resource_version_;
   }
   StatusOr<std::unique_ptr<kube::Watch>> started =
@@ -307,7 +307,7 @@ Status Informer::WatchOnce() {
   ++watches_;
   std::shared_ptr<kube::Watch> watch(std::move(*started));
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     if (stopped_) return Cancelled("informer stopped");
     watch_ = watch;
   }
@@ -323,12 +323,12 @@ Status Informer::WatchOnce() {
     std::string rv = event.resource_version();
     if (event.type != WatchEventType::kBookmark) Apply(event.type, event.object());
     if (!rv.empty()) {
-      base::MutexLock l(mu_);
+      sync::MutexLock l(mu_);
       resource_version_ = rv;
     }
     backoff_ = options_.backoff_initial;
   }
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   watch_.reset();
   return result;
 }
@@ -342,7 +342,7 @@ void Informer::Apply(WatchEventType type, const json::Value& object) {
     return;
   }
   ObjectPtr obj = std::move(*decoded);
-  base::MutexLock d(dispatch_mu_);
+  sync::MutexLock d(dispatch_mu_);
   if (type == WatchEventType::kDeleted) {
     ObjectPtr old = store_.Remove(obj->metadata.Key());
     Dispatch([&](const EventHandlers& h) {
@@ -366,7 +366,7 @@ void Informer::Apply(WatchEventType type, const json::Value& object) {
 void Informer::ResyncLoop() {
   while (Sleep(options_.resync_period)) {
     if (!synced_) continue;
-    base::MutexLock d(dispatch_mu_);
+    sync::MutexLock d(dispatch_mu_);
     for (const auto& obj : store_.List()) {
       Dispatch([&](const EventHandlers& h) {
         if (h.on_update) h.on_update(obj, obj);
@@ -390,7 +390,7 @@ std::shared_ptr<Informer> InformerFactory::For(const Resource& resource,
                                                std::chrono::milliseconds resync) {
   std::string key = resource.ToString() + "|" + scope.namespace_ + "|" + scope.label_selector +
                     "|" + scope.field_selector;
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto it = informers_.find(key);
   if (it != informers_.end()) return it->second;
   InformerOptions options;
@@ -406,14 +406,14 @@ std::shared_ptr<Informer> InformerFactory::For(const Resource& resource,
 }
 
 void InformerFactory::Start() {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   for (auto& [key, informer] : informers_) informer->Start();
 }
 
 bool InformerFactory::WaitForCacheSync(std::chrono::milliseconds timeout) {
   std::vector<std::shared_ptr<Informer>> all;
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     for (auto& [key, informer] : informers_) all.push_back(informer);
   }
   auto deadline = clock_.Monotonic() + timeout;
@@ -428,7 +428,7 @@ bool InformerFactory::WaitForCacheSync(std::chrono::milliseconds timeout) {
 void InformerFactory::Stop() {
   std::vector<std::shared_ptr<Informer>> all;
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     for (auto& [key, informer] : informers_) all.push_back(informer);
   }
   for (auto& informer : all) informer->Stop();

@@ -15,9 +15,9 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/mutex.h"
 #include "kube/client.h"
 #include "kube/object.h"
+#include "sync/mutex.h"
 
 namespace tephra::kube {
 
@@ -56,7 +56,7 @@ class Store {
  private:
   void IndexLocked(const std::string& key, const Object& object, bool add) REQUIRES(mu_);
 
-  mutable base::SharedMutex mu_;
+  mutable sync::SharedMutex mu_;
   std::unordered_map<std::string, ObjectPtr> items_ GUARDED_BY(mu_);
   std::map<std::string, IndexFunc> index_funcs_ GUARDED_BY(mu_);
   // index name → value → keys
@@ -137,11 +137,11 @@ class Informer {
   base::ClockInterface& clock_;
   Store store_;
 
-  base::Mutex dispatch_mu_;  // serialises store changes with handler calls and registrations
+  sync::Mutex dispatch_mu_;  // serialises store changes with handler calls and registrations
   std::vector<EventHandlers> handlers_ GUARDED_BY(dispatch_mu_);
 
-  mutable base::Mutex mu_;
-  base::CondVar cv_;
+  mutable sync::Mutex mu_;
+  sync::CondVar cv_;
   bool stopped_ GUARDED_BY(mu_) = false;
   bool started_ GUARDED_BY(mu_) = false;
   std::shared_ptr<kube::Watch> watch_ GUARDED_BY(mu_);
@@ -180,7 +180,7 @@ class InformerFactory {
  private:
   std::shared_ptr<Client> client_;
   base::ClockInterface& clock_;
-  base::Mutex mu_;
+  sync::Mutex mu_;
   std::map<std::string, std::shared_ptr<Informer>> informers_ GUARDED_BY(mu_);
 };
 

@@ -44,18 +44,18 @@ Status LeaderElector::Validate(const LeaderElectionConfig& c) {
 }
 
 bool LeaderElector::IsLeader() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return leading_ && clock_.Monotonic() - last_renew_ < config_.renew_deadline;
 }
 
 std::string LeaderElector::CurrentLeader() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return observed_holder_;
 }
 
 void LeaderElector::Stop() {
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     stopped_ = true;
   }
   cv_.NotifyAll();
@@ -66,7 +66,7 @@ bool LeaderElector::Wait(std::chrono::milliseconds d) {
   // client-go jitters the retry period by up to 20% so contenders do not move in lockstep.
   std::uniform_real_distribution<double> jitter(1.0, 1.2);
   auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(d * jitter(rng));
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   clock_.WaitUntil(mu_, cv_, clock_.Monotonic() + wait,
                    [this]() REQUIRES(mu_) { return stopped_; });
   return !stopped_;
@@ -116,7 +116,7 @@ bool LeaderElector::TryAcquireOrRenew() {
       VLOG(1) << "leader election: creating lease: " << created.status().ToString();
       return false;
     }
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     observed_ = desired;
     observed_holder_ = desired.holder;
     observed_renew_ = desired.renew_time;
@@ -137,7 +137,7 @@ bool LeaderElector::TryAcquireOrRenew() {
   std::string resource_version = r["metadata"]["resourceVersion"].String();
 
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     // Time runs from when *we* saw the record change, never from the holder's timestamps.
     if (old.holder != observed_holder_ || old.renew_time != observed_renew_) {
       observed_holder_ = old.holder;
@@ -163,7 +163,7 @@ bool LeaderElector::TryAcquireOrRenew() {
     VLOG(1) << "leader election: updating lease: " << updated.status().ToString();
     return false;
   }
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   observed_ = desired;
   observed_holder_ = desired.holder;
   observed_renew_ = desired.renew_time;
@@ -175,7 +175,7 @@ bool LeaderElector::Release() {
   Record r;
   std::string rv;
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     if (observed_.holder != config_.identity) return true;
     r = observed_;
     rv = observed_resource_version_;
@@ -213,7 +213,7 @@ Status LeaderElector::Run() {
   // Campaign.
   while (true) {
     {
-      base::MutexLock l(mu_);
+      sync::MutexLock l(mu_);
       if (stopped_) return Status::Ok();
     }
     // A renewal counts from when it was sent, not from when its answer arrived: an answer
@@ -222,7 +222,7 @@ Status LeaderElector::Run() {
     bool acquired = TryAcquireOrRenew();
     report_leader();
     if (acquired) {
-      base::MutexLock l(mu_);
+      sync::MutexLock l(mu_);
       leading_ = true;
       last_renew_ = sent;
       break;
@@ -239,11 +239,11 @@ Status LeaderElector::Run() {
     if (!Wait(config_.retry_period)) break;
     auto sent = clock_.Monotonic();
     if (TryAcquireOrRenew()) {
-      base::MutexLock l(mu_);
+      sync::MutexLock l(mu_);
       last_renew_ = sent;
       if (clock_.Monotonic() - last_renew_ < config_.renew_deadline) continue;
     }
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     if (clock_.Monotonic() - last_renew_ >= config_.renew_deadline) {
       result = FailedPrecondition("leader election: lost lease " + config_.namespace_ + "/" +
                                   config_.name + " (no renewal within the renew deadline)");
@@ -251,7 +251,7 @@ Status LeaderElector::Run() {
     }
   }
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     leading_ = false;
   }
   if (!result.ok()) LOG(ERROR) << result.message();

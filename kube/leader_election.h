@@ -16,8 +16,8 @@
 #include <string>
 
 #include "base/clock.h"
-#include "base/mutex.h"
 #include "kube/client.h"
+#include "sync/mutex.h"
 
 namespace tephra::kube {
 
@@ -77,8 +77,8 @@ class LeaderElector {
   LeaderCallbacks callbacks_;
   base::ClockInterface& clock_;
 
-  mutable base::Mutex mu_;
-  base::CondVar cv_;
+  mutable sync::Mutex mu_;
+  sync::CondVar cv_;
   bool stopped_ GUARDED_BY(mu_) = false;
   std::string observed_holder_ GUARDED_BY(mu_);
   std::string observed_renew_ GUARDED_BY(mu_);

@@ -283,7 +283,7 @@ Family::Family(std::string name, std::string help, std::string type,
       factory_(std::move(factory)) {}
 
 Child& Family::Get(const std::vector<std::string>& values) {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   if (values.size() != label_names_.size()) {
     if (!warned_arity_) {
       LOG(ERROR) << "metric " << name_ << " has " << label_names_.size() << " labels but was given "
@@ -322,12 +322,12 @@ Child& Family::Get(const std::vector<std::string>& values) {
 }
 
 size_t Family::size() const {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   return children_.size();
 }
 
 void Family::Render(std::string* out) const {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   if (children_.empty()) return;
   *out += "# HELP ";
   *out += name_;
@@ -370,7 +370,7 @@ Registry::Entry& Registry::AddFamily(std::string_view name, std::string_view hel
     CHECK(!(type == "histogram" && label == "le"))
         << "metric " << name << ": histograms reserve the label \"le\"";
   }
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   if (auto it = families_.find(name); it != families_.end()) {
     CHECK(it->second.signature == signature)
         << "metric " << name << " registered twice with different definitions ("
@@ -388,7 +388,7 @@ Registry::Entry& Registry::AddFamily(std::string_view name, std::string_view hel
 
 template <typename M>
 MetricVec<M>& Registry::VecOf(Entry& entry) {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   if (std::holds_alternative<std::monostate>(entry.vec)) {
     entry.vec.emplace<MetricVec<M>>(entry.family.get());
   }
@@ -487,7 +487,7 @@ void Registry::AddCounterFunc(std::string_view name, std::string_view help,
 std::string Registry::Render() const {
   std::vector<const internal::Family*> families;
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     for (const auto& [name, entry] : families_) families.push_back(entry.family.get());
   }
   // Families are never removed, so rendering outside mu_ is safe and keeps registration fast.

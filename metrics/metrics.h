@@ -22,7 +22,7 @@
 #include <variant>
 #include <vector>
 
-#include "base/mutex.h"
+#include "sync/mutex.h"
 
 namespace tephra::metrics {
 
@@ -143,7 +143,7 @@ class Family {
   const FamilyOptions options_;
   const ChildFactory factory_;
 
-  mutable base::Mutex mu_;
+  mutable sync::Mutex mu_;
   // Keyed by label values; node-based so child addresses are stable.
   std::map<std::vector<std::string>, std::unique_ptr<Child>> children_ GUARDED_BY(mu_);
   std::unique_ptr<Child> discard_ GUARDED_BY(mu_);  // answers wrong-arity lookups
@@ -219,7 +219,7 @@ class Registry {
   template <typename M>
   MetricVec<M>& VecOf(Entry& entry);
 
-  mutable base::Mutex mu_;
+  mutable sync::Mutex mu_;
   std::map<std::string, Entry, std::less<>> families_ GUARDED_BY(mu_);
 };
 

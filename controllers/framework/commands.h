@@ -12,9 +12,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "base/mutex.h"
 #include "controllers/framework/controller.h"
 #include "kube/resource.h"
+#include "sync/mutex.h"
 
 namespace tephra::controllers {
 
@@ -67,14 +67,14 @@ Status SettleOrphanCommandItems(const ControllerContext& ctx, std::deque<Item>& 
 // `*inbox` is guarded by `mu`, which this takes (a pointer: the analysis cannot express that a
 // parameter is guarded, and flags a guarded reference).
 template <typename Item, typename ToCommand, typename Schedule>
-Status SettleOrphanCommands(const ControllerContext& ctx, base::Mutex& mu,
+Status SettleOrphanCommands(const ControllerContext& ctx, sync::Mutex& mu,
                             std::unordered_map<std::string, std::deque<Item>>* inbox,
                             const std::string& key, ToCommand to_command,
                             const kube::Resource& resource, const std::string& target_namespace,
                             const std::string& target_name, Schedule schedule) {
   std::deque<Item> items;
   {
-    base::MutexLock l(mu);
+    sync::MutexLock l(mu);
     auto it = inbox->find(key);
     if (it == inbox->end()) return Status::Ok();
     items.swap(it->second);
@@ -84,7 +84,7 @@ Status SettleOrphanCommands(const ControllerContext& ctx, base::Mutex& mu,
   Status result = SettleOrphanCommandItems(ctx, items, to_command, resource, target_namespace,
                                            target_name, &again);
   if (!items.empty()) {
-    base::MutexLock l(mu);
+    sync::MutexLock l(mu);
     auto& box = (*inbox)[key];
     box.insert(box.begin(), std::make_move_iterator(items.begin()),
                std::make_move_iterator(items.end()));

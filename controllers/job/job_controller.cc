@@ -47,13 +47,13 @@ Status ParallelFor(size_t n, const std::function<Status(size_t)>& fn) {
   if (n == 0) return Status::Ok();
   if (n == 1) return fn(0);
   std::atomic<size_t> next{0};
-  base::Mutex mu;
+  sync::Mutex mu;
   Status first;
   auto run = [&] {
     for (size_t i = next++; i < n; i = next++) {
       Status s = fn(i);
       if (!s.ok()) {
-        base::MutexLock l(mu);
+        sync::MutexLock l(mu);
         if (first.ok()) first = s;
       }
     }
@@ -315,13 +315,13 @@ void JobController::HandleResult(const std::string& key, const Status& status) {
 }
 
 JobController::Expectations& JobController::ExpectationsFor(const std::string& key) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return expectations_[key];
 }
 
 void JobController::Forget(const std::string& key) {
   delayed_->Forget(key);
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   expectations_.erase(key);
   auto it = phases_.find(key);
   if (it != phases_.end()) {
@@ -332,7 +332,7 @@ void JobController::Forget(const std::string& key) {
 
 void JobController::TrackPhase(const std::string& key, const std::string& queue,
                                const std::string& phase) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto& slot = phases_[key];
   if (slot.first == queue && slot.second == phase) return;
   if (!slot.second.empty()) phase_count_->WithLabels({slot.first, slot.second}).Dec();

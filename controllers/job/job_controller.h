@@ -22,13 +22,13 @@
 #include "api/core.h"
 #include "api/scheduling.h"
 #include "api/validation.h"
-#include "base/mutex.h"
 #include "base/workqueue.h"
 #include "controllers/framework/controller.h"
 #include "controllers/job/job_inbox.h"
 #include "controllers/job/policy.h"
 #include "controllers/job/state_machine.h"
 #include "metrics/metrics.h"
+#include "sync/mutex.h"
 
 namespace tephra::controllers::job {
 
@@ -103,7 +103,7 @@ class JobController : public Controller {
   std::vector<std::thread> workers_;
   JobInbox inbox_;
 
-  base::Mutex mu_;
+  sync::Mutex mu_;
   std::unordered_map<std::string, Expectations> expectations_ GUARDED_BY(mu_);
   std::unordered_map<std::string, std::pair<std::string, std::string>>
       phases_;  // key → queue, phase

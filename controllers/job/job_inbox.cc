@@ -23,7 +23,7 @@ std::optional<PendingCommand> InboxItem::Command(const std::string& ns) const {
 }
 
 void JobInbox::Add(const std::string& key, InboxItem item) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   std::deque<InboxItem>& box = boxes_[key];
   const bool redundant =
       item.OnlySync() && item.request.pod_name.empty() && !box.empty() && box.back().OnlySync();
@@ -34,7 +34,7 @@ void JobInbox::Add(const std::string& key, InboxItem item) {
 
 std::deque<InboxItem> JobInbox::Take(const std::string& key) {
   std::deque<InboxItem> items;
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto it = boxes_.find(key);
   if (it != boxes_.end()) {
     items.swap(it->second);
@@ -45,14 +45,14 @@ std::deque<InboxItem> JobInbox::Take(const std::string& key) {
 
 void JobInbox::PutBack(const std::string& key, std::deque<InboxItem> items) {
   if (items.empty()) return;
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   std::deque<InboxItem>& box = boxes_[key];
   box.insert(box.begin(), std::make_move_iterator(items.begin()),
              std::make_move_iterator(items.end()));
 }
 
 size_t JobInbox::Size(const std::string& key) const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto it = boxes_.find(key);
   return it == boxes_.end() ? 0 : it->second.size();
 }

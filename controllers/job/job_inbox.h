@@ -8,9 +8,9 @@
 #include <string>
 #include <unordered_map>
 
-#include "base/mutex.h"
 #include "controllers/framework/commands.h"
 #include "controllers/job/policy.h"
+#include "sync/mutex.h"
 
 namespace tephra::controllers::job {
 
@@ -49,7 +49,7 @@ class JobInbox {
 
  private:
   const size_t limit_;
-  mutable base::Mutex mu_;
+  mutable sync::Mutex mu_;
   std::unordered_map<std::string, std::deque<InboxItem>> boxes_ GUARDED_BY(mu_);
 };
 

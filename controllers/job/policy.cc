@@ -192,7 +192,7 @@ Resolution ResolveAction(const api::Job& job, const Request& request) {
 
 bool DelayedActions::Add(const std::string& job_key, const Request& request, Action action,
                          std::chrono::nanoseconds delay, std::string reason) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto& list = entries_[job_key];
   for (const Entry& e : list) {
     if (e.request.pod_uid == request.pod_uid && e.action == action) return false;
@@ -205,7 +205,7 @@ bool DelayedActions::Add(const std::string& job_key, const Request& request, Act
 
 void DelayedActions::EraseIf(const std::string& job_key,
                              const std::function<bool(const Entry&)>& drop) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto it = entries_.find(job_key);
   if (it == entries_.end()) return;
   auto& list = it->second;
@@ -244,7 +244,7 @@ void DelayedActions::OnActionExecuted(const std::string& job_key, Action action,
 }
 
 std::vector<DelayedActions::Entry> DelayedActions::TakeDue(const std::string& job_key) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   std::vector<Entry> due;
   auto it = entries_.find(job_key);
   if (it == entries_.end()) return due;
@@ -261,7 +261,7 @@ std::vector<DelayedActions::Entry> DelayedActions::TakeDue(const std::string& jo
 }
 
 std::optional<std::chrono::nanoseconds> DelayedActions::NextDue(const std::string& job_key) const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto it = entries_.find(job_key);
   if (it == entries_.end() || it->second.empty()) return std::nullopt;
   auto earliest = it->second.front().due;
@@ -272,13 +272,13 @@ std::optional<std::chrono::nanoseconds> DelayedActions::NextDue(const std::strin
 }
 
 size_t DelayedActions::Size(const std::string& job_key) const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto it = entries_.find(job_key);
   return it == entries_.end() ? 0 : it->second.size();
 }
 
 void DelayedActions::Forget(const std::string& job_key) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   entries_.erase(job_key);
 }
 

@@ -13,8 +13,8 @@
 #include "api/batch.h"
 #include "api/core.h"
 #include "base/clock.h"
-#include "base/mutex.h"
 #include "controllers/job/state_machine.h"
+#include "sync/mutex.h"
 
 namespace tephra::controllers::job {
 
@@ -106,7 +106,7 @@ class DelayedActions {
   void EraseIf(const std::string& job_key, const std::function<bool(const Entry&)>& drop);
 
   base::ClockInterface& clock_;
-  mutable base::Mutex mu_;
+  mutable sync::Mutex mu_;
   std::map<std::string, std::vector<Entry>> entries_ GUARDED_BY(mu_);
 };
 

@@ -141,7 +141,7 @@ Status QueueController::Initialize(ControllerContext& context) {
 
 void QueueController::Enqueue(const std::string& queue, Pending item) {
   if (item.action != QueueAction::kSync) {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     inbox_[queue].push_back(std::move(item));
   }
   queue_->Add(queue);
@@ -229,7 +229,7 @@ Status QueueController::Sync(const std::string& name) {
 
   Pending item;
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     auto it = inbox_.find(name);
     if (it != inbox_.end() && !it->second.empty()) {
       item = std::move(it->second.front());
@@ -241,7 +241,7 @@ Status QueueController::Sync(const std::string& name) {
     }
   }
   auto requeue_item = [&] {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     inbox_[name].push_front(item);
   };
   if (!item.command_name.empty() && !item.consumed) {

@@ -17,10 +17,10 @@
 #include <vector>
 
 #include "api/scheduling.h"
-#include "base/mutex.h"
 #include "base/workqueue.h"
 #include "controllers/framework/controller.h"
 #include "metrics/metrics.h"
+#include "sync/mutex.h"
 
 namespace tephra::controllers::queue {
 
@@ -76,7 +76,7 @@ class QueueController : public Controller {
   std::shared_ptr<kube::Informer> all_queues_;
   std::unique_ptr<base::WorkQueue> queue_;
   base::QueueWorkers workers_;
-  base::Mutex mu_;
+  sync::Mutex mu_;
   std::unordered_map<std::string, std::deque<Pending>> inbox_ GUARDED_BY(mu_);
   metrics::GaugeVec* podgroups_gauge_ = nullptr;
 };

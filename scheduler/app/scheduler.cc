@@ -95,7 +95,7 @@ std::chrono::steady_clock::time_point Scheduler::last_cycle() const {
 void Scheduler::ReloadConfIfChanged() {
   if (options_.conf_file.empty()) return;
   int64_t mtime = MtimeOf(options_.conf_file);
-  base::MutexLock l(conf_mu_);
+  sync::MutexLock l(conf_mu_);
   if (mtime == conf_mtime_) return;
   conf_mtime_ = mtime;
   std::ifstream in(options_.conf_file);
@@ -296,7 +296,7 @@ CycleResult Scheduler::RunOnce() {
   ReloadConfIfChanged();
   SchedulerConf conf;
   {
-    base::MutexLock l(conf_mu_);
+    sync::MutexLock l(conf_mu_);
     conf = conf_;
   }
   SessionOptions so;

@@ -11,7 +11,6 @@
 #include <string>
 #include <vector>
 
-#include "base/mutex.h"
 #include "kube/client.h"
 #include "kube/events.h"
 #include "kube/informer.h"
@@ -23,6 +22,7 @@
 #include "scheduler/framework/cycle.h"
 #include "scheduler/framework/registry.h"
 #include "scheduler/status/status_writer.h"
+#include "sync/mutex.h"
 
 namespace tephra::scheduler {
 
@@ -97,7 +97,7 @@ class Scheduler {
   std::unique_ptr<StatusWriter> writer_;
   SessionRecorder recorder_;
 
-  base::Mutex conf_mu_;
+  sync::Mutex conf_mu_;
   SchedulerConf conf_ GUARDED_BY(conf_mu_);
   int64_t conf_mtime_ GUARDED_BY(conf_mu_) = -1;
   std::atomic<bool> synced_{false};

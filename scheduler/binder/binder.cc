@@ -69,7 +69,7 @@ void KubeBinder::Evict(const TaskInfo& task, const std::string& reason) {
 void KubeBinder::Enqueue(Work w) {
   std::string key;
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     key = std::to_string(next_key_++);
     work_.emplace(key, std::move(w));
   }
@@ -77,7 +77,7 @@ void KubeBinder::Enqueue(Work w) {
 }
 
 bool KubeBinder::Drain(std::chrono::milliseconds timeout) {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   return idle_cv_.WaitFor(mu_, timeout,
                           [this]() REQUIRES(mu_) { return work_.empty() && in_flight_ == 0; });
 }
@@ -88,19 +88,19 @@ void KubeBinder::Stop() {
 }
 
 int64_t KubeBinder::bound() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return bound_;
 }
 
 int64_t KubeBinder::failed() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return failed_;
 }
 
 Status KubeBinder::Process(const std::string& key) {
   Work w;
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     auto it = work_.find(key);
     if (it == work_.end()) return Status::Ok();
     w = std::move(it->second);
@@ -113,7 +113,7 @@ Status KubeBinder::Process(const std::string& key) {
     DoBind(w);
   }
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     --in_flight_;
   }
   idle_cv_.NotifyAll();
@@ -154,7 +154,7 @@ void KubeBinder::DoBind(const Work& w) {
                       "FailedScheduling",
                       "binding to " + w.node + " failed: " + r.status().message());
     }
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     ++failed_;
     return;
   }
@@ -167,7 +167,7 @@ void KubeBinder::DoBind(const Work& w) {
     events_->Record(kube::ObjectReference::To(*w.pod), kube::EventType::kNormal, "Scheduled",
                     "Successfully assigned " + w.namespace_ + "/" + w.name + " to " + w.node);
   }
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   ++bound_;
 }
 

@@ -9,13 +9,13 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/mutex.h"
 #include "base/workqueue.h"
 #include "kube/client.h"
 #include "kube/events.h"
 #include "metrics/metrics.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/framework/interfaces.h"
+#include "sync/mutex.h"
 
 namespace tephra::scheduler {
 
@@ -68,8 +68,8 @@ class KubeBinder : public Binder, public Evictor {
   metrics::Histogram* create_to_bind_ = nullptr;
   metrics::Histogram* bind_latency_ = nullptr;
 
-  mutable base::Mutex mu_;
-  base::CondVar idle_cv_;  // work_ became empty with nothing in flight
+  mutable sync::Mutex mu_;
+  sync::CondVar idle_cv_;  // work_ became empty with nothing in flight
   uint64_t next_key_ GUARDED_BY(mu_) = 0;
   std::unordered_map<std::string, Work> work_ GUARDED_BY(mu_);  // queued, by key
   int in_flight_ GUARDED_BY(mu_) = 0;

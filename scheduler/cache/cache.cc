@@ -118,7 +118,7 @@ void SchedulerCache::RefreshJobFromPodGroupLocked(JobInfo& job) const {
 // ---- nodes ----
 
 void SchedulerCache::UpsertNode(std::shared_ptr<const api::Node> node) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   NodeInfo* n = MutableNode(node->metadata.name, true);
   n->allocatable = api::Resources::FromList(node->status.allocatable);
   n->ready = node->Ready();
@@ -128,7 +128,7 @@ void SchedulerCache::UpsertNode(std::shared_ptr<const api::Node> node) {
 }
 
 void SchedulerCache::DeleteNode(const std::string& name) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
   // Pods still bound to a vanished node keep it as a placeholder until they go.
@@ -194,7 +194,7 @@ void SchedulerCache::PlacePodLocked(const PodInfoPtr& pod) {
 }
 
 void SchedulerCache::UpsertPod(PodInfoPtr pod) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   const std::string uid = pod->metadata.uid;
   auto old = pods_.find(uid);
   bool was_pending = old != pods_.end() && StatusFromPod(*old->second) == TaskStatus::kPending;
@@ -210,7 +210,7 @@ void SchedulerCache::UpsertPod(PodInfoPtr pod) {
 }
 
 void SchedulerCache::DeletePod(const PodInfo& pod) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   const std::string& uid = pod.metadata.uid;
   RemovePodLocked(uid);
   pods_.erase(uid);
@@ -221,7 +221,7 @@ void SchedulerCache::DeletePod(const PodInfo& pod) {
 // ---- pod groups, queues, priority classes, namespaces ----
 
 void SchedulerCache::UpsertPodGroup(std::shared_ptr<const api::PodGroup> pg) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   JobId id = pg->metadata.namespace_ + "/" + pg->metadata.name;
   if (auto a = assumed_status_.find(id); a != assumed_status_.end()) {
     if (pg->status == a->second.status || clock_.Monotonic() >= a->second.expires) {
@@ -246,7 +246,7 @@ std::shared_ptr<const api::PodGroup> SchedulerCache::WithStatus(const api::PodGr
 }
 
 void SchedulerCache::AssumePodGroupStatus(const JobId& id, api::PodGroupStatus status) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto it = jobs_.find(id);
   if (it == jobs_.end() || !it->second->pod_group || it->second->pod_group->status == status)
     return;
@@ -261,7 +261,7 @@ void SchedulerCache::AssumePodGroupStatus(const JobId& id, api::PodGroupStatus s
 }
 
 void SchedulerCache::ForgetPodGroupStatus(const JobId& id) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto a = assumed_status_.find(id);
   if (a == assumed_status_.end()) return;
   std::shared_ptr<const api::PodGroup> observed = std::move(a->second.observed);
@@ -274,7 +274,7 @@ void SchedulerCache::ForgetPodGroupStatus(const JobId& id) {
 }
 
 void SchedulerCache::DeletePodGroup(const std::string& namespace_, const std::string& name) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   JobId id = namespace_ + "/" + name;
   assumed_status_.erase(id);
   JobInfo* job = MutableJob(id, false);
@@ -288,7 +288,7 @@ void SchedulerCache::DeletePodGroup(const std::string& namespace_, const std::st
 }
 
 void SchedulerCache::UpsertQueue(std::shared_ptr<const api::Queue> queue) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto info = std::make_shared<QueueInfo>(MakeQueueInfo(*queue));
   info->queue = std::move(queue);
   queues_[info->name] = std::move(info);
@@ -296,13 +296,13 @@ void SchedulerCache::UpsertQueue(std::shared_ptr<const api::Queue> queue) {
 }
 
 void SchedulerCache::DeleteQueue(const std::string& name) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   queues_.erase(name);
   ChangedLocked(false);
 }
 
 void SchedulerCache::UpsertPriorityClass(std::shared_ptr<const api::PriorityClass> pc) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   priority_classes_[pc->metadata.name] = std::move(pc);
   for (auto& [id, job] : jobs_) {
     int32_t p = job->pod_group ? ClassValueLocked(job->pod_group->spec.priority_class_name) : 0;
@@ -312,31 +312,31 @@ void SchedulerCache::UpsertPriorityClass(std::shared_ptr<const api::PriorityClas
 }
 
 void SchedulerCache::DeletePriorityClass(const std::string& name) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   priority_classes_.erase(name);
   ChangedLocked(false);
 }
 
 void SchedulerCache::UpsertNamespace(std::shared_ptr<const api::Namespace> ns) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   namespace_labels_[ns->metadata.name] = ns->metadata.labels;
   ChangedLocked(false);
 }
 
 void SchedulerCache::DeleteNamespace(const std::string& name) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   namespace_labels_.erase(name);
   ChangedLocked(false);
 }
 
 void SchedulerCache::UpsertPdb(std::shared_ptr<const PdbInfo> pdb) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   pdbs_[pdb->metadata.Key()] = std::move(pdb);
   ChangedLocked(false);
 }
 
 void SchedulerCache::DeletePdb(const std::string& key) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   pdbs_.erase(key);
   ChangedLocked(false);
 }
@@ -345,7 +345,7 @@ void SchedulerCache::DeletePdb(const std::string& key) {
 
 Status SchedulerCache::AssumeBinding(const JobId& job_id, const std::string& uid,
                                      const std::string& node) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   JobInfo* job = MutableJob(job_id, false);
   if (job == nullptr) return NotFound("job " + job_id + " is gone");
   auto it = job->tasks.find(uid);
@@ -365,7 +365,7 @@ Status SchedulerCache::AssumeBinding(const JobId& job_id, const std::string& uid
 }
 
 void SchedulerCache::ForgetBinding(const JobId& job_id, const std::string& uid) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   assumed_.erase(uid);
   auto pod = pods_.find(uid);
   if (pod == pods_.end()) return;
@@ -378,7 +378,7 @@ void SchedulerCache::ForgetBinding(const JobId& job_id, const std::string& uid) 
 }
 
 Status SchedulerCache::MarkReleasing(const JobId& job_id, const std::string& uid) {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto loc = locations_.find(uid);
   if (loc == locations_.end() || loc->second.node.empty()) {
     return NotFound("pod " + uid + " is not on a node");
@@ -430,7 +430,7 @@ void SchedulerCache::ExpireAssumedLocked() {
 
 std::shared_ptr<const Snapshot> SchedulerCache::TakeSnapshot() {
   auto snap = std::make_shared<Snapshot>();
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   ExpireAssumedLocked();
   snap->generation = generation_;
   snap->nodes.reserve(nodes_.size());
@@ -458,53 +458,53 @@ std::shared_ptr<const Snapshot> SchedulerCache::TakeSnapshot() {
 }
 
 uint64_t SchedulerCache::generation() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return generation_;
 }
 
 uint64_t SchedulerCache::WaitForWork(uint64_t since,
                                      std::chrono::steady_clock::time_point deadline) {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   clock_.WaitUntil(mu_, work_cv_, deadline,
                    [&]() REQUIRES(mu_) { return work_generation_ > since; });
   return work_generation_;
 }
 
 size_t SchedulerCache::NodeCount() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return nodes_.size();
 }
 
 size_t SchedulerCache::JobCount() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return jobs_.size();
 }
 
 size_t SchedulerCache::PodCount() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return pods_.size();
 }
 
 size_t SchedulerCache::AssumedCount() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return assumed_.size();
 }
 
 std::shared_ptr<const JobInfo> SchedulerCache::Job(const JobId& id) const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto it = jobs_.find(id);
   return it == jobs_.end() ? nullptr : it->second;
 }
 
 std::shared_ptr<const NodeInfo> SchedulerCache::Node(const std::string& name) const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto it = nodes_.find(name);
   return it == nodes_.end() ? nullptr : it->second;
 }
 
 std::vector<std::shared_ptr<const JobInfo>> SchedulerCache::JobsIn(
     const std::string& namespace_) const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   std::vector<std::shared_ptr<const JobInfo>> out;
   for (const auto& [id, job] : jobs_) {
     if (job->namespace_ == namespace_) out.push_back(job);
@@ -513,7 +513,7 @@ std::vector<std::shared_ptr<const JobInfo>> SchedulerCache::JobsIn(
 }
 
 std::shared_ptr<const QueueInfo> SchedulerCache::Queue(const std::string& name) const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto it = queues_.find(name);
   return it == queues_.end() ? nullptr : it->second;
 }

@@ -19,8 +19,8 @@
 #include "api/core.h"
 #include "api/scheduling.h"
 #include "base/clock.h"
-#include "base/mutex.h"
 #include "scheduler/model/model.h"
+#include "sync/mutex.h"
 
 namespace tephra::scheduler {
 
@@ -118,8 +118,8 @@ class SchedulerCache {
   CacheOptions options_;
   base::ClockInterface& clock_;
 
-  mutable base::Mutex mu_;
-  base::CondVar work_cv_;
+  mutable sync::Mutex mu_;
+  sync::CondVar work_cv_;
   uint64_t generation_ GUARDED_BY(mu_) = 0;       // bumped by every change
   uint64_t work_generation_ GUARDED_BY(mu_) = 0;  // bumped by changes that may unblock pods
   std::unordered_map<std::string, std::shared_ptr<NodeInfo>> nodes_ GUARDED_BY(mu_);

@@ -7,7 +7,7 @@ namespace tephra::scheduler {
 void ExplanationStore::PutAll(std::vector<std::shared_ptr<const JobExplanation>> explanations) {
   if (explanations.empty()) return;
   std::vector<Entry> dropped;  // destroyed outside the lock
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   for (auto& e : explanations) {
     auto it = index_.find(e->id);
     if (it != index_.end()) {
@@ -27,13 +27,13 @@ void ExplanationStore::PutAll(std::vector<std::shared_ptr<const JobExplanation>>
 }
 
 std::shared_ptr<const JobExplanation> ExplanationStore::Get(const JobId& id) const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto it = index_.find(id);
   return it == index_.end() ? nullptr : *it->second;
 }
 
 size_t ExplanationStore::size() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return lru_.size();
 }
 
@@ -77,7 +77,7 @@ void SessionRecorder::Record(const Session& ssn, Decisions decisions, base::Time
     r->decisions.Normalize();
     decided = std::move(r);
   }
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   last_.id = ssn.uid();
   last_.time = now;
   ++last_.sessions;
@@ -94,12 +94,12 @@ void SessionRecorder::Record(const Session& ssn, Decisions decisions, base::Time
 }
 
 SessionSummary SessionRecorder::Last() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return last_;
 }
 
 std::shared_ptr<const RecordedSession> SessionRecorder::LastDecision() const {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return last_decision_;
 }
 

@@ -20,10 +20,10 @@
 #include <unordered_map>
 #include <vector>
 
-#include "base/mutex.h"
 #include "base/time.h"
 #include "scheduler/explain/explain.h"
 #include "scheduler/framework/decisions.h"
+#include "sync/mutex.h"
 
 namespace tephra::scheduler {
 
@@ -39,7 +39,7 @@ class ExplanationStore {
  private:
   using Entry = std::shared_ptr<const JobExplanation>;
   const size_t capacity_;
-  mutable base::Mutex mu_;
+  mutable sync::Mutex mu_;
   std::list<Entry> lru_ GUARDED_BY(mu_);  // most recent first
   std::unordered_map<JobId, std::list<Entry>::iterator> index_ GUARDED_BY(mu_);
 };
@@ -84,7 +84,7 @@ class SessionRecorder {
  private:
   Options options_;
   ExplanationStore store_;
-  mutable base::Mutex mu_;
+  mutable sync::Mutex mu_;
   SessionSummary last_ GUARDED_BY(mu_);
   std::shared_ptr<const RecordedSession> last_decision_ GUARDED_BY(mu_);
 };

@@ -107,7 +107,7 @@ size_t SpecInterner::Hash(const SchedulingSpec& s) {
 
 std::shared_ptr<const SchedulingSpec> SpecInterner::Intern(SchedulingSpec spec) {
   size_t h = Hash(spec);
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   auto range = specs_.equal_range(h);
   for (auto it = range.first; it != range.second; ++it) {
     if (auto existing = it->second.lock(); existing && *existing == spec) return existing;
@@ -125,7 +125,7 @@ std::shared_ptr<const SchedulingSpec> SpecInterner::Intern(SchedulingSpec spec) 
 }
 
 size_t SpecInterner::size() {
-  base::MutexLock l(mu_);
+  sync::MutexLock l(mu_);
   return specs_.size();
 }
 

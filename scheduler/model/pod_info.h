@@ -14,9 +14,9 @@
 
 #include "api/core.h"
 #include "api/resources.h"
-#include "base/mutex.h"
 #include "kube/informer.h"
 #include "kube/object.h"
+#include "sync/mutex.h"
 
 namespace tephra::scheduler {
 
@@ -57,7 +57,7 @@ class SpecInterner {
 
  private:
   static size_t Hash(const SchedulingSpec& spec);
-  base::Mutex mu_;
+  sync::Mutex mu_;
   std::unordered_multimap<size_t, std::weak_ptr<const SchedulingSpec>> specs_ GUARDED_BY(mu_);
   size_t inserts_since_prune_ GUARDED_BY(mu_) = 0;
 };

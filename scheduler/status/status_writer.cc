@@ -129,7 +129,7 @@ void StatusWriter::Enqueue(Item item, bool urgent) {
   item.not_before = urgent ? now : now + settle_;
   const std::string key = item.key;
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     auto it = pending_.find(key);
     if (it == pending_.end()) {
       pending_.emplace(key, std::move(item));
@@ -147,7 +147,7 @@ void StatusWriter::Enqueue(Item item, bool urgent) {
 }
 
 bool StatusWriter::Drain(std::chrono::milliseconds timeout) {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   return idle_cv_.WaitFor(mu_, timeout,
                           [this]() REQUIRES(mu_) { return pending_.empty() && in_flight_ == 0; });
 }
@@ -155,7 +155,7 @@ bool StatusWriter::Drain(std::chrono::milliseconds timeout) {
 void StatusWriter::Stop() {
   {
     // Held updates are written now rather than dropped: queue every pending key at once.
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     stopped_ = true;
     for (const auto& [key, item] : pending_) queue_.Add(key);
   }
@@ -165,7 +165,7 @@ void StatusWriter::Stop() {
 Status StatusWriter::Process(const std::string& key) {
   Item item;
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     auto it = pending_.find(key);
     if (it == pending_.end()) return Status::Ok();  // written through an earlier entry
     auto now = std::chrono::steady_clock::now();
@@ -180,7 +180,7 @@ Status StatusWriter::Process(const std::string& key) {
   }
   Write(item);
   {
-    base::MutexLock l(mu_);
+    sync::MutexLock l(mu_);
     --in_flight_;
   }
   idle_cv_.NotifyAll();

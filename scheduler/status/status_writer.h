@@ -8,7 +8,6 @@
 #include <string>
 #include <vector>
 
-#include "base/mutex.h"
 #include "base/workqueue.h"
 #include "kube/client.h"
 #include "kube/events.h"
@@ -16,6 +15,7 @@
 #include "scheduler/cache/cache.h"
 #include "scheduler/framework/interfaces.h"
 #include "scheduler/framework/outcome.h"
+#include "sync/mutex.h"
 
 namespace tephra::scheduler {
 
@@ -62,8 +62,8 @@ class StatusWriter {
   metrics::Counter* write_errors_ = nullptr;
 
   std::chrono::milliseconds settle_;
-  base::Mutex mu_;
-  base::CondVar idle_cv_;  // pending_ became empty with nothing in flight
+  sync::Mutex mu_;
+  sync::CondVar idle_cv_;  // pending_ became empty with nothing in flight
   std::map<std::string, Item> pending_ GUARDED_BY(mu_);  // latest per key
   int in_flight_ GUARDED_BY(mu_) = 0;
   bool stopped_ GUARDED_BY(mu_) = false;

@@ -1,7 +1,7 @@
 // The thread-safety canary: writes a GUARDED_BY member without holding its mutex. A clang build
 // with Tephra's warnings must reject it; lint:thread-safety fails if it compiles (the analysis
 // would then be checking nothing). Never part of a default build.
-#include "base/mutex.h"
+#include "sync/mutex.h"
 
 namespace tephra::lint {
 
@@ -10,7 +10,7 @@ class Counter {
   void Increment() { ++count_; }  // the deliberate mistake: no MutexLock
 
  private:
-  base::Mutex mu_;
+  sync::Mutex mu_;
   int count_ GUARDED_BY(mu_) = 0;
 };
 

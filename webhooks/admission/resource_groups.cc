@@ -274,18 +274,18 @@ StatusOr<std::shared_ptr<ResourceGroupFile>> ResourceGroupFile::Open(std::string
 }
 
 std::shared_ptr<const ResourceGroups> ResourceGroupFile::Current() const {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   return groups_;
 }
 
 StatusOr<bool> ResourceGroupFile::ReloadIfChanged() {
   std::string stamp = FileStamp(path_);
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     if (groups_ != nullptr && stamp == stamp_) return false;
   }
   StatusOr<ResourceGroups> groups = ReadGroupsFile(path_);
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   // Remember the stamp either way, so a broken file is reported once per change.
   stamp_ = stamp;
   if (!groups.ok()) return groups.status();

@@ -22,9 +22,9 @@
 #include <vector>
 
 #include "api/json_patch.h"
-#include "base/mutex.h"
 #include "base/status.h"
 #include "json/json.h"
+#include "sync/mutex.h"
 
 namespace tephra::webhooks {
 
@@ -88,7 +88,7 @@ class ResourceGroupFile : public ResourceGroupSource {
   explicit ResourceGroupFile(std::string path) : path_(std::move(path)) {}
 
   const std::string path_;
-  mutable base::Mutex mu_;
+  mutable sync::Mutex mu_;
   std::shared_ptr<const ResourceGroups> groups_ GUARDED_BY(mu_);
   std::string stamp_ GUARDED_BY(mu_);  // inode, size, mtime
 };

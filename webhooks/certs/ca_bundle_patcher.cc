@@ -147,7 +147,7 @@ void CaBundlePatcher::Stop() {
 
 void CaBundlePatcher::SetCaBundle(const std::string& pem) {
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     std::string b64 = base::Base64Encode(pem);
     if (b64 == bundle_b64_) return;
     bundle_b64_ = std::move(b64);
@@ -156,7 +156,7 @@ void CaBundlePatcher::SetCaBundle(const std::string& pem) {
 }
 
 int64_t CaBundlePatcher::patches() const {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   return patches_;
 }
 
@@ -195,7 +195,7 @@ Status CaBundlePatcher::Reconcile(const std::string& key) {
   const std::string& version = object->metadata.resource_version;
   std::string bundle;
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     bundle = bundle_b64_;
     auto written = patched_from_.find(key);
     if (written != patched_from_.end() && written->second == std::make_pair(version, bundle)) {
@@ -212,7 +212,7 @@ Status CaBundlePatcher::Reconcile(const std::string& key) {
       client_->Patch(resource, "", name, kube::PatchType::kMerge, *patch);
   if (!patched.ok()) return patched.status();
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     ++patches_;
     patched_from_[key] = {version, bundle};
   }

@@ -18,10 +18,10 @@
 #include <thread>
 #include <vector>
 
-#include "base/mutex.h"
 #include "base/workqueue.h"
 #include "kube/client.h"
 #include "kube/informer.h"
+#include "sync/mutex.h"
 
 namespace tephra::webhooks {
 
@@ -77,7 +77,7 @@ class CaBundlePatcher {
   std::shared_ptr<kube::Informer> mutating_;
   std::shared_ptr<kube::Informer> validating_;
 
-  mutable base::Mutex mu_;
+  mutable sync::Mutex mu_;
   std::string bundle_b64_ GUARDED_BY(mu_);
   int64_t patches_ GUARDED_BY(mu_) = 0;
   // Per key, the resourceVersion we last patched from and the bundle we wrote. Until the watch

@@ -193,7 +193,7 @@ CertManager::~CertManager() {
 }
 
 void CertManager::AddListener(Listener listener) {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   listeners_.push_back(std::move(listener));
 }
 
@@ -208,7 +208,7 @@ std::string CertManager::ca_file() const {
 }
 
 CertificateMaterial CertManager::current() const {
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   return written_;
 }
 
@@ -269,14 +269,14 @@ StatusOr<CertificateMaterial> CertManager::Reconcile() {
 Status CertManager::WriteFiles(const CertificateMaterial& material) {
   std::vector<Listener> listeners;
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     if (material == written_) return Status::Ok();
   }
   TEPHRA_RETURN_IF_ERROR(WriteFileAtomically(ca_file(), material.ca_bundle, 0644));
   TEPHRA_RETURN_IF_ERROR(WriteFileAtomically(key_file(), material.key, 0600));
   TEPHRA_RETURN_IF_ERROR(WriteFileAtomically(cert_file(), material.cert, 0644));
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     written_ = material;
     listeners = listeners_;
   }
@@ -291,7 +291,7 @@ Status CertManager::WriteFiles(const CertificateMaterial& material) {
 }
 
 Status CertManager::Sync() {
-  base::MutexLock lock(sync_mu_);
+  sync::MutexLock lock(sync_mu_);
   TEPHRA_ASSIGN_OR_RETURN(CertificateMaterial material, Reconcile());
   return WriteFiles(material);
 }
@@ -302,7 +302,7 @@ Status CertManager::SyncUntilReady(std::chrono::milliseconds timeout) {
     Status s = Sync();
     if (s.ok()) return s;
     LOG(WARNING) << "certificates not ready: " << s.ToString();
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     auto next = std::min(deadline, clock_.Monotonic() + options_.retry_interval);
     clock_.WaitUntil(mu_, cv_, next, [&]() REQUIRES(mu_) { return stopped_; });
     if (stopped_) return Cancelled("stopped while waiting for certificates");
@@ -319,13 +319,13 @@ void CertManager::Start(kube::InformerFactory& factory) {
   handlers.on_update = [this](const kube::ObjectPtr&, const kube::ObjectPtr&) { Wake(); };
   handlers.on_delete = [this](const kube::ObjectPtr&, bool) { Wake(); };
   informer->AddEventHandler(std::move(handlers));
-  base::MutexLock lock(mu_);
+  sync::MutexLock lock(mu_);
   if (!thread_.joinable() && !stopped_) thread_ = std::thread([this] { Loop(); });
 }
 
 void CertManager::Stop() {
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     stopped_ = true;
   }
   cv_.NotifyAll();
@@ -334,7 +334,7 @@ void CertManager::Stop() {
 
 void CertManager::Wake() {
   {
-    base::MutexLock lock(mu_);
+    sync::MutexLock lock(mu_);
     wake_ = true;
   }
   cv_.NotifyAll();
@@ -344,7 +344,7 @@ void CertManager::Loop() {
   auto interval = options_.check_interval;
   while (true) {
     {
-      base::MutexLock lock(mu_);
+      sync::MutexLock lock(mu_);
       clock_.WaitUntil(mu_, cv_, clock_.Monotonic() + interval,
                        [&]() REQUIRES(mu_) { return stopped_ || wake_; });
       if (stopped_) return;

@@ -32,10 +32,10 @@
 #include <vector>
 
 #include "base/clock.h"
-#include "base/mutex.h"
 #include "base/status.h"
 #include "kube/client.h"
 #include "kube/informer.h"
+#include "sync/mutex.h"
 #include "webhooks/certs/certificates.h"
 
 namespace tephra::webhooks {
@@ -120,13 +120,13 @@ class CertManager {
   const CertManagerOptions options_;
   base::ClockInterface& clock_;
 
-  mutable base::Mutex mu_;
-  base::CondVar cv_;
+  mutable sync::Mutex mu_;
+  sync::CondVar cv_;
   bool stopped_ GUARDED_BY(mu_) = false;
   bool wake_ GUARDED_BY(mu_) = false;
   CertificateMaterial written_ GUARDED_BY(mu_);
   std::vector<Listener> listeners_ GUARDED_BY(mu_);
-  base::Mutex sync_mu_;  // one Sync at a time
+  sync::Mutex sync_mu_;  // one Sync at a time
   std::thread thread_;
 };
 

@@ -18,12 +18,12 @@ TEST_CASE("FakeClock advances wall and monotonic time together") {
 
 TEST_CASE("FakeClock wakes a waiter only when advanced past its deadline") {
   FakeClock clock;
-  base::Mutex mu;
-  base::CondVar cv;
+  sync::Mutex mu;
+  sync::CondVar cv;
   bool done = false;
   bool result = true;
   std::thread waiter([&] {
-    base::MutexLock lock(mu);
+    sync::MutexLock lock(mu);
     result =
         clock.WaitUntil(mu, cv, clock.Monotonic() + std::chrono::seconds(10), [] { return false; });
     done = true;
@@ -32,7 +32,7 @@ TEST_CASE("FakeClock wakes a waiter only when advanced past its deadline") {
   clock.Advance(std::chrono::seconds(9));
   std::this_thread::sleep_for(std::chrono::milliseconds(30));
   {
-    base::MutexLock l(mu);
+    sync::MutexLock l(mu);
     CHECK_FALSE(done);
   }
   clock.Advance(std::chrono::seconds(1));
@@ -42,9 +42,9 @@ TEST_CASE("FakeClock wakes a waiter only when advanced past its deadline") {
 }
 
 TEST_CASE("RealClock waits for a predicate") {
-  base::Mutex mu;
-  base::CondVar cv;
-  base::MutexLock lock(mu);
+  sync::Mutex mu;
+  sync::CondVar cv;
+  sync::MutexLock lock(mu);
   bool ok = RealClock().WaitUntil(mu, cv, RealClock().Monotonic() + std::chrono::seconds(5),
                                   [] { return true; });
   CHECK(ok);

@@ -1,10 +1,10 @@
-#include "base/mutex.h"
+#include "sync/mutex.h"
 
 #include <thread>
 
 #include <catch2/catch.hpp>
 
-namespace tephra::base {
+namespace tephra::sync {
 namespace {
 
 // Whether another thread can take `mu` right now.
@@ -80,4 +80,4 @@ TEST_CASE("SharedMutex admits readers together and a writer alone") {
 }
 
 }  // namespace
-}  // namespace tephra::base
+}  // namespace tephra::sync

@@ -2,17 +2,17 @@
 // std::mutex, std::shared_mutex and std::condition_variable. Use them for every lock whose
 // members are GUARDED_BY it.
 //
-//   mutable base::Mutex mu_;
+//   mutable sync::Mutex mu_;
 //   int count_ GUARDED_BY(mu_) = 0;
-//   base::CondVar cv_;
+//   sync::CondVar cv_;
 //
 //   void Inc() EXCLUDES(mu_) {
-//     base::MutexLock lock(mu_);
+//     sync::MutexLock lock(mu_);
 //     ++count_;
 //     cv_.NotifyAll();
 //   }
 //   void WaitPositive() EXCLUDES(mu_) {
-//     base::MutexLock lock(mu_);
+//     sync::MutexLock lock(mu_);
 //     while (count_ <= 0) cv_.Wait(mu_);  // or: cv_.Wait(mu_, [&]() REQUIRES(mu_) {...});
 //   }
 //
@@ -26,9 +26,9 @@
 #include <shared_mutex>
 #include <utility>
 
-#include "base/thread_annotations.h"
+#include "sync/thread_annotations.h"
 
-namespace tephra::base {
+namespace tephra::sync {
 
 class CondVar;
 
@@ -75,7 +75,7 @@ class SCOPED_CAPABILITY MutexLock {
   bool locked_ = true;
 };
 
-// A condition variable waited on with a base::Mutex held. Waits may wake spuriously: wait in a
+// A condition variable waited on with a sync::Mutex held. Waits may wake spuriously: wait in a
 // loop on a condition, or pass the condition as a predicate.
 class CondVar {
  public:
@@ -170,4 +170,4 @@ class SCOPED_CAPABILITY ReaderMutexLock {
   SharedMutex& mu_;
 };
 
-}  // namespace tephra::base
+}  // namespace tephra::sync

@@ -1,7 +1,7 @@
 // Clang thread-safety annotations (https://clang.llvm.org/docs/ThreadSafetyAnalysis.html).
 // Under clang with -Wthread-safety the compiler checks that every GUARDED_BY member is touched
 // only with its mutex held and every REQUIRES function is called with it; under other compilers
-// the macros expand to nothing. Annotate locks with base::Mutex (mutex.h beside this file):
+// the macros expand to nothing. Annotate locks with sync::Mutex (mutex.h beside this file):
 // std::mutex in libstdc++ carries no annotations, so the analysis cannot see it.
 #pragma once
 
