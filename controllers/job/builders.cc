@@ -59,6 +59,14 @@ kube::OwnerReference JobOwnerReference(const api::Job& job) {
   return ref;
 }
 
+kube::ObjectMeta JobOwnedMetadata(const api::Job& job, std::string name) {
+  kube::ObjectMeta meta;
+  meta.name = std::move(name);
+  meta.namespace_ = job.metadata.namespace_;
+  meta.owner_references.push_back(JobOwnerReference(job));
+  return meta;
+}
+
 StatusOr<PodDraft> BuildPod(const api::Job& job, const api::TaskSpec& task, int32_t index) {
   TEPHRA_ASSIGN_OR_RETURN(PodDraft pod, PodDraft::FromTemplate(task.template_.json));
   const std::string& job_name = job.metadata.name;

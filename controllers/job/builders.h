@@ -25,6 +25,9 @@ std::string PodGroupName(const api::Job& job);
 std::string VolumeClaimName(const api::Job& job, size_t i);
 // The controller ownerReference of everything the job controller creates.
 kube::OwnerReference JobOwnerReference(const api::Job& job);
+// Metadata of an object `name` the job owns (Service, ConfigMap, Secret, claim, ...): in the
+// job's namespace, the job its controller; write it with kube::EncodeObjectMeta.
+kube::ObjectMeta JobOwnedMetadata(const api::Job& job, std::string name);
 
 // The pod for replica `index` of `task` before plugins run: the task template (every field
 // kept), name and namespace, controller reference, schedulerName and priorityClassName from

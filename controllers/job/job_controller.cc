@@ -764,25 +764,9 @@ Status JobController::EnsureVolumes(api::Job& job, api::JobStatus& status) {
       }
       if (!got.ok()) return got.status();
     } else {
-      kube::OwnerReference owner = JobOwnerReference(job);
       json::Writer w;
       w.StartObject().Field("apiVersion", "v1").Field("kind", "PersistentVolumeClaim");
-      w.Key("metadata")
-          .StartObject()
-          .Field("name", claim)
-          .Field("namespace", job.metadata.namespace_);
-      w.Key("ownerReferences")
-          .StartArray()
-          .StartObject()
-          .Field("apiVersion", owner.api_version)
-          .Field("kind", owner.kind)
-          .Field("name", owner.name)
-          .Field("uid", owner.uid)
-          .Field("controller", true)
-          .Field("blockOwnerDeletion", true)
-          .EndObject()
-          .EndArray();
-      w.EndObject();
+      kube::EncodeObjectMeta(JobOwnedMetadata(job, claim), &w);
       w.Key("spec").Raw(*v.volume_claim_json).EndObject();
       auto created = ctx_.client->Create(kube::resources::kPersistentVolumeClaims,
                                          job.metadata.namespace_, w.str());

@@ -141,25 +141,9 @@ class SshPlugin : public JobPlugin {
         {"authorized_keys", base::Base64Encode(public_key)},
         {"config", base::Base64Encode(SshConfig(job, port_))},
     };
-    kube::OwnerReference owner = JobOwnerReference(job);
     json::Writer w;
     w.StartObject().Field("apiVersion", "v1").Field("kind", "Secret");
-    w.Key("metadata")
-        .StartObject()
-        .Field("name", SecretName(job))
-        .Field("namespace", job.metadata.namespace_);
-    w.Key("ownerReferences")
-        .StartArray()
-        .StartObject()
-        .Field("apiVersion", owner.api_version)
-        .Field("kind", owner.kind)
-        .Field("name", owner.name)
-        .Field("uid", owner.uid)
-        .Field("controller", true)
-        .Field("blockOwnerDeletion", true)
-        .EndObject()
-        .EndArray();
-    w.EndObject();
+    kube::EncodeObjectMeta(JobOwnedMetadata(job, SecretName(job)), &w);
     w.StringMap("data", data);
     w.EndObject();
     return writer.Ensure(kube::resources::kSecrets, job.metadata.namespace_, SecretName(job),

@@ -30,23 +30,6 @@ std::string EnvBase(std::string_view task) {
   return "VC_" + out;
 }
 
-void OwnedMetadata(json::Writer& w, const api::Job& job, const std::string& name) {
-  kube::OwnerReference owner = JobOwnerReference(job);
-  w.Key("metadata").StartObject().Field("name", name).Field("namespace", job.metadata.namespace_);
-  w.Key("ownerReferences")
-      .StartArray()
-      .StartObject()
-      .Field("apiVersion", owner.api_version)
-      .Field("kind", owner.kind)
-      .Field("name", owner.name)
-      .Field("uid", owner.uid)
-      .Field("controller", true)
-      .Field("blockOwnerDeletion", true)
-      .EndObject()
-      .EndArray();
-  w.EndObject();
-}
-
 void JobSelector(json::Writer& w, const api::Job& job) {
   w.StartObject()
       .Field(api::kJobNameKey, job.metadata.name)
@@ -110,7 +93,7 @@ class SvcPlugin : public JobPlugin {
   static Status WriteConfigMap(const api::Job& job, ObjectWriter& writer, bool replace) {
     json::Writer w;
     w.StartObject().Field("apiVersion", "v1").Field("kind", "ConfigMap");
-    OwnedMetadata(w, job, ConfigMapName(job));
+    kube::EncodeObjectMeta(JobOwnedMetadata(job, ConfigMapName(job)), &w);
     w.StringMap("data", SvcConfigMapData(job));
     w.EndObject();
     return writer.Ensure(kube::resources::kConfigMaps, job.metadata.namespace_, ConfigMapName(job),
@@ -144,7 +127,7 @@ std::map<std::string, std::string> SvcConfigMapData(const api::Job& job) {
 std::string SvcService(const api::Job& job, bool publish_not_ready_addresses) {
   json::Writer w;
   w.StartObject().Field("apiVersion", "v1").Field("kind", "Service");
-  OwnedMetadata(w, job, job.metadata.name);
+  kube::EncodeObjectMeta(JobOwnedMetadata(job, job.metadata.name), &w);
   w.Key("spec").StartObject().Field("clusterIP", "None");
   w.Key("selector");
   JobSelector(w, job);
@@ -166,7 +149,7 @@ std::string SvcService(const api::Job& job, bool publish_not_ready_addresses) {
 std::string SvcNetworkPolicy(const api::Job& job) {
   json::Writer w;
   w.StartObject().Field("apiVersion", "networking.k8s.io/v1").Field("kind", "NetworkPolicy");
-  OwnedMetadata(w, job, job.metadata.name);
+  kube::EncodeObjectMeta(JobOwnedMetadata(job, job.metadata.name), &w);
   w.Key("spec").StartObject();
   w.Key("podSelector").StartObject().Key("matchLabels");
   JobSelector(w, job);
