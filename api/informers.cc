@@ -42,4 +42,45 @@ kube::ObjectDecoder SchedPluginsPodGroupDecoder() {
   return Typed<SchedPluginsPodGroup>(DecodeSchedPluginsPodGroup);
 }
 
+namespace {
+
+template <typename T>
+std::vector<std::shared_ptr<const T>> TypedList(const std::vector<kube::ObjectPtr>& objects) {
+  std::vector<std::shared_ptr<const T>> out;
+  out.reserve(objects.size());
+  for (const auto& o : objects) out.push_back(kube::As<T>(o));
+  return out;
+}
+
+}  // namespace
+
+void InformerQueueLookup::AddParentIndex(kube::Informer& informer) {
+  informer.AddIndex(kParentIndex, [](const kube::Object& object) -> std::vector<std::string> {
+    const auto& queue = static_cast<const Queue&>(object);
+    std::string parent = queue.ParentName();
+    // root is its own hierarchy's top, never anyone's child.
+    if (parent.empty() || queue.metadata.name == kRootQueue) return {};
+    return {parent};
+  });
+}
+
+std::shared_ptr<const Queue> InformerQueueLookup::Get(std::string_view name) const {
+  kube::ObjectPtr object = informer_->store().Get(std::string(name));
+  return object == nullptr ? nullptr : kube::As<Queue>(object);
+}
+
+std::vector<std::shared_ptr<const Queue>> InformerQueueLookup::Children(
+    std::string_view parent) const {
+  return TypedList<Queue>(informer_->store().ByIndex(kParentIndex, std::string(parent)));
+}
+
+std::vector<std::shared_ptr<const Queue>> InformerQueueLookup::List() const {
+  return TypedList<Queue>(informer_->store().List());
+}
+
+std::shared_ptr<const Namespace> InformerNamespaceLookup::Get(std::string_view name) const {
+  kube::ObjectPtr object = informer_->store().Get(std::string(name));
+  return object == nullptr ? nullptr : kube::As<Namespace>(object);
+}
+
 }  // namespace tephra::api

@@ -1,16 +1,20 @@
 // Typed informers: kube::Informer holds type-erased objects and decodes them with a
 // kube::ObjectDecoder. These adapters make an informer hold one api type (read it back with
-// kube::As<T>), and give typed handlers for the common "keep a store current" use. The three
-// daemons share them.
+// kube::As<T>), give typed handlers for the common "keep a store current" use, and serve the
+// queue and namespace lookups validation reads from informer stores. The three daemons share them.
 #pragma once
 
 #include <functional>
 #include <memory>
+#include <string>
+#include <string_view>
 #include <utility>
+#include <vector>
 
 #include "api/batch.h"
 #include "api/core.h"
 #include "api/scheduling.h"
+#include "api/validation.h"
 #include "base/status.h"
 #include "json/json.h"
 #include "kube/informer.h"
@@ -53,5 +57,35 @@ kube::EventHandlers UpsertRemoveHandlers(std::function<void(std::shared_ptr<cons
   };
   return h;
 }
+
+// QueueLookup over a Queue informer's store. The informer must decode with
+// QueueDecoder() and carry the parent index (AddParentIndex, before it starts).
+class InformerQueueLookup final : public QueueLookup {
+ public:
+  static constexpr const char* kParentIndex = "parent";
+  static void AddParentIndex(kube::Informer& informer);
+
+  explicit InformerQueueLookup(std::shared_ptr<kube::Informer> informer)
+      : informer_(std::move(informer)) {}
+
+  std::shared_ptr<const Queue> Get(std::string_view name) const override;
+  std::vector<std::shared_ptr<const Queue>> Children(std::string_view parent) const override;
+  std::vector<std::shared_ptr<const Queue>> List() const override;
+
+ private:
+  std::shared_ptr<kube::Informer> informer_;
+};
+
+// NamespaceLookup over a Namespace informer (decoding with NamespaceDecoder()).
+class InformerNamespaceLookup final : public NamespaceLookup {
+ public:
+  explicit InformerNamespaceLookup(std::shared_ptr<kube::Informer> informer)
+      : informer_(std::move(informer)) {}
+
+  std::shared_ptr<const Namespace> Get(std::string_view name) const override;
+
+ private:
+  std::shared_ptr<kube::Informer> informer_;
+};
 
 }  // namespace tephra::api

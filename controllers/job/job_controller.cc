@@ -18,7 +18,6 @@
 #include "controllers/job/verdict.h"
 #include "json/json.h"
 #include "metrics/metrics.h"
-#include "webhooks/admission/cluster_cache.h"
 
 namespace tephra::controllers::job {
 namespace {
@@ -119,8 +118,8 @@ Status JobController::Initialize(ControllerContext& context) {
   // The webhook's queue rules need every queue (parents, children), whatever slice of the
   // queues this manager's queue controller looks after.
   queues_ = ctx_.informers->For(api::kQueues, api::QueueDecoder());
-  webhooks::InformerQueueLookup::AddParentIndex(*queues_);
-  queue_lookup_ = std::make_unique<webhooks::InformerQueueLookup>(queues_);
+  api::InformerQueueLookup::AddParentIndex(*queues_);
+  queue_lookup_ = std::make_unique<api::InformerQueueLookup>(queues_);
   jobs_->AddIndex(kWaitingForQueueIndex,
                   [default_queue = ctx_.options.default_queue](
                       const kube::Object& o) -> std::vector<std::string> {

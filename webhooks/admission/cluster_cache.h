@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "api/informers.h"
 #include "api/validation.h"
 #include "kube/client.h"
 #include "kube/informer.h"
@@ -12,36 +13,6 @@
 #include "webhooks/admission/handlers.h"
 
 namespace tephra::webhooks {
-
-// api::QueueLookup over a Queue informer's store. The informer must decode with
-// api::QueueDecoder() and carry the parent index (AddParentIndex, before it starts).
-class InformerQueueLookup final : public api::QueueLookup {
- public:
-  static constexpr const char* kParentIndex = "parent";
-  static void AddParentIndex(kube::Informer& informer);
-
-  explicit InformerQueueLookup(std::shared_ptr<kube::Informer> informer)
-      : informer_(std::move(informer)) {}
-
-  std::shared_ptr<const api::Queue> Get(std::string_view name) const override;
-  std::vector<std::shared_ptr<const api::Queue>> Children(std::string_view parent) const override;
-  std::vector<std::shared_ptr<const api::Queue>> List() const override;
-
- private:
-  std::shared_ptr<kube::Informer> informer_;
-};
-
-// api::NamespaceLookup over a Namespace informer (decoding with api::NamespaceDecoder()).
-class InformerNamespaceLookup final : public api::NamespaceLookup {
- public:
-  explicit InformerNamespaceLookup(std::shared_ptr<kube::Informer> informer)
-      : informer_(std::move(informer)) {}
-
-  std::shared_ptr<const api::Namespace> Get(std::string_view name) const override;
-
- private:
-  std::shared_ptr<kube::Informer> informer_;
-};
 
 // The informers and lookups for a set of paths. Create it, then start the factory.
 class ClusterCache {
@@ -60,8 +31,8 @@ class ClusterCache {
  private:
   std::shared_ptr<kube::Informer> queue_informer_;
   std::shared_ptr<kube::Informer> namespace_informer_;
-  std::unique_ptr<InformerQueueLookup> queues_;
-  std::unique_ptr<InformerNamespaceLookup> namespaces_;
+  std::unique_ptr<api::InformerQueueLookup> queues_;
+  std::unique_ptr<api::InformerNamespaceLookup> namespaces_;
 };
 
 }  // namespace tephra::webhooks
