@@ -645,4 +645,17 @@ std::string EncodeNamespace(const Namespace& ns) {
   });
 }
 
+std::string EncodePodBinding(std::string_view namespace_, std::string_view name,
+                             std::string_view uid, std::string_view node) {
+  json::Writer w;
+  w.StartObject().Field("apiVersion", "v1").Field("kind", "Binding");
+  w.Key("metadata").StartObject().Field("name", name).Field("namespace", namespace_);
+  if (!uid.empty()) w.Field("uid", uid);
+  w.EndObject();
+  w.Key("target").StartObject().Field("apiVersion", "v1").Field("kind", "Node");
+  w.Field("name", node).EndObject();
+  w.EndObject();
+  return w.str();
+}
+
 }  // namespace tephra::api

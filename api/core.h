@@ -316,6 +316,10 @@ std::string EncodePod(const Pod& pod);
 std::string EncodeNode(const Node& node);
 std::string EncodePriorityClass(const PriorityClass& pc);
 std::string EncodeNamespace(const Namespace& ns);
+// The pods/binding body that places pod namespace_/name on `node`. With a non-empty `uid` the
+// API server refuses it for a pod recreated under the same name.
+std::string EncodePodBinding(std::string_view namespace_, std::string_view name,
+                             std::string_view uid, std::string_view node);
 
 // Pieces shared with the Job codec.
 void DecodePodSpec(const json::Reader& r, PodSpec* out);

@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "api/core.h"
 #include "bench/common.h"
 #include "json/json.h"
 #include "sync/mutex.h"
@@ -70,25 +71,9 @@ class Binder {
         queue_.pop_front();
         slot = next_++ % nodes_.size();
       }
-      json::Writer body;
-      body.StartObject()
-          .Field("apiVersion", "v1")
-          .Field("kind", "Binding")
-          .Key("metadata")
-          .StartObject()
-          .Field("name", pod.name)
-          .Field("namespace", pod.namespace_)
-          .Field("uid", pod.uid)
-          .EndObject()
-          .Key("target")
-          .StartObject()
-          .Field("apiVersion", "v1")
-          .Field("kind", "Node")
-          .Field("name", nodes_[slot])
-          .EndObject()
-          .EndObject();
+      std::string body = api::EncodePodBinding(pod.namespace_, pod.name, pod.uid, nodes_[slot]);
       auto r = client_->CreateSubresource(kube::resources::kPods, pod.namespace_, pod.name,
-                                          "binding", body.str());
+                                          "binding", body);
       if (r.ok()) {
         ++bound_;
       } else {

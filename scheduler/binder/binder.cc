@@ -3,6 +3,7 @@
 #include <glog/logging.h>
 #include <rapidjson/document.h>
 
+#include "api/core.h"
 #include "api/kinds.h"
 #include "api/scheduling.h"
 
@@ -121,26 +122,11 @@ Status KubeBinder::Process(const std::string& key) {
 }
 
 void KubeBinder::DoBind(const Work& w) {
-  json::Writer body;
-  body.StartObject()
-      .Field("apiVersion", "v1")
-      .Field("kind", "Binding")
-      .Key("metadata")
-      .StartObject()
-      .Field("name", w.name)
-      .Field("namespace", w.namespace_)
-      .Field("uid", w.uid)  // never bind a pod recreated under the same name
-      .EndObject()
-      .Key("target")
-      .StartObject()
-      .Field("apiVersion", "v1")
-      .Field("kind", "Node")
-      .Field("name", w.node)
-      .EndObject()
-      .EndObject();
+  // The uid: never bind a pod recreated under the same name.
+  std::string body = api::EncodePodBinding(w.namespace_, w.name, w.uid, w.node);
   auto start = std::chrono::steady_clock::now();
-  StatusOr<std::string> r = client_->CreateSubresource(kube::resources::kPods, w.namespace_, w.name,
-                                                       "binding", body.str());
+  StatusOr<std::string> r =
+      client_->CreateSubresource(kube::resources::kPods, w.namespace_, w.name, "binding", body);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (bind_latency_ != nullptr) bind_latency_->Observe(seconds);
   if (!r.ok()) {
