@@ -47,6 +47,8 @@ const Resource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", fa
                                 "PriorityClass"};
 const Resource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1", "customresourcedefinitions",
                                           false, "CustomResourceDefinition"};
+const Resource kPodDisruptionBudgets{"policy", "v1", "poddisruptionbudgets", true,
+                                     "PodDisruptionBudget"};
 const Resource kNetworkPolicies{"networking.k8s.io", "v1", "networkpolicies", true,
                                 "NetworkPolicy"};
 const Resource kMutatingWebhookConfigurations{"admissionregistration.k8s.io", "v1",

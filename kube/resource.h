@@ -34,6 +34,7 @@ extern const Resource kLeases;
 extern const Resource kPriorityClasses;
 extern const Resource kCustomResourceDefinitions;
 extern const Resource kNetworkPolicies;
+extern const Resource kPodDisruptionBudgets;
 extern const Resource kMutatingWebhookConfigurations;
 extern const Resource kValidatingWebhookConfigurations;
 }  // namespace resources

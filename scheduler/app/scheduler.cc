@@ -213,8 +213,7 @@ void Scheduler::RegisterInformers() {
       ->AddEventHandler(api::UpsertRemoveHandlers<api::Namespace>(
           [cache](auto ns) { cache->UpsertNamespace(std::move(ns)); },
           [cache](const api::Namespace& ns) { cache->DeleteNamespace(ns.metadata.name); }));
-  const kube::Resource pdbs{"policy", "v1", "poddisruptionbudgets", true, "PodDisruptionBudget"};
-  informers_.For(pdbs, api::InformerDecoder<PdbInfo>(DecodePdb))
+  informers_.For(kube::resources::kPodDisruptionBudgets, api::InformerDecoder<PdbInfo>(DecodePdb))
       ->AddEventHandler(api::UpsertRemoveHandlers<PdbInfo>(
           [cache](auto pdb) { cache->UpsertPdb(std::move(pdb)); },
           [cache](const PdbInfo& pdb) { cache->DeletePdb(pdb.metadata.Key()); }));
