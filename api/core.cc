@@ -459,20 +459,23 @@ ResourceList EffectiveRequests(const ResourceRequirements& resources) {
   return out;
 }
 
-Resources PodRequest(const PodSpec& spec) {
-  Resources request;
-  for (const Container& c : spec.containers) {
-    request.Add(Resources::FromList(EffectiveRequests(c.resources)));
-  }
+namespace {
+
+// The pod's total of one per-container list (`of`: its requests or its limits), by the formula
+// PodRequest documents, before the overhead.
+template <typename PerContainer>
+Resources PodTotal(const PodSpec& spec, PerContainer of) {
+  Resources total;
+  for (const Container& c : spec.containers) total.Add(Resources::FromList(of(c.resources)));
   // Init containers run one after another before the regular ones; sidecars (restartable init
   // containers) start in order and keep running, so each later init container runs beside
   // every sidecar started before it, and the sidecars also run beside the regular containers.
   Resources sidecars;
   Resources init_peak;
   for (const Container& c : spec.init_containers) {
-    Resources r = Resources::FromList(EffectiveRequests(c.resources));
+    Resources r = Resources::FromList(of(c.resources));
     if (c.IsSidecar()) {
-      request.Add(r);
+      total.Add(r);
       sidecars.Add(r);
       init_peak.MaxWith(sidecars);
     } else {
@@ -480,17 +483,48 @@ Resources PodRequest(const PodSpec& spec) {
       init_peak.MaxWith(r);
     }
   }
-  request.MaxWith(init_peak);
+  total.MaxWith(init_peak);
   if (spec.resources) {
     ResourceList pod_level;
-    for (const auto& [name, q] : EffectiveRequests(*spec.resources)) {
+    for (const auto& [name, q] : of(*spec.resources)) {
       if (IsPodLevelResource(name)) pod_level.Set(name, q);
     }
     Resources values = Resources::FromList(pod_level);
-    for (const auto& [name, q] : pod_level) request.Set(name, values.Get(name));
+    for (const auto& [name, q] : pod_level) total.Set(name, values.Get(name));
   }
+  return total;
+}
+
+}  // namespace
+
+Resources PodRequest(const PodSpec& spec) {
+  Resources request = PodTotal(spec, EffectiveRequests);
   request.Add(Resources::FromList(spec.overhead));
   return request;
+}
+
+Resources PodLimit(const PodSpec& spec) {
+  Resources limit = PodTotal(spec, [](const ResourceRequirements& r) { return r.limits; });
+  for (const auto& [name, q] : spec.overhead) {
+    if (limit.Has(name)) limit.Add(Resources::FromList(ResourceList{{name, q}}));
+  }
+  return limit;
+}
+
+ResourceList QuotaStyleResources(const Resources& requests, const Resources& limits, int64_t pods) {
+  ResourceList out = requests.ToList();
+  out.Erase(kResourcePods);
+  for (const auto& [name, q] : requests.ToList()) {
+    if (name != kResourcePods) out.Set(std::string(kQuotaRequestsPrefix) + name, q);
+  }
+  for (const auto& [name, q] : limits.ToList()) {
+    if (name == kResourceCpu || name == kResourceMemory || name == kResourceEphemeralStorage) {
+      out.Set(std::string(kQuotaLimitsPrefix) + name, q);
+    }
+  }
+  out.Set(kResourcePods, Quantity::FromInt(pods));
+  out.Set(kQuotaCountPods, Quantity::FromInt(pods));
+  return out;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -554,6 +588,10 @@ void FillNamespace(const json::Reader& r, Namespace* ns) {
   ns->phase = r["status"]["phase"].String();
 }
 
+void FillReplicaSet(const json::Reader& r, ReplicaSet* rs) {
+  rs->replicas = r["spec"]["replicas"].Int32(1);
+}
+
 }  // namespace
 
 StatusOr<std::shared_ptr<Pod>> DecodePod(const json::Value& value, const DecodeOptions& options) {
@@ -590,6 +628,11 @@ StatusOr<std::shared_ptr<Namespace>> DecodeNamespace(const json::Value& value,
 StatusOr<std::shared_ptr<Namespace>> DecodeNamespace(std::string_view text,
                                                      const DecodeOptions& options) {
   return DecodeTypedObjectText<Namespace>(text, options, "Namespace", FillNamespace);
+}
+
+StatusOr<std::shared_ptr<ReplicaSet>> DecodeReplicaSet(const json::Value& value,
+                                                       const DecodeOptions& options) {
+  return DecodeTypedObject<ReplicaSet>(value, options, "ReplicaSet", FillReplicaSet);
 }
 
 std::string EncodePod(const Pod& pod) {

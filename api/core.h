@@ -294,6 +294,12 @@ class Namespace : public kube::Object {
   std::string phase;  // Active, Terminating
 };
 
+// What Tephra reads of an apps/v1 ReplicaSet: its size (the PodGroup of a drained one goes).
+class ReplicaSet : public kube::Object {
+ public:
+  int32_t replicas = 1;  // spec.replicas, 1 when unset as the API server defaults it
+};
+
 // Decoders; errors name the object and the field path. The text overloads parse first.
 StatusOr<std::shared_ptr<Pod>> DecodePod(const json::Value& value,
                                          const DecodeOptions& options = {});
@@ -310,6 +316,8 @@ StatusOr<std::shared_ptr<Namespace>> DecodeNamespace(const json::Value& value,
                                                      const DecodeOptions& options = {});
 StatusOr<std::shared_ptr<Namespace>> DecodeNamespace(std::string_view text,
                                                      const DecodeOptions& options = {});
+StatusOr<std::shared_ptr<ReplicaSet>> DecodeReplicaSet(const json::Value& value,
+                                                       const DecodeOptions& options = {});
 
 // Encoders: modelled fields written over `raw` (when kept), so unknown fields survive.
 std::string EncodePod(const Pod& pod);
@@ -347,5 +355,16 @@ ResourceList EffectiveRequests(const ResourceRequirements& resources);
 // when set, replace the result for cpu, memory and hugepages. Requests default to limits.
 // The pods dimension is not included (schedulers count pods per node separately).
 Resources PodRequest(const PodSpec& spec);
+
+// The pod's limits as Kubernetes totals them for a ResourceQuota (resourcehelper.PodLimits):
+// PodRequest's formula over the containers' limits, without defaulting; the overhead counts
+// only for a resource that is limited.
+Resources PodLimit(const PodSpec& spec);
+
+// A PodGroup's minResources as Volcano writes them (docs/compatibility.md §2.5) for `pods` pods
+// whose requests total `requests` and limits `limits`: every request under its own name and as
+// requests.<name>, the cpu, memory and ephemeral-storage limits as limits.<name>, and the pod
+// count as pods and count/pods.
+ResourceList QuotaStyleResources(const Resources& requests, const Resources& limits, int64_t pods);
 
 }  // namespace tephra::api

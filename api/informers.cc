@@ -29,6 +29,9 @@ kube::ObjectDecoder NodeDecoder() {
 kube::ObjectDecoder NamespaceDecoder() {
   return Typed<Namespace>(DecodeNamespace);
 }
+kube::ObjectDecoder ReplicaSetDecoder() {
+  return Typed<ReplicaSet>(DecodeReplicaSet);
+}
 kube::ObjectDecoder PriorityClassDecoder() {
   return Typed<PriorityClass>(DecodePriorityClass);
 }

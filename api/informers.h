@@ -37,6 +37,7 @@ kube::ObjectDecoder CommandDecoder();
 kube::ObjectDecoder PodDecoder();
 kube::ObjectDecoder NodeDecoder();
 kube::ObjectDecoder NamespaceDecoder();
+kube::ObjectDecoder ReplicaSetDecoder();
 kube::ObjectDecoder PriorityClassDecoder();
 kube::ObjectDecoder QueueDecoder();
 kube::ObjectDecoder PodGroupDecoder();

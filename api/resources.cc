@@ -172,6 +172,11 @@ Quantity ScalarQuantity(std::string_view name, int64_t milli) {
 
 }  // namespace
 
+bool IsQuotaOnlyName(std::string_view name) {
+  return name.starts_with(kQuotaRequestsPrefix) || name.starts_with(kQuotaLimitsPrefix) ||
+         name.starts_with("count/");
+}
+
 ResourceId InternResourceName(std::string_view name) {
   return Names().Intern(name);
 }

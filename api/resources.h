@@ -19,6 +19,12 @@ inline constexpr std::string_view kResourceMemory = "memory";
 inline constexpr std::string_view kResourcePods = "pods";
 inline constexpr std::string_view kResourceEphemeralStorage = "ephemeral-storage";
 inline constexpr std::string_view kResourceHugePagesPrefix = "hugepages-";
+// ResourceQuota-style names, which Volcano also writes into a PodGroup's minResources.
+inline constexpr std::string_view kQuotaRequestsPrefix = "requests.";
+inline constexpr std::string_view kQuotaLimitsPrefix = "limits.";
+inline constexpr std::string_view kQuotaCountPods = "count/pods";
+// A name a ResourceQuota counts but no node offers: requests.*, limits.*, count/*.
+bool IsQuotaOnlyName(std::string_view name);
 
 // A Kubernetes ResourceList (spec.containers[].resources.requests, Queue capability, ...):
 // resource name -> exact quantity, kept sorted by name in one flat vector.

@@ -158,8 +158,14 @@ PodGroup ToVolcanoPodGroup(const SchedPluginsPodGroup& in, std::string_view queu
 }
 
 std::string ImplicitPodGroupName(const kube::ObjectMeta& pod) {
-  if (const kube::OwnerReference* owner = pod.ControllerRef()) return "podgroup-" + owner->uid;
-  return "podgroup-" + pod.uid;
+  if (const kube::OwnerReference* owner = pod.ControllerRef()) {
+    return ImplicitPodGroupNameOf(owner->uid);
+  }
+  return ImplicitPodGroupNameOf(pod.uid);
+}
+
+std::string ImplicitPodGroupNameOf(std::string_view owner_uid) {
+  return "podgroup-" + std::string(owner_uid);
 }
 
 std::string_view ToString(PodGroupPhase phase) {

@@ -219,6 +219,8 @@ std::string SchedPluginsPhaseFor(std::string_view volcano_phase);
 // podgroup-<uid of the pod's controller, or of the pod itself>. The scheduler uses the same
 // name to hold such a pod before the group exists.
 std::string ImplicitPodGroupName(const kube::ObjectMeta& pod);
+// The name of that PodGroup for pods whose controller (or which itself) has this uid.
+std::string ImplicitPodGroupNameOf(std::string_view owner_uid);
 
 StatusOr<std::shared_ptr<Queue>> DecodeQueue(const json::Value& value,
                                              const DecodeOptions& options = {});

@@ -145,7 +145,8 @@ api::ResourceList MinResources(const api::Job& job, const PriorityLookup& priori
   struct Entry {
     const api::TaskSpec* task;
     int32_t priority;
-    api::Resources per_pod;
+    api::Resources request;
+    api::Resources limit;
     int32_t min;
   };
   std::vector<Entry> tasks;
@@ -156,15 +157,19 @@ api::ResourceList MinResources(const api::Job& job, const PriorityLookup& priori
       priority = priorities(t.template_.spec.priority_class_name).value_or(0);
     }
     int32_t min = std::clamp(t.min_available.value_or(t.replicas), 0, t.replicas);
-    tasks.push_back(Entry{&t, priority, api::PodRequest(t.template_.spec), min});
+    tasks.push_back(Entry{&t, priority, api::PodRequest(t.template_.spec),
+                          api::PodLimit(t.template_.spec), min});
     min_sum += min;
   }
   std::stable_sort(tasks.begin(), tasks.end(),
                    [](const Entry& a, const Entry& b) { return a.priority > b.priority; });
-  api::Resources total;
+  api::Resources requests, limits;
+  int64_t pod_count = 0;
   auto add = [&](const Entry& e, int64_t pods) {
-    api::Resources r = e.per_pod;
-    total.Add(r.Multiply(pods));
+    api::Resources request = e.request, limit = e.limit;
+    requests.Add(request.Multiply(pods));
+    limits.Add(limit.Multiply(pods));
+    pod_count += pods;
   };
   int64_t want = job.spec.min_available;
   if (want < min_sum) {
@@ -184,7 +189,7 @@ api::ResourceList MinResources(const api::Job& job, const PriorityLookup& priori
       want -= n;
     }
   }
-  return total.ToList();
+  return api::QuotaStyleResources(requests, limits, pod_count);
 }
 
 api::PodGroup BuildPodGroup(const api::Job& job, const PriorityLookup& priorities) {

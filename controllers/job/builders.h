@@ -43,7 +43,8 @@ using PriorityLookup = std::function<std::optional<int32_t>(std::string_view)>;
 // Resources of the minimal gang: tasks ordered by their template's PriorityClass value
 // (highest first, ties in spec order). If job.minAvailable < Σ task minAvailable, the requests
 // of the first minAvailable pods in that order; otherwise every task's minAvailable pods, then
-// more replicas in the same order until minAvailable pods are counted.
+// more replicas in the same order until minAvailable pods are counted. Written with the
+// quota-style keys too (api::QuotaStyleResources), as Volcano writes them.
 api::ResourceList MinResources(const api::Job& job, const PriorityLookup& priorities);
 
 // The PodGroup spec, labels, annotations and owner for the job (status left empty).

@@ -94,8 +94,9 @@ api::PodGroup BuildPodGroupForPod(const api::Pod& pod,
   std::string queue = pod.metadata.Annotation(api::kSchedulingQueueNameAnnotation);
   pg.spec.queue = queue.empty() ? default_queue : queue;
   pg.spec.priority_class_name = pod.spec.priority_class_name;
-  api::Resources request = api::PodRequest(pod.spec);
-  pg.spec.min_resources = request.Multiply(min_member).ToList();
+  api::Resources request = api::PodRequest(pod.spec), limit = api::PodLimit(pod.spec);
+  pg.spec.min_resources = api::QuotaStyleResources(request.Multiply(min_member),
+                                                   limit.Multiply(min_member), min_member);
   pg.status.phase = std::string(api::podgroup_phase::kPending);
   return pg;
 }
@@ -127,6 +128,18 @@ Status PodGroupController::Initialize(ControllerContext& context) {
     if (Ours(static_cast<const api::Pod&>(*o))) queue_->Add(o->metadata.Key());
   };
   pods_->AddEventHandler(h);
+  // A ReplicaSet scaled to zero (the old one after a Deployment rollout) takes its PodGroup
+  // along, as Volcano's controller does (docs/compatibility.md §2.8).
+  replica_sets_ = ctx_.informers->For(kube::resources::kReplicaSets, api::ReplicaSetDecoder(),
+                                      NamespacedScope(ctx_.options));
+  kube::EventHandlers rs;
+  rs.on_add = [this](const kube::ObjectPtr& o) {
+    if (static_cast<const api::ReplicaSet&>(*o).replicas == 0) {
+      queue_->Add(std::string(kDrainedPrefix) + o->metadata.Key());
+    }
+  };
+  rs.on_update = [add = rs.on_add](const kube::ObjectPtr&, const kube::ObjectPtr& o) { add(o); };
+  replica_sets_->AddEventHandler(rs);
   return Status::Ok();
 }
 
@@ -155,7 +168,23 @@ std::map<std::string, std::string> PodGroupController::OwnerAnnotations(const ap
   return json::Reader(&doc, &errors)["metadata"]["annotations"].StringMap();
 }
 
-Status PodGroupController::Sync(const std::string& pod_key) {
+Status PodGroupController::DeleteDrainedGroup(const std::string& rs_key) {
+  kube::ObjectPtr obj = replica_sets_->store().Get(rs_key);
+  if (!obj || static_cast<const api::ReplicaSet&>(*obj).replicas != 0) return Status::Ok();
+  const std::string name = api::ImplicitPodGroupNameOf(obj->metadata.uid);
+  if (!podgroups_->store().Get(kube::ObjectKey(obj->metadata.namespace_, name))) {
+    return Status::Ok();
+  }
+  Status deleted = ctx_.client->Delete(api::kPodGroups, obj->metadata.namespace_, name);
+  if (!deleted.ok() && deleted.code() != StatusCode::kNotFound) {
+    return deleted.WithContext("deleting PodGroup " + name + " of drained ReplicaSet " + rs_key);
+  }
+  return Status::Ok();
+}
+
+Status PodGroupController::Sync(const std::string& key) {
+  if (key.starts_with(kDrainedPrefix)) return DeleteDrainedGroup(key.substr(kDrainedPrefix.size()));
+  const std::string& pod_key = key;
   kube::ObjectPtr obj = pods_->store().Get(pod_key);
   if (!obj) return Status::Ok();
   const auto& pod = static_cast<const api::Pod&>(*obj);

@@ -21,7 +21,8 @@ namespace tephra::controllers::podgroup {
 
 // The PodGroup for a plain pod. `owner_annotations` are the controller owner's annotations
 // (empty for a bare pod): scheduling.volcano.sh/group-min-member gives minMember (default 1)
-// and every volcano.sh/ annotation is inherited. minResources = pod requests × minMember,
+// and every volcano.sh/ annotation is inherited. minResources = pod requests × minMember
+// (with the quota-style keys, api::QuotaStyleResources),
 // queue from the pod's scheduling.volcano.sh/queue-name (else `default_queue`),
 // priorityClassName from the pod, the pod's preemption/cooldown/revocable-zone/budget keys
 // copied, owner = the pod's controller owner, else the pod. Status phase Pending.
@@ -39,14 +40,19 @@ class PodGroupController : public Controller {
   void Start() override;
   void Stop() override;
 
-  Status Sync(const std::string& pod_key);
+  // `key`: a pod's key (its PodGroup and annotation), or kDrainedPrefix and a ReplicaSet's
+  // key (the PodGroup of a ReplicaSet scaled to zero is deleted).
+  Status Sync(const std::string& key);
+
+  static constexpr std::string_view kDrainedPrefix = "drained-replicaset:";
 
  private:
   bool Ours(const api::Pod& pod) const;
+  Status DeleteDrainedGroup(const std::string& rs_key);
   std::map<std::string, std::string> OwnerAnnotations(const api::Pod& pod) const;
 
   ControllerContext ctx_;
-  std::shared_ptr<kube::Informer> pods_, podgroups_;
+  std::shared_ptr<kube::Informer> pods_, podgroups_, replica_sets_;
   std::unique_ptr<base::WorkQueue> queue_;
   base::QueueWorkers workers_;
 };

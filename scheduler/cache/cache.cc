@@ -22,11 +22,14 @@ QueueInfo MakeQueueInfo(const api::Queue& q) {
   return info;
 }
 
-// Counted as they are, negative amounts would hand the queue room it does not have.
+// Counted as they are, negative amounts would hand the queue room it does not have, and the
+// quota-style names would count each request twice, as resources no node offers. The pod count
+// is a bound on the gang's size, not a reservation, as in Volcano.
 api::Resources ReservedMinResources(const api::ResourceList& min_resources) {
   api::ResourceList kept;
   for (const auto& [name, quantity] : min_resources) {
-    if (quantity.Sign() >= 0) kept.Set(name, quantity);
+    if (quantity.Sign() >= 0 && name != api::kResourcePods && !api::IsQuotaOnlyName(name))
+      kept.Set(name, quantity);
   }
   return api::Resources::FromList(kept);
 }

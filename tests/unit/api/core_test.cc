@@ -345,6 +345,34 @@ TEST_CASE("PodRequest defaults requests to limits and applies pod-level resource
   CHECK(PodRequest(SpecFrom(R"({"containers": [{"name": "a"}]})")).IsEmpty());
 }
 
+TEST_CASE("PodLimit totals only what is limited, QuotaStyleResources adds the quota keys") {
+  PodSpec spec = SpecFrom(R"({
+    "initContainers": [{"name": "setup", "resources": {"limits": {"cpu": "3"}}}],
+    "containers": [
+      {"name": "a", "resources": {"requests": {"cpu": "500m", "memory": "256Mi"},
+                                  "limits": {"cpu": "1", "memory": "512Mi", "nvidia.com/gpu": "1"}}},
+      {"name": "b", "resources": {"requests": {"cpu": "1"}}}],
+    "overhead": {"cpu": "100m", "ephemeral-storage": "1Gi"}})");
+  // cpu: max(containers 1, init 3) + overhead; memory unlimited by b counts only a's limit;
+  // ephemeral-storage is limited by nobody, so its overhead does not count.
+  CHECK(PodLimit(spec).ToString() == "cpu 3100m, memory 512Mi, nvidia.com/gpu 1");
+
+  auto text = [](const ResourceList& list) {
+    std::string out;
+    for (const auto& [name, q] : list) out += (out.empty() ? "" : ",") + name + "=" + q.String();
+    return out;
+  };
+  Resources requests = PodRequest(spec);
+  Resources limits = PodLimit(spec);
+  // Requests: cpu max(1500m, the init container's limit 3) + overhead; the overhead's
+  // ephemeral-storage is requested, though not limited.
+  CHECK(text(QuotaStyleResources(requests.Multiply(2), limits.Multiply(2), 2)) ==
+        "count/pods=2,cpu=6200m,ephemeral-storage=2Gi,limits.cpu=6200m,limits.memory=1Gi,"
+        "memory=512Mi,nvidia.com/gpu=2,pods=2,requests.cpu=6200m,requests.ephemeral-storage=2Gi,"
+        "requests.memory=512Mi,requests.nvidia.com/gpu=2");
+  CHECK(text(QuotaStyleResources(Resources(), Resources(), 3)) == "count/pods=3,pods=3");
+}
+
 TEST_CASE("Pod templates keep their text and overlay the decoded view") {
   auto tmpl = ParsePodTemplate(R"({"metadata":{"labels":{"app":"x"}},
       "spec":{"hostNetwork":true,"containers":[{"name":"c","image":"i","args":["--x"]}]}})");

@@ -190,6 +190,25 @@ TEST_CASE("minResources follows task priority when the gang is smaller than the 
         1000 + 4000 + 2 * 4000 + 1000);
 }
 
+TEST_CASE("minResources carries Volcano's quota-style keys") {
+  // The differential scenario podgroup-min-resources-keys: Volcano writes exactly these.
+  std::string ps = R"({"containers":[{"name":"c","image":"x","resources":{)"
+                   R"("requests":{"cpu":"500m","memory":"256Mi"},)"
+                   R"("limits":{"cpu":"1","memory":"512Mi"}}}]})";
+  std::string worker = R"({"containers":[{"name":"c","image":"x",)"
+                       R"("resources":{"requests":{"cpu":"1","memory":"1Gi"}}}]})";
+  api::Job job =
+      MakeJob(JobJson("[" + Task("ps", 1, "", ps) + "," + Task("worker", 2, "", worker) + "]",
+                      R"("minAvailable":3)"));
+  std::string text;
+  for (const auto& [name, q] : MinResources(job, nullptr)) {
+    text += (text.empty() ? "" : ",") + name + "=" + std::to_string(q.MilliValue());
+  }
+  CHECK(text ==
+        "count/pods=3000,cpu=2500,limits.cpu=1000,limits.memory=536870912000,"
+        "memory=2415919104000,pods=3000,requests.cpu=2500,requests.memory=2415919104000");
+}
+
 TEST_CASE("PodGroup drift is detected on the fields the controller owns") {
   api::Job job = TwoTaskJob();
   api::PodGroup want = BuildPodGroup(job, nullptr);

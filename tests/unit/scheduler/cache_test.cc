@@ -88,6 +88,24 @@ TEST_CASE("negative minResources of a PodGroup that bypassed admission reserve n
   CHECK(job->min_resources->Get("nvidia.com/gpu") == 0);
 }
 
+TEST_CASE("the quota-style minResources keys and the pod count reserve nothing") {
+  SchedulerCache cache(CacheOptions{});
+  auto pg = std::make_shared<api::PodGroup>(*Group("Pending"));
+  // A Job's PodGroup as Volcano (and Tephra) writes it for 3 pods of 1 CPU and 1 GPU.
+  pg->spec.min_resources =
+      api::ResourceList{{"count/pods", *api::Quantity::Parse("3")},
+                        {"cpu", *api::Quantity::Parse("3")},
+                        {"limits.cpu", *api::Quantity::Parse("6")},
+                        {"nvidia.com/gpu", *api::Quantity::Parse("3")},
+                        {"pods", *api::Quantity::Parse("3")},
+                        {"requests.cpu", *api::Quantity::Parse("3")},
+                        {"requests.nvidia.com/gpu", *api::Quantity::Parse("3")}};
+  cache.UpsertPodGroup(pg);
+  const auto job = cache.Job("ns/g");
+  REQUIRE(job->min_resources.has_value());
+  CHECK(job->min_resources->ToString() == "cpu 3, nvidia.com/gpu 3");
+}
+
 TEST_CASE("assuming the status a group already has changes nothing") {
   base::FakeClock clock;
   SchedulerCache cache(CacheOptions{}, clock);
