@@ -9,6 +9,7 @@
 //   close         PodGroup condition: Unschedulable (why, per task reason) or Scheduled
 #include <algorithm>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "scheduler/framework/session.h"
@@ -22,6 +23,20 @@ struct RoleCount {
   int32_t ready = 0;
   int32_t waiting = 0;
 };
+
+// "gang not whole: 1 ready of minAvailable 2 (1 Running, 1 Failed)".
+std::string LostMembers(const JobInfo& job) {
+  std::string counts;
+  for (TaskStatus status : {TaskStatus::kRunning, TaskStatus::kSucceeded, TaskStatus::kFailed,
+                            TaskStatus::kReleasing}) {
+    if (int32_t n = job.Count(status)) {
+      counts += (counts.empty() ? "" : ", ") + std::to_string(n) + " " +
+                std::string(TaskStatusName(status));
+    }
+  }
+  return "gang not whole: " + std::to_string(job.ReadyCount()) + " ready of minAvailable " +
+         std::to_string(job.min_available) + " (" + counts + ")";
+}
 
 std::map<std::string, RoleCount> CountRoles(const JobInfo& job) {
   std::map<std::string, RoleCount> out;
@@ -148,9 +163,20 @@ class GangPlugin : public Plugin {
         }
         continue;
       }
-      const auto* errors = ssn.JobFitErrors(i);
-      if (errors == nullptr) continue;  // nothing was tried (e.g. not enough pods yet)
       int32_t unready = static_cast<int32_t>(job.tasks.size()) - ready;
+      const auto* errors = ssn.JobFitErrors(i);
+      if (errors == nullptr) {
+        // Nothing was tried. A running gang with nothing left to place that lost members
+        // (failed, or deleted before their replacements exist) cannot be whole: Unschedulable,
+        // which makes it Unknown, as in Volcano. Members still terminating count as there.
+        if (job.Count(TaskStatus::kPending) == 0 && job.Count(TaskStatus::kRunning) > 0 &&
+            ready + job.Count(TaskStatus::kReleasing) < job.min_available) {
+          ssn.SetJobCondition(i, {"Unschedulable", "True", "NotEnoughResources",
+                                  std::to_string(unready) + "/" + std::to_string(job.tasks.size()) +
+                                      " tasks in gang unschedulable: " + LostMembers(job)});
+        }
+        continue;
+      }
       // One clause per distinct explanation, most common first: "2 tasks: 0/4 nodes are
       // available: 4 Insufficient cpu".
       std::map<std::string, int> distinct;

@@ -1,7 +1,11 @@
 // The gang plugin's hooks: validity, readiness, pipelining, order, starvation, the victim veto
 // and the PodGroup condition it writes at close (docs/scheduler.md, Plugins: gang).
+#include <map>
+#include <string>
+
 #include <catch2/catch.hpp>
 
+#include "scheduler/framework/outcome.h"
 #include "scheduler/plugins/plugins.h"
 #include "tests/unit/scheduler/plugins/plugin_session.h"
 
@@ -158,6 +162,62 @@ TEST_CASE(
   REQUIRE(scheduled.has_value());
   CHECK(scheduled->type == "Scheduled");
   CHECK(scheduled->status == "True");
+}
+
+TEST_CASE(
+    "gang: at close a running gang that lost a member and has nothing to place is "
+    "Unschedulable, one whose member is still terminating is not") {
+  Harness h;
+  h.Node("n1", "cpu=8").Queue("default");
+  h.Group("ns/failed", "default", 2, "Running").Group("ns/leaving", "default", 2, "Running");
+  h.Pod("ns/f0", "failed").Request("cpu=1").On("n1", "Failed").Add();
+  h.Pod("ns/f1", "failed").Request("cpu=1").On("n1").Add();
+  h.Pod("ns/l0", "leaving").Request("cpu=1").On("n1").Terminating().Add();
+  h.Pod("ns/l1", "leaving").Request("cpu=1").On("n1").Add();
+  PluginSession s(h, kGang);
+  s.Close();
+  const auto& failed = s->JobCondition(s.JobAt("ns/failed"));
+  REQUIRE(failed.has_value());
+  CHECK(failed->type == "Unschedulable");
+  CHECK(failed->reason == "NotEnoughResources");
+  CHECK(failed->message ==
+        "1/2 tasks in gang unschedulable: gang not whole: 1 ready of minAvailable 2 "
+        "(1 Running, 1 Failed)");
+  CHECK_FALSE(s->JobCondition(s.JobAt("ns/leaving")).has_value());
+
+  // The written phases: Unknown for the gang that cannot be whole, Running for the other.
+  std::map<std::string, std::string> phases;
+  for (const PodGroupUpdate& u : ComputeOutcome(s.session()).pod_groups) {
+    phases[u.name] = u.status.phase;
+  }
+  CHECK(phases["failed"] == "Unknown");
+  if (phases.count("leaving")) CHECK(phases["leaving"] == "Running");  // counts may change
+}
+
+TEST_CASE(
+    "outcome: a group leaving Pending is written at once, so it never shows Pending while "
+    "its pods run") {
+  Harness h;
+  h.Node("n1", "cpu=8").Queue("default");
+  h.Group("ns/solo", "default", 1, "Pending").Group("ns/gang", "default", 2, "Inqueue");
+  h.Pod("ns/solo-0", "solo").Request("cpu=1").Add();
+  h.Pod("ns/gang-0", "gang").Request("cpu=1").Add();
+  h.Pod("ns/gang-1", "gang").Request("cpu=1").Add();
+  PluginSession s(h, kGang);
+  s.Place("ns/solo-0", "n1");
+  s.Place("ns/gang-0", "n1");
+  s.Place("ns/gang-1", "n1");
+  s.Close();
+  std::map<std::string, const PodGroupUpdate*> updates;
+  SessionOutcome out = ComputeOutcome(s.session());
+  for (const PodGroupUpdate& u : out.pod_groups) updates[u.name] = &u;
+  REQUIRE(updates.count("solo") == 1);
+  CHECK(updates["solo"]->status.phase == "Running");
+  CHECK(updates["solo"]->urgent);
+  // Inqueue to Running is for people: it may wait to share a write.
+  REQUIRE(updates.count("gang") == 1);
+  CHECK(updates["gang"]->status.phase == "Running");
+  CHECK_FALSE(updates["gang"]->urgent);
 }
 
 }  // namespace
