@@ -111,9 +111,10 @@ std::map<std::string, std::string> SvcConfigMapData(const api::Job& job) {
   std::map<std::string, std::string> data;
   for (const api::TaskSpec& task : job.spec.tasks) {
     std::vector<std::string> hosts = TaskHosts(job, task);
+    // One host per line with no newline after the last, byte for byte Volcano's file.
     std::string lines, commas;
     for (size_t i = 0; i < hosts.size(); ++i) {
-      lines += hosts[i] + "\n";
+      lines += (i ? "\n" : "") + hosts[i];
       commas += (i ? "," : "") + hosts[i];
     }
     const std::string env = EnvBase(task.name);
@@ -132,16 +133,8 @@ std::string SvcService(const api::Job& job, bool publish_not_ready_addresses) {
   w.Key("selector");
   JobSelector(w, job);
   w.Field("publishNotReadyAddresses", publish_not_ready_addresses);
-  // A headless Service needs a port to publish DNS records for its pods.
-  w.Key("ports")
-      .StartArray()
-      .StartObject()
-      .Field("name", "placeholder-volcano")
-      .Field("port", 1)
-      .Field("protocol", "TCP")
-      .Field("targetPort", 1)
-      .EndObject()
-      .EndArray();
+  // No ports, as Volcano's: a headless Service with a selector publishes its pods' DNS
+  // records without any.
   w.EndObject().EndObject();
   return w.str();
 }

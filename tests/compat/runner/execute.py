@@ -81,7 +81,8 @@ class Timeline:
     def observe(self):
         """The facts now; self.in_flight says how many pods the simulated kubelet owes."""
         state, self.in_flight = observe.observe(self.cluster, self.names.namespaces,
-                                                self.scenario.events, self.scenario.invariants)
+                                                self.scenario.events, self.scenario.invariants,
+                                                self.scenario.details)
         for key in [k for k in state if k.startswith("invariant/")]:
             # Sticky: an invariant broken once in the scenario stays broken.
             if self.broken.get(key):

@@ -14,9 +14,18 @@ are the same on both sides (no UIDs, generated names or timestamps). README.md l
     queue/NAME.state, .allocated.RESOURCE, .spec.weight, .spec.reclaimable, .spec.parent, ...
     xpg/NS/NAME.phase                      scheduler-plugins PodGroups
     configmap/NS/NAME.KEY                  data of ConfigMaps in the scenario's namespaces
+    (with `details: [job-objects]`, what job plugins write, for Volcano Job pods and objects)
+    podspec/NS/POD.C.env.VAR               a container's env entry: its value, or where from
+    podspec/NS/POD.C.ports, .mounts        its ports (name:port/protocol) and volume mounts
+    podspec/NS/POD.hostname, .subdomain    the pod's DNS names
+    secret/NS/NAME.KEY                     Secret data (key material as "(N lines)")
+    service/NS/NAME.FIELD                  clusterIP, ports, selector, publishNotReadyAddresses
+    networkpolicy/NS/NAME.FIELD            podSelector, ingress
     events/NS/OBJECT.REASON: true          only the reasons the scenario lists
     invariant/NAME: held | broken: WHY     the invariants the scenario lists (INVARIANTS)
 """
+import json
+
 from . import quantity
 
 VCJOB = ("batch.volcano.sh/v1alpha1", "Job")
@@ -27,6 +36,9 @@ POD = ("v1", "Pod")
 REPLICASET = ("apps/v1", "ReplicaSet")
 EVENT = ("v1", "Event")
 CONFIGMAP = ("v1", "ConfigMap")
+SECRET = ("v1", "Secret")
+SERVICE = ("v1", "Service")
+NETWORKPOLICY = ("networking.k8s.io/v1", "NetworkPolicy")
 NODE = ("v1", "Node")
 
 _OWNER_KINDS = {"ReplicaSet": "replicaset", "ReplicationController": "replicationcontroller",
@@ -262,7 +274,76 @@ def in_flight(pods_by_ns):
     return n
 
 
-def observe(cluster, namespaces, event_reasons=(), invariants=()):
+# Optional fact families a scenario asks for with `details:` (README.md, "Facts").
+DETAILS = ("job-objects",)
+_KEY_MATERIAL = ("id_rsa", "id_rsa.pub", "authorized_keys")
+
+
+def _env_source(entry):
+    if "value" in entry:
+        return entry["value"]
+    src = entry.get("valueFrom") or {}
+    for kind, ref in sorted(src.items()):
+        ref = ref or {}
+        where = ref.get("fieldPath") or ref.get("resource") or f"{ref.get('name', '')}/{ref.get('key', '')}"
+        return f"({kind} {where})"
+    return ""
+
+
+def _observe_job_objects(state, ns, actual, pods, secrets, services, policies):
+    """What Volcano's job plugins write: the pods' env, ports, mounts and DNS names, and the
+    Secrets, Services and NetworkPolicies of the namespace (docs/compatibility.md §2.6). The
+    cluster's namespace `actual` reads as the scenario's `ns` in the values."""
+    import base64
+    before = set(state)
+    for pod in pods:
+        meta, spec = pod["metadata"], pod.get("spec") or {}
+        if not (meta.get("labels") or {}).get("volcano.sh/job-name"):
+            continue
+        k = f"podspec/{ns}/{meta['name']}"
+        state[f"{k}.hostname"] = spec.get("hostname", "")
+        state[f"{k}.subdomain"] = spec.get("subdomain", "")
+        for c in (spec.get("initContainers") or []) + (spec.get("containers") or []):
+            ck = f"{k}.{c['name']}"
+            for e in c.get("env") or []:
+                state[f"{ck}.env.{e['name']}"] = _env_source(e)
+            state[f"{ck}.ports"] = ",".join(sorted(
+                f"{p.get('name', '')}:{p.get('containerPort')}/{p.get('protocol', 'TCP')}"
+                for p in c.get("ports") or []))
+            state[f"{ck}.mounts"] = ",".join(sorted(
+                f"{m.get('mountPath')}{'[' + m['subPath'] + ']' if m.get('subPath') else ''}"
+                f"{' ro' if m.get('readOnly') else ''}"
+                for m in c.get("volumeMounts") or []
+                if not m.get("mountPath", "").startswith("/var/run/secrets/kubernetes.io/")))
+    for sec in secrets:
+        if sec.get("type") == "kubernetes.io/service-account-token":
+            continue
+        for key, value in (sec.get("data") or {}).items():
+            text = base64.b64decode(value).decode(errors="replace")
+            if key in _KEY_MATERIAL:
+                text = f"({len(text.splitlines())} lines)"
+            state[f"secret/{ns}/{sec['metadata']['name']}.{key}"] = text
+    for svc in services:
+        spec = svc.get("spec") or {}
+        k = f"service/{ns}/{svc['metadata']['name']}"
+        state[f"{k}.clusterIP"] = spec.get("clusterIP", "")
+        state[f"{k}.ports"] = ",".join(sorted(
+            f"{p.get('name', '')}:{p.get('port')}->{p.get('targetPort')}/{p.get('protocol', 'TCP')}"
+            for p in spec.get("ports") or []))
+        state[f"{k}.selector"] = ",".join(f"{a}={b}" for a, b in sorted((spec.get("selector") or {}).items()))
+        state[f"{k}.publishNotReadyAddresses"] = bool(spec.get("publishNotReadyAddresses"))
+    for np in policies:
+        spec = np.get("spec") or {}
+        k = f"networkpolicy/{ns}/{np['metadata']['name']}"
+        state[f"{k}.podSelector"] = json.dumps(spec.get("podSelector"), sort_keys=True)
+        state[f"{k}.ingress"] = json.dumps(spec.get("ingress"), sort_keys=True)
+        state[f"{k}.policyTypes"] = ",".join(spec.get("policyTypes") or [])
+    for key in set(state) - before:
+        if isinstance(state[key], str):
+            state[key] = state[key].replace(actual, ns)
+
+
+def observe(cluster, namespaces, event_reasons=(), invariants=(), details=()):
     """(facts, pods in flight) of `cluster`; `namespaces` maps the scenario's namespace names
     (used in the facts) to the cluster's. Raises OSError when the API server cannot be
     reached."""
@@ -284,6 +365,10 @@ def observe(cluster, namespaces, event_reasons=(), invariants=()):
                 state[f"configmap/{ns}/{cm['metadata']['name']}.{key}"] = value
         if reasons:
             _observe_events(state, ns, _list(cluster, EVENT, actual), reasons, group_of, pg_ids)
+        if "job-objects" in details:
+            _observe_job_objects(state, ns, actual, pods, _list(cluster, SECRET, actual),
+                                 _list(cluster, SERVICE, actual),
+                                 _list(cluster, NETWORKPOLICY, actual))
     _observe_queues(state, _list(cluster, QUEUE))
     nodes = _list(cluster, NODE) if invariants else []
     for name in invariants:

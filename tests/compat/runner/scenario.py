@@ -281,12 +281,20 @@ def _invariants(c, value):
     return names
 
 
+def _details(c, value):
+    names = c.strings(value, "details")
+    for i, n in enumerate(names):
+        if n not in observe.DETAILS:
+            c.fail(f"details[{i}]", f"unknown detail '{n}' (known: {', '.join(observe.DETAILS)})")
+    return names
+
+
 def semantic_digest(raw):
     """A digest of what decides the outcome on Volcano (nodes, queues, configuration,
     timeline actions), not of descriptions or comparison marks: a recording stays valid while
     only those change."""
     material = {k: raw[k] for k in ("nodes", "queues", "scheduler", "namespaces", "events",
-                                    "invariants") if k in raw}
+                                    "invariants", "details") if k in raw}
     steps = []
     for step in raw.get("steps") or []:
         if isinstance(step, dict) and "checkpoint" in step:
@@ -312,8 +320,8 @@ def load(path, root, common=None):
     except yaml.YAMLError as e:
         c.fail("file", f"not YAML: {e}")
     c.dict(raw, "", allowed=("description", "issue", "oracle", "rules", "nodes", "queues",
-                             "scheduler", "namespaces", "events", "invariants", "compare",
-                             "steps") + MARK_FIELDS,
+                             "scheduler", "namespaces", "events", "invariants", "details",
+                             "compare", "steps") + MARK_FIELDS,
            required=("description", "nodes", "steps"))
     oracle = raw.get("oracle", "volcano")
     if oracle not in ORACLES:
@@ -360,6 +368,7 @@ def load(path, root, common=None):
         queues=_queues(c, raw.get("queues") or []), scheduler=scheduler, namespaces=namespaces,
         events=c.strings(raw.get("events") or [], "events"), steps=steps,
         invariants=_invariants(c, raw.get("invariants") or []),
+        details=_details(c, raw.get("details") or []),
         digest=semantic_digest(raw), raw=copy.deepcopy(raw))
 
 

@@ -262,19 +262,28 @@ TEST_CASE("svc: host lists in the ConfigMap with Volcano's exact keys") {
   api::Job job = MakeJob(JobJson("[" + Task("ps-0", 2) + "," + Task("worker", 1) + "]"));
   auto data = SvcConfigMapData(job);
   CHECK(data.size() == 6);
-  CHECK(data.at("ps_0.host") == "j-ps-0-0.j\nj-ps-0-1.j\n");
+  CHECK(data.at("ps_0.host") == "j-ps-0-0.j\nj-ps-0-1.j");
   CHECK(data.at("VC_PS_0_HOSTS") == "j-ps-0-0.j,j-ps-0-1.j");
   CHECK(data.at("VC_PS_0_NUM") == "2");
-  CHECK(data.at("worker.host") == "j-worker-0.j\n");
+  CHECK(data.at("worker.host") == "j-worker-0.j");
   CHECK(data.at("VC_WORKER_HOSTS") == "j-worker-0.j");
   CHECK(data.at("VC_WORKER_NUM") == "1");
+}
+
+TEST_CASE("svc: the headless Service has no ports, as Volcano's") {
+  api::Job job = MakeJob(JobJson("[" + Task("worker", 2) + "]"));
+  json::Document svc;
+  REQUIRE(json::Parse(SvcService(job, true), &svc).ok());
+  CHECK(std::string(svc["spec"]["clusterIP"].GetString()) == "None");
+  CHECK(svc["spec"]["publishNotReadyAddresses"].GetBool());
+  CHECK_FALSE(svc["spec"].HasMember("ports"));
 }
 
 TEST_CASE("svc: an explicit template hostname lists one host") {
   std::string tmpl =
       R"({"hostname":"boss","subdomain":"grp","containers":[{"name":"c","image":"x"}]})";
   api::Job job = MakeJob(JobJson("[" + Task("m", 3, "", tmpl) + "]"));
-  CHECK(SvcConfigMapData(job).at("m.host") == "boss.grp\n");
+  CHECK(SvcConfigMapData(job).at("m.host") == "boss.grp");
   CHECK(SvcConfigMapData(job).at("VC_M_NUM") == "1");
 }
 
