@@ -97,7 +97,7 @@ struct VolumeSpec {
 
 struct DependsOn {
   std::vector<std::string> names;
-  std::string iteration;  // any or all
+  std::string iteration;  // "any"; anything else means all, as in Volcano
   bool operator==(const DependsOn&) const = default;
 };
 

@@ -296,10 +296,6 @@ void ValidateDependencies(const Job& job, FieldErrors* errors) {
     any = true;
     const DependsOn& d = *tasks[i].depends_on;
     std::string dpath = Field(Index("spec.tasks", i), "dependsOn");
-    if (!d.iteration.empty() && d.iteration != "any" && d.iteration != "all") {
-      errors->push_back(
-          {Field(dpath, "iteration"), "must be any or all, not \"" + d.iteration + "\""});
-    }
     for (size_t j = 0; j < d.names.size(); ++j) {
       std::string npath = Index(Field(dpath, "name"), j);
       auto it = index.find(d.names[j]);
@@ -327,7 +323,7 @@ FieldErrors ValidateLifecyclePolicies(const std::vector<LifecyclePolicy>& polici
   std::map<std::string, std::string> event_owner;  // event -> path of the policy using it
   std::set<int32_t> exit_codes;
   bool wildcard = false;
-  size_t event_count = 0;
+  size_t event_count = 0;  // distinct events across the policies
   for (size_t j = 0; j < policies.size(); ++j) {
     const LifecyclePolicy& policy = policies[j];
     std::string ppath = Index(path, j);
@@ -341,7 +337,9 @@ FieldErrors ValidateLifecyclePolicies(const std::vector<LifecyclePolicy>& polici
     } else if (!policy.exit_code && events.empty()) {
       errors.push_back({ppath, "one of event, events or exitCode is required"});
     }
+    std::set<std::string> in_policy;  // a policy may name an event twice (Volcano: once)
     for (const auto& [event, epath] : events) {
+      if (!in_policy.insert(event).second) continue;
       if (!OneOf(event, kPolicyEvents)) {
         errors.push_back(
             {epath, "invalid event \"" + event + "\"; valid events: " + ListOf(kPolicyEvents)});

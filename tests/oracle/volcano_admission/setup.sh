@@ -57,6 +57,9 @@ setsid ./vc-webhook-manager --kubeconfig="$KUBECONFIG" --listen-address=127.0.0.
 echo $! > webhook.pid
 
 # root and default as Volcano's scheduler would create them, Open as its controller would set.
+# The webhook serves a few seconds after it starts (once it has patched the CA bundles): the
+# queues go through its /queues/mutate, so try until it answers.
+queues() {
 kubectl apply -f - >/dev/null <<'YAML'
 apiVersion: scheduling.volcano.sh/v1beta1
 kind: Queue
@@ -68,6 +71,9 @@ kind: Queue
 metadata: {name: default}
 spec: {weight: 1, reclaimable: true}
 YAML
+}
+for _ in $(seq 60); do queues 2>/dev/null && break; sleep 1; done
+queues
 for q in root default; do
   kubectl patch queue "$q" --subresource=status --type=merge -p '{"status":{"state":"Open"}}' >/dev/null
 done

@@ -34,7 +34,16 @@ def case(name, mut):
     CASES.append((name, mut))
 
 if __name__ == "__main__":
+    # try_cases.py CASEFILE [--json OUT]: OUT also gets [{name, object, volcano}] with the
+    # verdicts, for unit tests that put the same objects through Tephra's webhook.
     exec(open(sys.argv[1]).read())
+    out = sys.argv[3] if len(sys.argv) > 3 and sys.argv[2] == "--json" else None
+    table = []
     for name, obj in CASES:
-        print(f"{name}\t{run(obj)}")
+        verdict = run(obj)
+        print(f"{name}\t{verdict}")
         sys.stdout.flush()
+        table.append({"name": name, "object": obj, "volcano": verdict})
+    if out:
+        with open(out, "w") as f:  # one case per line
+            f.write("[\n" + ",\n".join(json.dumps(c, sort_keys=True) for c in table) + "\n]\n")

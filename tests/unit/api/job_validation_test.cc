@@ -247,11 +247,12 @@ TEST_CASE("Job CREATE rules") {
          j.spec.tasks[1].depends_on = DependsOn{{"ps"}, "any"};
        },
        {{"spec.tasks", "dependsOn forms a cycle: ps -> worker -> ps"}}},
-      {"dependsOn iteration is any or all",
+      // Volcano reads every iteration other than "any" as "all" and refuses none.
+      {"dependsOn iteration is free text",
        [](Job& j) {
          j.spec.tasks[1].depends_on = DependsOn{{"ps"}, "some"};
        },
-       {{"spec.tasks[1].dependsOn.iteration", "must be any or all, not \"some\""}}},
+       {}},
       {"ranges of the top-level counters",
        [](Job& j) {
          j.spec.max_retry = -1;
@@ -359,6 +360,14 @@ TEST_CASE("Lifecycle policy rules") {
        {{"RestartJob", "*", {}, {}, {}}, {"AbortJob", "PodFailed", {}, {}, {}}},
        {{"p", "when event \"*\" is used it must be the only event"}}},
       {"* alone is fine", {{"RestartJob", "*", {}, {}, {}}, {"AbortJob", "", {}, 9, {}}}, {}},
+      // Volcano reads one policy's events as a set (tests/compat webhook-repeated-lifecycle-event).
+      {"a policy may name an event twice",
+       {{"RestartJob", "", {"PodEvicted", "PodFailed", "PodEvicted"}, {}, {}}},
+       {}},
+      {"event and events may name the same event",
+       {{"RestartJob", "PodFailed", {"PodFailed"}, {}, {}}},
+       {}},
+      {"* named twice is still alone", {{"RestartJob", "", {"*", "*"}, {}, {}}}, {}},
   };
   for (const PolicyCase& c : cases) {
     INFO("rule: " << c.rule);

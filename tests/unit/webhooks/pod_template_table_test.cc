@@ -11,7 +11,7 @@
 namespace tephra::webhooks {
 namespace {
 
-using testing::Review;
+using testing::Admit;
 
 // A Job whose one task's template is {"metadata":{...}, "spec":{containers:[c], ...}}, with
 // extra members (each followed by a comma) in the container, the pod spec and the template.
@@ -37,15 +37,6 @@ struct Case {
   bool volcano_refuses;
   const char* path;  // the field Tephra's message names; empty when allowed
 };
-
-// The answer of mutate-then-validate: empty when allowed, else the message.
-std::string Admit(const testing::TestRouter& router, const std::string& job) {
-  AdmissionResponse mutated = router.Call(kJobsMutate, Review("Job", Operation::kCreate, job));
-  if (!mutated.allowed) return mutated.message;
-  AdmissionResponse validated =
-      router.Call(kJobsValidate, Review("Job", Operation::kCreate, testing::Patched(job, mutated)));
-  return validated.allowed ? "" : validated.message;
-}
 
 TEST_CASE("Pod templates: Tephra refuses what Volcano refuses and accepts what it accepts") {
   const std::vector<Case> cases = {

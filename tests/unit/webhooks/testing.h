@@ -168,6 +168,16 @@ inline std::string Patched(const std::string& object, const AdmissionResponse& r
   return *patched;
 }
 
+// A Job CREATE as the API server calls the webhooks: /jobs/mutate, its patch applied, then
+// /jobs/validate. Empty when allowed, else the message.
+inline std::string Admit(const TestRouter& router, const std::string& job) {
+  AdmissionResponse mutated = router.Call(kJobsMutate, Review("Job", Operation::kCreate, job));
+  if (!mutated.allowed) return mutated.message;
+  AdmissionResponse validated =
+      router.Call(kJobsValidate, Review("Job", Operation::kCreate, Patched(job, mutated)));
+  return validated.allowed ? "" : validated.message;
+}
+
 // Compares JSON texts by value.
 inline bool JsonEqual(std::string_view actual, std::string_view expected) {
   json::Document a;
