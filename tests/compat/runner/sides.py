@@ -422,7 +422,16 @@ class VolcanoSide(Side):
         os.makedirs(self._path("pki"), exist_ok=True)
         self.kubectl("apply", "--server-side", "--force-conflicts", "-f", os.path.join(self.baseline, "crds"))
         for crd in ("jobs.batch.volcano.sh", "queues.scheduling.volcano.sh", "podgroups.scheduling.volcano.sh"):
-            self.kubectl("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=60s")
+            # A CRD replaced a moment ago may have no conditions yet, which `kubectl wait`
+            # reports as an error rather than waiting for: ask again.
+            for attempt in range(10):
+                try:
+                    self.kubectl("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=60s")
+                    break
+                except SideError:
+                    if attempt == 9:
+                        raise
+                    time.sleep(1)
         self.cluster.create({"apiVersion": "v1", "kind": "Namespace", "metadata": {"name": self.namespace}})
         ports = free_ports(6)
         with open(self._path("ports"), "w") as f:
