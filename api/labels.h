@@ -36,6 +36,8 @@ inline constexpr std::string_view kJdbMaxUnavailableKey = "volcano.sh/jdb-max-un
 // Overrides pod priority for ordering tasks within a job.
 inline constexpr std::string_view kTaskPriorityAnnotation = "volcano.sh/task-priority";
 inline constexpr std::string_view kSlaWaitingTimeKey = "volcano.sh/sla-waiting-time";
+// Job label naming the kind of job; vcctl's job list shows it ("Batch" when absent).
+inline constexpr std::string_view kJobTypeKey = "volcano.sh/job-type";
 
 // Queue of plain pods' PodGroups, or a namespace's default queue.
 inline constexpr std::string_view kSchedulingQueueNameAnnotation =

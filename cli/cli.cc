@@ -7,6 +7,7 @@
 
 #include <glog/logging.h>
 
+#include "cli/vcctl.h"
 #include "json/json.h"
 #include "kube/config.h"
 
@@ -173,8 +174,51 @@ Status Describe(const Status& s, const std::string& what) {
   return Status(s.code(), what + ": " + s.message());
 }
 
+std::vector<size_t> CommandWords(const std::vector<std::string>& args,
+                                 bool (*takes_no_value)(const std::string&)) {
+  std::vector<size_t> words;
+  for (size_t i = 0; i < args.size() && words.size() < 2; ++i) {
+    if (args[i].size() > 1 && args[i][0] == '-') {
+      if (args[i].find('=') == std::string::npos && !takes_no_value(args[i])) ++i;  // its value
+      continue;
+    }
+    words.push_back(i);
+  }
+  return words;
+}
+
+const Command* FindCommand(const std::vector<Command>& commands,
+                           const std::vector<std::string>& args, const std::vector<size_t>& words,
+                           size_t* consumed) {
+  auto word = [&](size_t k) { return k < words.size() ? args[words[k]] : std::string(); };
+  const Command* command = nullptr;
+  for (const auto& c : commands) {
+    if (c.group.empty() && word(0) == c.verb) {
+      command = &c;
+      *consumed = 1;
+    } else if (!c.group.empty() && word(0) == c.group && word(1) == c.verb) {
+      command = &c;
+      *consumed = 2;
+    }
+  }
+  return command;
+}
+
+std::vector<std::string> WithoutWords(const std::vector<std::string>& args,
+                                      const std::vector<size_t>& words, size_t consumed) {
+  std::vector<std::string> rest;
+  auto end = words.begin() + static_cast<std::ptrdiff_t>(std::min(consumed, words.size()));
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (std::find(words.begin(), end, i) == end) rest.push_back(args[i]);
+  }
+  return rest;
+}
+
 int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   const std::string program = ProgramName(argc > 0 ? argv[0] : nullptr);
+  std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
+  // Run as vcctl (the link, or --vcctl first): Volcano's vcctl command line and output.
+  if (IsVcctlInvocation(program, &args)) return RunVcctl(args, out, err);
   std::vector<Command> commands;
   for (auto list : {JobCommands(), QueueCommands(), AdminCommands()}) {
     for (auto& c : list) commands.push_back(std::move(c));
@@ -182,7 +226,6 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
   std::sort(commands.begin(), commands.end(), [](const Command& a, const Command& b) {
     return std::make_pair(a.group, a.verb) < std::make_pair(b.group, b.verb);
   });
-  std::vector<std::string> args(argv + (argc > 0 ? 1 : 0), argv + argc);
   if (args.empty() || args[0] == "help" || args[0] == "--help" || args[0] == "-h") {
     (args.empty() ? err : out) << Overview(program, commands);
     return args.empty() ? kExitUsage : kExitOk;
@@ -191,29 +234,13 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
 
   // "<group> <verb>" or a top-level "<verb>": the first words that are not flags, so global
   // flags may come first as with kubectl ("tephractl -n ns job list").
-  std::vector<size_t> words;
-  for (size_t i = 0; i < args.size() && words.size() < 2; ++i) {
-    if (args[i].size() > 1 && args[i][0] == '-') {
-      if (args[i].find('=') == std::string::npos && !IsBoolGlobal(args[i])) ++i;  // skip its value
-      continue;
-    }
-    words.push_back(i);
-  }
+  std::vector<size_t> words = CommandWords(args, IsBoolGlobal);
   auto word = [&](size_t k) -> const std::string& {
     static const std::string kNone;
     return k < words.size() ? args[words[k]] : kNone;
   };
-  const Command* command = nullptr;
   size_t consumed = 0;
-  for (const auto& c : commands) {
-    if (c.group.empty() && word(0) == c.verb) {
-      command = &c;
-      consumed = 1;
-    } else if (!c.group.empty() && word(0) == c.group && word(1) == c.verb) {
-      command = &c;
-      consumed = 2;
-    }
-  }
+  const Command* command = FindCommand(commands, args, words, &consumed);
   Context ctx(program, out, err);
   if (command == nullptr) {
     if (words.empty()) return UsageError(ctx, "missing command; see '" + program + " --help'");
@@ -233,13 +260,7 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
     }
     return UsageError(ctx, "unknown command \"" + word(0) + "\"");
   }
-  std::vector<std::string> rest;
-  for (size_t i = 0; i < args.size(); ++i) {
-    if (std::find(words.begin(), words.begin() + static_cast<std::ptrdiff_t>(consumed), i) ==
-        words.begin() + static_cast<std::ptrdiff_t>(consumed)) {
-      rest.push_back(args[i]);
-    }
-  }
+  std::vector<std::string> rest = WithoutWords(args, words, consumed);
 
   base::FlagSet flags(
       program + " " + CommandLine(*command),

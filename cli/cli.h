@@ -99,6 +99,19 @@ int Run(int argc, const char* const* argv, std::ostream& out, std::ostream& err)
 
 // ---- helpers shared by the command files ----
 
+// Where the command words are in `args`: the first two arguments that are neither flags nor a
+// flag's value (flags for which `takes_no_value` is false take the next argument).
+std::vector<size_t> CommandWords(const std::vector<std::string>& args,
+                                 bool (*takes_no_value)(const std::string&));
+// The command the words name ("<group> <verb>", or a top-level "<verb>"), or nullptr; *consumed
+// is how many of the words it takes.
+const Command* FindCommand(const std::vector<Command>& commands,
+                           const std::vector<std::string>& args, const std::vector<size_t>& words,
+                           size_t* consumed);
+// `args` without the first `consumed` command words: the command's flags and arguments.
+std::vector<std::string> WithoutWords(const std::vector<std::string>& args,
+                                      const std::vector<size_t>& words, size_t consumed);
+
 // Prints `error` as "error: <message>" and returns the exit code for it.
 int Fail(Context& ctx, const Status& error);
 int UsageError(Context& ctx, const std::string& message);

@@ -3,6 +3,7 @@
 // close).
 #pragma once
 
+#include <map>
 #include <string>
 #include <string_view>
 
@@ -35,5 +36,31 @@ kube::OwnerReference ObjectRef(const kube::Object& object);
 // command's name.
 StatusOr<std::string> IssueCommand(kube::Client& client, const std::string& ns,
                                    const kube::OwnerReference& target, std::string_view action);
+
+// Issues Command `action` for job ns/name. A failed read of the job is the API server's status
+// (NotFound when there is no such job). Returns the command's name.
+StatusOr<std::string> IssueJobCommand(kube::Client& client, const std::string& ns,
+                                      const std::string& name, std::string_view action);
+
+// Deletes job ns/name; its pods go with it (background propagation).
+Status DeleteJob(kube::Client& client, const std::string& ns, const std::string& name);
+
+// Issues Command `action` for queue `name`, in namespace `command_ns` (queues are
+// cluster-scoped; vcctl puts their Commands in default). Returns the command's name.
+StatusOr<std::string> IssueQueueCommand(kube::Client& client, const std::string& command_ns,
+                                        const std::string& name, std::string_view action);
+
+// Defaults `queue` and validates it with the webhook's rules against the cluster's queues, then
+// creates it. A refusal is FailedPrecondition naming the field.
+Status CreateQueue(kube::Client& client, api::Queue& queue);
+
+// Deletes queue `name` unless the webhook's rules forbid it (root, default, a queue with
+// children): FailedPrecondition then. A failed read of the queue is the API server's status.
+Status DeleteQueue(kube::Client& client, const std::string& name);
+
+// PodGroups per queue and phase (Volcano no longer persists these counts; vcctl counts too). A
+// PodGroup without spec.queue counts for the default queue.
+using PhaseCounts = std::map<std::string, std::map<std::string, int>>;
+StatusOr<PhaseCounts> CountPodGroups(kube::Client& client);
 
 }  // namespace tephra::cli

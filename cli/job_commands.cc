@@ -12,6 +12,7 @@
 #include "api/validation.h"
 #include "cli/cli.h"
 #include "cli/common.h"
+#include "cli/job_spec.h"
 #include "json/json.h"
 
 namespace tephra::cli {
@@ -104,97 +105,8 @@ int JobGet(Context& ctx, const std::vector<std::string>& args) {
   return kExitOk;
 }
 
-struct RunFlags {
-  std::string name;
-  std::string image = "busybox";
-  int min = 1;
-  int replicas = 1;
-  std::string requests = "cpu=1000m,memory=100Mi";
-  std::string limits;
-  std::string scheduler = std::string(api::kDefaultSchedulerName);
-  std::string queue;
-  std::string file;
-  std::vector<std::string> command;
-};
-
-void WriteQuantities(json::Writer& w, std::string_view key, const api::ResourceList& list) {
-  if (list.empty()) return;
-  w.Key(key).StartObject();
-  for (const auto& [name, q] : list) w.Field(name, q.String());
-  w.EndObject();
-}
-
-// A one-task Job as vcctl's `job run` builds it.
-StatusOr<std::shared_ptr<api::Job>> JobFromFlags(const RunFlags& f, const std::string& ns) {
-  if (f.replicas < 1) return InvalidArgument("--replicas: must be at least 1");
-  if (f.min < 1 || f.min > f.replicas) {
-    return InvalidArgument("--min: must be between 1 and --replicas (" +
-                           std::to_string(f.replicas) + ")");
-  }
-  if (f.image.empty()) return InvalidArgument("--image: must not be empty");
-  TEPHRA_ASSIGN_OR_RETURN(api::ResourceList requests, ParseResourceList("requests", f.requests));
-  TEPHRA_ASSIGN_OR_RETURN(api::ResourceList limits, ParseResourceList("limits", f.limits));
-  json::Writer t;
-  t.StartObject().Key("metadata").StartObject().Field("name", f.name).EndObject();
-  t.Key("spec").StartObject().Key("containers").StartArray().StartObject();
-  t.Field("name", f.name).Field("image", f.image).Field("imagePullPolicy", "IfNotPresent");
-  if (!f.command.empty()) t.StringList("command", f.command);
-  t.Key("resources").StartObject();
-  WriteQuantities(t, "requests", requests);
-  WriteQuantities(t, "limits", limits);
-  t.EndObject().EndObject().EndArray().Field("restartPolicy", "Never").EndObject().EndObject();
-  TEPHRA_ASSIGN_OR_RETURN(api::PodTemplate tmpl, api::ParsePodTemplate(t.str()));
-  auto job = std::make_shared<api::Job>();
-  job->api_version = std::string(api::kBatchApiVersion);
-  job->kind = std::string(api::kJobKind);
-  job->metadata.name = f.name;
-  job->metadata.namespace_ = ns;
-  job->spec.min_available = f.min;
-  job->spec.scheduler_name = f.scheduler;
-  job->spec.queue = f.queue;
-  api::TaskSpec task;
-  task.replicas = f.replicas;
-  task.template_ = std::move(tmpl);
-  job->spec.tasks.push_back(std::move(task));
-  return job;
-}
-
-StatusOr<std::shared_ptr<api::Job>> JobFromFile(const RunFlags& f, const std::string& ns) {
-  std::string text;
-  if (f.file == "-") {
-    std::stringstream ss;
-    ss << std::cin.rdbuf();
-    text = ss.str();
-  } else {
-    std::ifstream in(f.file);
-    if (!in) return InvalidArgument("--filename: cannot read " + f.file);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    text = ss.str();
-  }
-  StatusOr<std::string> json = YamlToJson(text);
-  if (!json.ok()) return InvalidArgument("--filename " + f.file + ": " + json.status().message());
-  StatusOr<std::shared_ptr<api::Job>> job = api::DecodeJob(*json, api::DecodeOptions{true});
-  if (!job.ok()) return InvalidArgument("--filename " + f.file + ": " + job.status().message());
-  if ((*job)->kind != api::kJobKind || (*job)->api_version != api::kBatchApiVersion) {
-    return InvalidArgument("--filename " + f.file + ": expected apiVersion " +
-                           std::string(api::kBatchApiVersion) + " kind Job, got " +
-                           (*job)->api_version + " " + (*job)->kind);
-  }
-  if (!f.name.empty()) (*job)->metadata.name = f.name;
-  if (!f.queue.empty()) (*job)->spec.queue = f.queue;
-  if ((*job)->metadata.name.empty())
-    return InvalidArgument("--filename " + f.file + ": metadata.name: required");
-  if (!(*job)->metadata.namespace_.empty() && (*job)->metadata.namespace_ != ns) {
-    return InvalidArgument("--filename " + f.file + ": metadata.namespace " +
-                           (*job)->metadata.namespace_ + " does not match the namespace " + ns +
-                           " (from -n or the context)");
-  }
-  (*job)->metadata.namespace_ = ns;
-  return job;
-}
-
-int JobRun(Context& ctx, const std::vector<std::string>& args, RunFlags f, bool name_flag_set) {
+int JobRun(Context& ctx, const std::vector<std::string>& args, JobRunOptions f,
+           bool name_flag_set) {
   if (int rc = ExpectArgs(ctx, "job run", args, {"NAME (the job to create)"}, 1); rc != kExitOk)
     return rc;
   if (!args.empty()) {
@@ -211,24 +123,51 @@ int JobRun(Context& ctx, const std::vector<std::string>& args, RunFlags f, bool 
       f.file.empty() ? JobFromFlags(f, ns) : JobFromFile(f, ns);
   if (!built.ok()) return Fail(ctx, built.status());
   TEPHRA_CLI_ASSIGN(auto client, ctx.Client());
-  api::Job& job = **built;
-  api::JobDefaultingOptions defaults;
-  defaults.scheduler_name = f.scheduler;
-  api::ApplyJobDefaults(&job, defaults);
-  // The same rules the admission webhook applies, so a bad job is refused here with the same
-  // words even when no webhook runs.
-  StatusOr<api::StaticQueueLookup> queues = ListQueues(*client);
-  api::FieldErrors errors = api::ValidateJobCreate(job, queues.ok() ? &*queues : nullptr);
-  if (!errors.empty()) {
-    return Fail(ctx, Status(StatusCode::kFailedPrecondition,
-                            "job " + ns + "/" + job.metadata.name +
-                                " refused: " + api::FormatFieldErrors(errors)));
-  }
-  StatusOr<std::string> created = client->Create(api::kJobs, ns, api::EncodeJob(job));
-  if (!created.ok())
-    return Fail(ctx, Describe(created.status(), "creating job " + ns + "/" + job.metadata.name));
-  ctx.out() << "job.batch.volcano.sh/" << job.metadata.name << " created\n";
+  Status created = CreateJob(*client, **built, f.scheduler);
+  if (!created.ok()) return Fail(ctx, created);
+  ctx.out() << "job.batch.volcano.sh/" << (*built)->metadata.name << " created\n";
   return kExitOk;
+}
+
+// NAME, or the job named by --name/-N (vcctl's way): the positional arguments with the flag's
+// name in front, or a usage error when both are given and differ.
+struct NameFlag {
+  std::string name;
+};
+
+void AddNameFlag(base::FlagSet& f, NameFlag* n) {
+  f.AddString("name", &n->name, "The job (instead of NAME, as vcctl's --name).");
+  f.AddString("N", &n->name, "Short for --name.");
+}
+
+int WithNameFlag(Context& ctx, const std::string& command, const NameFlag& n,
+                 std::vector<std::string>* args) {
+  if (n.name.empty()) return kExitOk;
+  if (args->empty()) {
+    args->push_back(n.name);
+  } else if ((*args)[0] != n.name) {
+    return UsageError(
+        ctx, command + ": NAME \"" + (*args)[0] + "\" and --name \"" + n.name + "\" disagree");
+  }
+  return kExitOk;
+}
+
+// Registers the --name flag of a one-job command and runs `run` with the job's name in front.
+Command NamedJobCommand(std::string verb, std::string summary,
+                        std::function<int(Context&, const std::vector<std::string>&)> run) {
+  auto name = std::make_shared<NameFlag>();
+  const std::string command = "job " + verb;
+  return {"job",
+          std::move(verb),
+          "NAME",
+          std::move(summary),
+          "",
+          [name](base::FlagSet& f) { AddNameFlag(f, name.get()); },
+          [name, command, run](Context& ctx, const std::vector<std::string>& a) {
+            std::vector<std::string> args = a;
+            if (int rc = WithNameFlag(ctx, command, *name, &args); rc != kExitOk) return rc;
+            return run(ctx, args);
+          }};
 }
 
 // vcctl job suspend/resume: a Command the job controller consumes (docs/compatibility.md §1.4).
@@ -239,13 +178,8 @@ int JobCommand(Context& ctx, const std::vector<std::string>& args, const std::st
     return rc;
   TEPHRA_CLI_ASSIGN(auto client, ctx.Client());
   const std::string ns = ctx.Namespace();
-  StatusOr<std::string> text = client->Get(api::kJobs, ns, args[0]);
-  if (!text.ok()) return Fail(ctx, Describe(text.status(), "job " + ns + "/" + args[0]));
-  StatusOr<std::shared_ptr<api::Job>> job = api::DecodeJob(*text);
-  if (!job.ok()) return Fail(ctx, job.status());
-  StatusOr<std::string> name = IssueCommand(*client, ns, ObjectRef(**job), action);
-  if (!name.ok())
-    return Fail(ctx, Describe(name.status(), "creating the " + std::string(action) + " command"));
+  StatusOr<std::string> name = IssueJobCommand(*client, ns, args[0], action);
+  if (!name.ok()) return Fail(ctx, Describe(name.status(), "job " + ns + "/" + args[0]));
   ctx.out() << "job.batch.volcano.sh/" << args[0] << ": " << action << " requested (command "
             << *name << ")\n";
   return kExitOk;
@@ -256,9 +190,7 @@ int JobDelete(Context& ctx, const std::vector<std::string>& args) {
     return rc;
   TEPHRA_CLI_ASSIGN(auto client, ctx.Client());
   const std::string ns = ctx.Namespace();
-  kube::DeleteOptions d;
-  d.propagation_policy = "Background";
-  Status s = client->Delete(api::kJobs, ns, args[0], d);
+  Status s = DeleteJob(*client, ns, args[0]);
   if (!s.ok()) return Fail(ctx, Describe(s, "job " + ns + "/" + args[0]));
   ctx.out() << "job.batch.volcano.sh/" << args[0] << " deleted\n";
   return kExitOk;
@@ -330,9 +262,9 @@ std::vector<Command> JobCommands() {
          f.AddString("l", &list->selector, "Short for --selector.");
        },
        [list](Context& ctx, const std::vector<std::string>& a) { return JobList(ctx, a, *list); }});
-  out.push_back({"job", "get", "NAME", "Show one job (-o yaml|json for the whole object).", "",
-                 nullptr, JobGet});
-  auto run = std::make_shared<RunFlags>();
+  out.push_back(
+      NamedJobCommand("get", "Show one job (-o yaml|json for the whole object).", JobGet));
+  auto run = std::make_shared<JobRunOptions>();
   out.push_back(
       {"job", "run", "[NAME]", "Create a one-task job, or a job from a manifest (-f).",
        "Like vcctl job run: NAME (or --name) replicas of --image requesting --requests. The job "
@@ -363,16 +295,16 @@ std::vector<Command> JobCommands() {
        [run](Context& ctx, const std::vector<std::string>& a) {
          return JobRun(ctx, a, *run, ctx.IsSet({"name", "N"}));
        }});
-  out.push_back({"job", "suspend", "NAME",
-                 "Abort a job: its pods are deleted, it can be resumed (Command AbortJob).", "",
-                 nullptr, [](Context& ctx, const std::vector<std::string>& a) {
-                   return JobCommand(ctx, a, "suspend", api::job_action::kAbortJob);
-                 }});
-  out.push_back({"job", "resume", "NAME", "Resume an aborted job (Command ResumeJob).", "", nullptr,
-                 [](Context& ctx, const std::vector<std::string>& a) {
-                   return JobCommand(ctx, a, "resume", api::job_action::kResumeJob);
-                 }});
-  out.push_back({"job", "delete", "NAME", "Delete a job and its pods.", "", nullptr, JobDelete});
+  out.push_back(NamedJobCommand(
+      "suspend", "Abort a job: its pods are deleted, it can be resumed (Command AbortJob).",
+      [](Context& ctx, const std::vector<std::string>& a) {
+        return JobCommand(ctx, a, "suspend", api::job_action::kAbortJob);
+      }));
+  out.push_back(NamedJobCommand("resume", "Resume an aborted job (Command ResumeJob).",
+                                [](Context& ctx, const std::vector<std::string>& a) {
+                                  return JobCommand(ctx, a, "resume", api::job_action::kResumeJob);
+                                }));
+  out.push_back(NamedJobCommand("delete", "Delete a job and its pods.", JobDelete));
   auto pods = std::make_shared<PodFlags>();
   out.push_back(
       {"pod", "list", "", "List pods created by Volcano jobs.", "",

@@ -14,24 +14,6 @@
 namespace tephra::cli {
 namespace {
 
-// PodGroups per queue and phase (Volcano no longer persists these counts; vcctl counts too).
-using PhaseCounts = std::map<std::string, std::map<std::string, int>>;
-
-StatusOr<PhaseCounts> CountPodGroups(kube::Client& client) {
-  PhaseCounts counts;
-  StatusOr<std::string> listed = client.ListAll(api::kPodGroups, "", {}, [&](const json::Value& v) {
-    StatusOr<std::shared_ptr<api::PodGroup>> pg = api::DecodePodGroup(v);
-    if (!pg.ok()) return pg.status();
-    std::string queue =
-        (*pg)->spec.queue.empty() ? std::string(api::kDefaultQueue) : (*pg)->spec.queue;
-    std::string phase = (*pg)->status.phase.empty() ? "Pending" : (*pg)->status.phase;
-    ++counts[queue][phase];
-    return Status::Ok();
-  });
-  if (!listed.ok()) return listed.status();
-  return counts;
-}
-
 std::string ListText(const api::ResourceList& list, const std::string& empty) {
   std::string out;
   for (const auto& [name, q] : list) {
@@ -110,14 +92,6 @@ struct CreateFlags {
   std::vector<std::string> labels;
 };
 
-StatusOr<std::string> QueueCommand(kube::Client& client, const std::string& command_ns,
-                                   const std::string& name, std::string_view action) {
-  StatusOr<std::string> text = client.Get(api::kQueues, "", name);
-  if (!text.ok()) return Describe(text.status(), "queue " + name);
-  TEPHRA_ASSIGN_OR_RETURN(std::shared_ptr<api::Queue> q, api::DecodeQueue(*text));
-  return IssueCommand(client, command_ns, ObjectRef(*q), action);
-}
-
 // Polls the queue until status.state is `want` or `timeout` passes.
 Status WaitForState(kube::Client& client, const std::string& name, const std::string& want,
                     std::chrono::milliseconds timeout) {
@@ -161,7 +135,7 @@ int QueueOperate(Context& ctx, const std::vector<std::string>& args, const Opera
       rc != kExitOk)
     return rc;
   TEPHRA_CLI_ASSIGN(auto client, ctx.Client());
-  StatusOr<std::string> name = QueueCommand(*client, o.command_namespace, args[0], action);
+  StatusOr<std::string> name = IssueQueueCommand(*client, o.command_namespace, args[0], action);
   if (!name.ok()) return Fail(ctx, name.status());
   ctx.out() << "queue.scheduling.volcano.sh/" << args[0] << ": " << action << " requested (command "
             << o.command_namespace << "/" << *name << ")\n";
@@ -204,18 +178,7 @@ int QueueCreate(Context& ctx, const std::vector<std::string>& args, const Create
   q.spec.parent = f.parent;
   q.spec.priority = f.priority;
   if (ctx.IsSet({"reclaimable"})) q.spec.reclaimable = f.reclaimable;
-  api::ApplyQueueDefaults(&q);
-  StatusOr<api::StaticQueueLookup> queues = ListQueues(*client);
-  if (!queues.ok()) return Fail(ctx, Describe(queues.status(), "listing queues"));
-  api::FieldErrors errors = api::ValidateQueueCreate(q, *queues);
-  if (!errors.empty()) {
-    return Fail(ctx,
-                Status(StatusCode::kFailedPrecondition,
-                       "queue " + q.metadata.name + " refused: " + api::FormatFieldErrors(errors)));
-  }
-  StatusOr<std::string> created = client->Create(api::kQueues, "", api::EncodeQueue(q));
-  if (!created.ok())
-    return Fail(ctx, Describe(created.status(), "creating queue " + q.metadata.name));
+  if (Status s = CreateQueue(*client, q); !s.ok()) return Fail(ctx, s);
   ctx.out() << "queue.scheduling.volcano.sh/" << q.metadata.name << " created\n";
   if (f.state == "Closed") {
     return QueueOperate(ctx, args, o, "close", api::job_action::kCloseQueue, "Closed");
@@ -227,20 +190,10 @@ int QueueDelete(Context& ctx, const std::vector<std::string>& args) {
   if (int rc = ExpectArgs(ctx, "queue delete", args, {"NAME (the queue to delete)"}); rc != kExitOk)
     return rc;
   TEPHRA_CLI_ASSIGN(auto client, ctx.Client());
-  StatusOr<std::string> text = client->Get(api::kQueues, "", args[0]);
-  if (!text.ok()) return Fail(ctx, Describe(text.status(), "queue " + args[0]));
-  StatusOr<std::shared_ptr<api::Queue>> q = api::DecodeQueue(*text);
-  if (!q.ok()) return Fail(ctx, q.status());
-  StatusOr<api::StaticQueueLookup> queues = ListQueues(*client);
-  if (!queues.ok()) return Fail(ctx, Describe(queues.status(), "listing queues"));
-  api::FieldErrors errors = api::ValidateQueueDelete(**q, *queues);
-  if (!errors.empty()) {
-    return Fail(
-        ctx, Status(StatusCode::kFailedPrecondition,
-                    "queue " + args[0] + " cannot be deleted: " + api::FormatFieldErrors(errors)));
-  }
-  Status s = client->Delete(api::kQueues, "", args[0]);
-  if (!s.ok()) return Fail(ctx, Describe(s, "queue " + args[0]));
+  Status s = DeleteQueue(*client, args[0]);
+  if (!s.ok())
+    return Fail(ctx,
+                s.code() == StatusCode::kFailedPrecondition ? s : Describe(s, "queue " + args[0]));
   ctx.out() << "queue.scheduling.volcano.sh/" << args[0] << " deleted\n";
   return kExitOk;
 }

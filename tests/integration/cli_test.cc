@@ -474,5 +474,69 @@ TEST_CASE("list, get and delete against the API server, and their errors") {
       std::chrono::seconds(30)));
 }
 
+// Scripts written for Volcano's vcctl run unchanged against the `vcctl` link (cli/README.md).
+TEST_CASE("as vcctl: vcctl's flags, tables, messages and exit codes") {
+  CliEnv env("cli-vcctl");
+  env.AddNodes(1, "4");
+  env.Start();
+  std::string q = env.Queue("work");
+  env.RunJob("one", q, {"-R", "cpu=500m"});
+  env.WaitJobPhase("one", "Running");
+
+  const std::string vcctl =
+      (std::filesystem::path(TEPHRACTL_PATH).parent_path() / "vcctl").string();
+  auto run = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), vcctl);
+    args.push_back("--kubeconfig=" + ClusterEnv::Get().kubeconfig);
+    return RunCommand(args);
+  };
+
+  CommandResult list = run({"job", "list", "-n", env.ns(), "-q", q});
+  INFO(list.out << list.err);
+  REQUIRE(list.ok());
+  CHECK(list.out.rfind(
+            "Name   Creation       Phase       JobType     Replicas    Min   Pending   Running   "
+            "Succeeded   Failed    Unknown     RetryCount\n",
+            0) == 0);
+  // The creation date, then the counts in their fixed widths.
+  size_t row = list.out.find("\none    20");
+  REQUIRE(row != std::string::npos);
+  CHECK(list.out.substr(row + 18) ==
+        "     Running     Batch       1           1     0         1         0           0         "
+        "0           0         \n");
+  CHECK(run({"job", "list", "-n", env.ns(), "-q", "other"}).out == "No resources found\n");
+
+  CommandResult queues = run({"queue", "list"});
+  REQUIRE(queues.ok());
+  CHECK(queues.out.rfind(
+            "Name                     Weight  State   Parent  Inqueue Pending Running Unknown "
+            "Completed\n",
+            0) == 0);
+  size_t qrow = queues.out.find("\n" + q + (q.size() < 25 ? std::string(25 - q.size(), ' ') : ""));
+  REQUIRE(qrow != std::string::npos);
+  CHECK(queues.out.find("Open", qrow) < queues.out.find('\n', qrow + 1));
+  CommandResult one_queue = run({"queue", "get", "-n", q});
+  REQUIRE(one_queue.ok());
+  CHECK(one_queue.out.find("\n" + q) != std::string::npos);
+
+  CommandResult missing = run({"job", "view", "-N", "nope", "-n", env.ns()});
+  CHECK(missing.exit_code == 255);
+  CHECK(missing.out == "Failed to job view: jobs.batch.volcano.sh \"nope\" not found\n");
+  CommandResult view = run({"job", "view", "-N", "one", "-n", env.ns()});
+  REQUIRE(view.ok());
+  CHECK(view.out.rfind("Name:       \tone\nNamespace:  \t" + env.ns() + "\n", 0) == 0);
+
+  // suspend -N: an AbortJob Command, which the job controller carries out; vcctl prints nothing.
+  CommandResult suspended = run({"job", "suspend", "-N", "one", "-n", env.ns()});
+  INFO(suspended.out << suspended.err);
+  REQUIRE(suspended.ok());
+  CHECK(suspended.out.empty());
+  env.WaitJobPhase("one", "Aborted");
+  REQUIRE(run({"job", "resume", "--name", "one", "--namespace", env.ns()}).ok());
+  env.WaitJobPhase("one", "Running");
+
+  CHECK(run({"job", "delete", "-N", "one", "-n", env.ns()}).out == "delete job one successfully\n");
+}
+
 }  // namespace
 }  // namespace tephra::testing

@@ -8,24 +8,10 @@
 
 #include "cli/common.h"
 #include "cli/output.h"
+#include "tests/unit/cli/run_cli.h"
 
 namespace tephra::cli {
 namespace {
-
-struct Ran {
-  int code;
-  std::string out;
-  std::string err;
-};
-
-Ran RunCli(std::vector<std::string> args, const std::string& program = "tephractl") {
-  args.insert(args.begin(), program);
-  std::vector<const char*> argv;
-  for (const auto& a : args) argv.push_back(a.c_str());
-  std::ostringstream out, err;
-  int code = Run(static_cast<int>(argv.size()), argv.data(), out, err);
-  return {code, out.str(), err.str()};
-}
 
 TEST_CASE("tables pad columns like kubectl") {
   Table t({"NAME", "PHASE"});
