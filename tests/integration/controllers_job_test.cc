@@ -254,6 +254,7 @@ TEST_CASE("svc and ssh plugins create their objects with the right contents") {
   const std::string ns = env.ns.name();
   CHECK(env.kubectl.MustRun({"get", "svc", "net", "-n", ns, "-o", "jsonpath={.spec.clusterIP}"}) ==
         "None");
+  CHECK(env.kubectl.MustRun({"get", "svc", "net", "-n", ns, "-o", "jsonpath={.spec.ports}"}) == "");
   CHECK(env.kubectl.MustRun({"get", "networkpolicy", "net", "-n", ns, "-o",
                              "jsonpath={.spec.podSelector.matchLabels.volcano\\.sh/job-name}"}) ==
         "net");
@@ -264,7 +265,7 @@ TEST_CASE("svc and ssh plugins create their objects with the right contents") {
             {"get", "cm", "net-svc", "-n", ns, "-o", "jsonpath={.data.VC_MASTER_NUM}"}) == "1");
   CHECK(env.kubectl.MustRun(
             {"get", "cm", "net-svc", "-n", ns, "-o", "jsonpath={.data.worker\\.host}"}) ==
-        "net-worker-0.net\nnet-worker-1.net\n");
+        "net-worker-0.net\nnet-worker-1.net");  // no newline after the last, as Volcano
   auto secret = [&](const std::string& key) {
     std::string b64 = env.kubectl.MustRun(
         {"get", "secret", "net-ssh", "-n", ns, "-o", "jsonpath={.data." + key + "}"});
@@ -504,6 +505,13 @@ spec:
   CHECK(pgs[0]->spec.queue == "default");
   REQUIRE(pgs[0]->spec.min_resources.has_value());
   CHECK(api::Resources::FromList(*pgs[0]->spec.min_resources).milli_cpu() == 200);
+  // Volcano's quota-style keys too.
+  CHECK(pgs[0]->spec.min_resources->Find("requests.cpu")->MilliValue() == 200);
+  CHECK(pgs[0]->spec.min_resources->Find("count/pods")->Value() == 2);
+
+  // Scaled to zero, as a Deployment leaves its replaced ReplicaSet, it loses its PodGroup.
+  env.kubectl.MustRun({"scale", "rs", "web", "-n", env.ns.name(), "--replicas=0"});
+  CHECK(Eventually([&] { return ListPodGroups(*env.client, env.ns.name()).empty(); }, kTimeout));
 }
 
 }  // namespace
