@@ -273,19 +273,12 @@ def _queues(c, value):
     return queues
 
 
-def _invariants(c, value):
-    names = c.strings(value, "invariants")
+def _known_names(c, value, field, what, known):
+    """The list of names in `field`, each one of `known`."""
+    names = c.strings(value, field)
     for i, n in enumerate(names):
-        if n not in observe.INVARIANTS:
-            c.fail(f"invariants[{i}]", f"unknown invariant '{n}' (known: {', '.join(observe.INVARIANTS)})")
-    return names
-
-
-def _details(c, value):
-    names = c.strings(value, "details")
-    for i, n in enumerate(names):
-        if n not in observe.DETAILS:
-            c.fail(f"details[{i}]", f"unknown detail '{n}' (known: {', '.join(observe.DETAILS)})")
+        if n not in known:
+            c.fail(f"{field}[{i}]", f"unknown {what} '{n}' (known: {', '.join(known)})")
     return names
 
 
@@ -367,8 +360,9 @@ def load(path, root, common=None):
         oracle=oracle, rules=raw.get("rules"), nodes=_node_groups(c, raw["nodes"]),
         queues=_queues(c, raw.get("queues") or []), scheduler=scheduler, namespaces=namespaces,
         events=c.strings(raw.get("events") or [], "events"), steps=steps,
-        invariants=_invariants(c, raw.get("invariants") or []),
-        details=_details(c, raw.get("details") or []),
+        invariants=_known_names(c, raw.get("invariants") or [], "invariants", "invariant",
+                                observe.INVARIANTS),
+        details=_known_names(c, raw.get("details") or [], "details", "detail", observe.DETAILS),
         digest=semantic_digest(raw), raw=copy.deepcopy(raw))
 
 
