@@ -512,10 +512,11 @@ Resources PodLimit(const PodSpec& spec) {
 }
 
 ResourceList QuotaStyleResources(const Resources& requests, const Resources& limits, int64_t pods) {
-  ResourceList out = requests.ToList();
-  out.Erase(kResourcePods);
+  ResourceList out;
   for (const auto& [name, q] : requests.ToList()) {
-    if (name != kResourcePods) out.Set(std::string(kQuotaRequestsPrefix) + name, q);
+    if (name == kResourcePods) continue;
+    out.Set(name, q);
+    out.Set(std::string(kQuotaRequestsPrefix) + name, q);
   }
   for (const auto& [name, q] : limits.ToList()) {
     if (name == kResourceCpu || name == kResourceMemory || name == kResourceEphemeralStorage) {

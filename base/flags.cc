@@ -432,6 +432,18 @@ void FlagSet::AddGlogFlags() {
   group_ = saved_group;
 }
 
+void FlagSet::AddShorthand(std::string_view short_name, std::string_view long_name) {
+  const Flag* target = Find(Normalize(long_name));
+  if (target == nullptr) {
+    registration_errors_.push_back("shorthand " + Quote(short_name) + " for unknown flag --" +
+                                   std::string(long_name));
+    return;
+  }
+  Flag copy = *target;  // Register inserts into flags_
+  Register(short_name, copy.type, copy.default_text, "Short for --" + std::string(long_name) + ".",
+           copy.is_bool, copy.set);
+}
+
 FlagSet::Flag* FlagSet::Find(std::string_view name) {
   auto it = flags_.find(name);
   return it == flags_.end() ? nullptr : &it->second;

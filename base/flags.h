@@ -77,6 +77,10 @@ class FlagSet {
   void AddCustom(std::string_view name, std::string_view type, std::string default_text,
                  std::string_view help, std::function<Status(std::string_view)> set);
 
+  // -short_name as another name of the flag `long_name` registered before: the same value,
+  // type and default, with the help "Short for --long_name.".
+  void AddShorthand(std::string_view short_name, std::string_view long_name);
+
   // glog's flags, in group "Logging", mapped onto its FLAGS_* variables: -v/--v, --vmodule
   // (also applied through google::SetVLOGLevel), --logtostderr, --alsologtostderr,
   // --stderrthreshold, --log-dir. Defaults are the current FLAGS_* values.

@@ -403,7 +403,7 @@ std::vector<Command> AdminCommands() {
                    f.AddBool("current", &dump->current,
                              "Dump the cache now instead of the last deciding session.");
                    f.AddString("file", &dump->file, "Write to this file (default stdout).");
-                   f.AddString("f", &dump->file, "Short for --file.");
+                   f.AddShorthand("f", "file");
                  },
                  [dump](Context& ctx, const std::vector<std::string>& a) {
                    return SnapshotDump(ctx, a, *dump);

@@ -34,12 +34,12 @@ void AddGlobalFlags(base::FlagSet& f, GlobalOptions* o) {
               "Path to the kubeconfig file (default $KUBECONFIG or ~/.kube/config).");
   f.AddString("context", &o->context, "The kubeconfig context to use.");
   f.AddString("namespace", &o->namespace_, "Namespace (default: the context's, else default).");
-  f.AddString("n", &o->namespace_, "Short for --namespace.");
+  f.AddShorthand("n", "namespace");
   f.AddBool("all-namespaces", &o->all_namespaces,
             "List across all namespaces (wins over --namespace, as in kubectl).");
-  f.AddBool("A", &o->all_namespaces, "Short for --all-namespaces.");
+  f.AddShorthand("A", "all-namespaces");
   f.AddString("output", &o->output, "Output format: table, yaml or json.");
-  f.AddString("o", &o->output, "Short for --output.");
+  f.AddShorthand("o", "output");
   f.AddInt("v", &o->verbosity, "Log verbosity (client requests at 4 and above).");
   f.SetGroup("Scheduler admin API");
   f.AddString("admin-address", &o->admin.address,

@@ -137,7 +137,7 @@ struct NameFlag {
 
 void AddNameFlag(base::FlagSet& f, NameFlag* n) {
   f.AddString("name", &n->name, "The job (instead of NAME, as vcctl's --name).");
-  f.AddString("N", &n->name, "Short for --name.");
+  f.AddShorthand("N", "name");
 }
 
 int WithNameFlag(Context& ctx, const std::string& command, const NameFlag& n,
@@ -255,11 +255,11 @@ std::vector<Command> JobCommands() {
       {"job", "list", "", "List Volcano jobs (-A for every namespace).", "",
        [list](base::FlagSet& f) {
          f.AddString("queue", &list->queue, "Only jobs in this queue.");
-         f.AddString("q", &list->queue, "Short for --queue.");
+         f.AddShorthand("q", "queue");
          f.AddString("scheduler", &list->scheduler, "Only jobs with this schedulerName.");
-         f.AddString("S", &list->scheduler, "Short for --scheduler.");
+         f.AddShorthand("S", "scheduler");
          f.AddString("selector", &list->selector, "Label selector, as kubectl's.");
-         f.AddString("l", &list->selector, "Short for --selector.");
+         f.AddShorthand("l", "selector");
        },
        [list](Context& ctx, const std::vector<std::string>& a) { return JobList(ctx, a, *list); }});
   out.push_back(
@@ -272,23 +272,23 @@ std::vector<Command> JobCommands() {
        "defaulted and validated with the admission webhook's rules before it is created.",
        [run](base::FlagSet& f) {
          f.AddString("name", &run->name, "Job name (or give NAME).");
-         f.AddString("N", &run->name, "Short for --name.");
+         f.AddShorthand("N", "name");
          f.AddString("image", &run->image, "Container image.");
-         f.AddString("i", &run->image, "Short for --image.");
+         f.AddShorthand("i", "image");
          f.AddInt("min", &run->min, "minAvailable: pods that must run together (gang size).");
-         f.AddInt("m", &run->min, "Short for --min.");
+         f.AddShorthand("m", "min");
          f.AddInt("replicas", &run->replicas, "Number of pods.");
-         f.AddInt("r", &run->replicas, "Short for --replicas.");
+         f.AddShorthand("r", "replicas");
          f.AddString("requests", &run->requests, "Requests per pod, NAME=QUANTITY,...");
-         f.AddString("R", &run->requests, "Short for --requests.");
+         f.AddShorthand("R", "requests");
          f.AddString("limits", &run->limits, "Limits per pod, NAME=QUANTITY,...");
-         f.AddString("L", &run->limits, "Short for --limits.");
+         f.AddShorthand("L", "limits");
          f.AddString("scheduler", &run->scheduler, "schedulerName of the job.");
-         f.AddString("S", &run->scheduler, "Short for --scheduler.");
+         f.AddShorthand("S", "scheduler");
          f.AddString("queue", &run->queue, "Queue (default: the default queue).");
-         f.AddString("q", &run->queue, "Short for --queue.");
+         f.AddShorthand("q", "queue");
          f.AddString("filename", &run->file, "A Job manifest (YAML or JSON; - for stdin).");
-         f.AddString("f", &run->file, "Short for --filename.");
+         f.AddShorthand("f", "filename");
          f.AddStringList("command", &run->command,
                          "Container command (repeatable: one argument each).");
        },
@@ -310,9 +310,9 @@ std::vector<Command> JobCommands() {
       {"pod", "list", "", "List pods created by Volcano jobs.", "",
        [pods](base::FlagSet& f) {
          f.AddString("job", &pods->job, "Only pods of this job.");
-         f.AddString("j", &pods->job, "Short for --job.");
+         f.AddShorthand("j", "job");
          f.AddString("queue", &pods->queue, "Only pods of jobs in this queue.");
-         f.AddString("q", &pods->queue, "Short for --queue.");
+         f.AddShorthand("q", "queue");
        },
        [pods](Context& ctx, const std::vector<std::string>& a) { return PodList(ctx, a, *pods); }});
   return out;

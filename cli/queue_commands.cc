@@ -213,7 +213,7 @@ std::vector<Command> QueueCommands() {
        "The queue is defaulted and validated with the admission webhook's rules first.",
        [create, create_op](base::FlagSet& f) {
          f.AddInt("weight", &create->weight, "Share of the cluster relative to other queues.");
-         f.AddInt("w", &create->weight, "Short for --weight.");
+         f.AddShorthand("w", "weight");
          f.AddString("capability", &create->capability,
                      "Hard limit, NAME=QUANTITY,... (e.g. cpu=64).");
          f.AddString("deserved", &create->deserved,
@@ -224,7 +224,7 @@ std::vector<Command> QueueCommands() {
          f.AddBool("reclaimable", &create->reclaimable,
                    "Whether other queues may reclaim from it.");
          f.AddString("state", &create->state, "Open or Closed.");
-         f.AddString("S", &create->state, "Short for --state.");
+         f.AddShorthand("S", "state");
          f.AddStringList("label", &create->labels, "A label KEY=VALUE for the queue (repeatable).");
          f.AddStringList("l", &create->labels, "Short for --label.");
          AddOperateFlags(f, create_op.get());

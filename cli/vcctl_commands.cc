@@ -33,9 +33,9 @@ struct Connection {
 void AddConnectionFlags(base::FlagSet& f, Context& ctx, Connection* c, bool queue) {
   f.AddString("kubeconfig", &ctx.options().kubeconfig,
               "Path to the kubeconfig file (default $KUBECONFIG or ~/.kube/config).");
-  if (queue) f.AddString("k", &ctx.options().kubeconfig, "Short for --kubeconfig.");
+  if (queue) f.AddShorthand("k", "kubeconfig");
   f.AddString("master", &c->master, "The API server address (only through --kubeconfig here).");
-  f.AddString("s", &c->master, "Short for --master.");
+  f.AddShorthand("s", "master");
 }
 
 // vcctl reports a failed operation on stdout as "Failed to <group> <verb>: <error>".
@@ -72,17 +72,17 @@ struct VcctlArgs {
 void AddNamespaceFlag(base::FlagSet& f, Context& ctx) {
   ctx.options().namespace_ = "default";  // vcctl's default, whatever the kubeconfig says
   f.AddString("namespace", &ctx.options().namespace_, "The namespace (default default).");
-  f.AddString("n", &ctx.options().namespace_, "Short for --namespace.");
+  f.AddShorthand("n", "namespace");
 }
 
 void AddJobNameFlag(base::FlagSet& f, VcctlArgs* a) {
   f.AddString("name", &a->name, "The name of the job.");
-  f.AddString("N", &a->name, "Short for --name.");
+  f.AddShorthand("N", "name");
 }
 
 void AddQueueNameFlag(base::FlagSet& f, VcctlArgs* a) {
   f.AddString("name", &a->name, "The name of the queue.");
-  f.AddString("n", &a->name, "Short for --name.");
+  f.AddShorthand("n", "name");
 }
 
 // The name from -N/-n, or (a Tephra convenience vcctl lacks) the first argument.
@@ -412,30 +412,30 @@ std::vector<Command> VcctlCommands(Context& ctx, VcctlArgs& a) {
         r.scheduler = "volcano";
         r.limits = "cpu=1000m,memory=100Mi";
         f.AddString("name", &r.name, "The name of the job.");
-        f.AddString("N", &r.name, "Short for --name.");
+        f.AddShorthand("N", "name");
         f.AddString("image", &r.image, "The container image of the job.");
-        f.AddString("i", &r.image, "Short for --image.");
+        f.AddShorthand("i", "image");
         f.AddInt("min", &r.min, "The minimal available tasks of the job.");
-        f.AddInt("m", &r.min, "Short for --min.");
+        f.AddShorthand("m", "min");
         f.AddInt("replicas", &r.replicas, "The total tasks of the job.");
-        f.AddInt("r", &r.replicas, "Short for --replicas.");
+        f.AddShorthand("r", "replicas");
         f.AddString("requests", &r.requests, "The resource request of the task.");
-        f.AddString("R", &r.requests, "Short for --requests.");
+        f.AddShorthand("R", "requests");
         f.AddString("limits", &r.limits, "The resource limit of the task.");
-        f.AddString("L", &r.limits, "Short for --limits.");
+        f.AddShorthand("L", "limits");
         f.AddString("scheduler", &r.scheduler, "The scheduler for this job.");
-        f.AddString("S", &r.scheduler, "Short for --scheduler.");
+        f.AddShorthand("S", "scheduler");
         f.AddString("filename", &r.file, "The yaml file of the job.");
-        f.AddString("f", &r.file, "Short for --filename.");
+        f.AddShorthand("f", "filename");
       },
       [&a](Context& c, Args) { return JobRun(c, a); }));
   out.push_back(job(
       "list", "list job information",
       [&a](base::FlagSet& f) {
         f.AddString("queue", &a.queue, "List jobs in this queue.");
-        f.AddString("q", &a.queue, "Short for --queue.");
+        f.AddShorthand("q", "queue");
         f.AddString("scheduler", &a.scheduler, "List jobs with this scheduler name.");
-        f.AddString("S", &a.scheduler, "Short for --scheduler.");
+        f.AddShorthand("S", "scheduler");
         f.AddBool("all-namespaces", &a.all_namespaces, "List jobs in all namespaces.");
         f.AddString("selector", &a.selector, "Only jobs whose name contains this.");
       },
@@ -457,9 +457,9 @@ std::vector<Command> VcctlCommands(Context& ctx, VcctlArgs& a) {
         a.weight = 1;
         AddQueueNameFlag(f, &a);
         f.AddInt("weight", &a.weight, "The weight of the queue.");
-        f.AddInt("w", &a.weight, "Short for --weight.");
+        f.AddShorthand("w", "weight");
         f.AddString("state", &a.state, "The state of the queue: Open or Closed.");
-        f.AddString("S", &a.state, "Short for --state.");
+        f.AddShorthand("S", "state");
         f.AddString("capability", &a.capability,
                     "Hard limit, NAME=QUANTITY,... (a Tephra addition).");
       },
@@ -471,9 +471,9 @@ std::vector<Command> VcctlCommands(Context& ctx, VcctlArgs& a) {
       [&a](base::FlagSet& f) {
         AddQueueNameFlag(f, &a);
         f.AddInt("weight", &a.weight, "The weight of the queue (action update).");
-        f.AddInt("w", &a.weight, "Short for --weight.");
+        f.AddShorthand("w", "weight");
         f.AddString("action", &a.action, "open, close or update.");
-        f.AddString("a", &a.action, "Short for --action.");
+        f.AddShorthand("a", "action");
       },
       [&a](Context& c, Args p) { return QueueOperate(c, a, p); }));
   out.push_back(queue("list", "lists all the queue", nullptr,
@@ -484,9 +484,9 @@ std::vector<Command> VcctlCommands(Context& ctx, VcctlArgs& a) {
       "list", "list pod information created by vcjob",
       [&a](base::FlagSet& f) {
         f.AddString("queue", &a.queue, "List pods of this queue.");
-        f.AddString("q", &a.queue, "Short for --queue.");
+        f.AddShorthand("q", "queue");
         f.AddString("job", &a.job, "List pods of this job.");
-        f.AddString("j", &a.job, "Short for --job.");
+        f.AddShorthand("j", "job");
         f.AddBool("all-namespaces", &a.all_namespaces, "List pods in all namespaces.");
       },
       [&a](Context& c, Args) { return PodList(c, a); }));

@@ -24,6 +24,7 @@ are the same on both sides (no UIDs, generated names or timestamps). README.md l
     events/NS/OBJECT.REASON: true          only the reasons the scenario lists
     invariant/NAME: held | broken: WHY     the invariants the scenario lists (INVARIANTS)
 """
+import base64
 import json
 
 from . import quantity
@@ -294,7 +295,6 @@ def _observe_job_objects(state, ns, actual, pods, secrets, services, policies):
     """What Volcano's job plugins write: the pods' env, ports, mounts and DNS names, and the
     Secrets, Services and NetworkPolicies of the namespace (docs/compatibility.md §2.6). The
     cluster's namespace `actual` reads as the scenario's `ns` in the values."""
-    import base64
     before = set(state)
     for pod in pods:
         meta, spec = pod["metadata"], pod.get("spec") or {}

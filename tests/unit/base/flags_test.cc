@@ -124,6 +124,24 @@ TEST_CASE("Defaults stay when flags are absent and bools have three spellings") 
   CHECK(!ParseArgs(flags2, {"--dry-run=maybe"}).ok());
 }
 
+TEST_CASE("A shorthand sets its long flag and says so in --help") {
+  std::string name = "x";
+  bool all = false;
+  FlagSet flags("p");
+  flags.AddString("name", &name, "The name.");
+  flags.AddShorthand("N", "name");
+  flags.AddBool("all", &all, "Everything.");
+  flags.AddShorthand("A", "all");
+  REQUIRE(ParseArgs(flags, {"-N", "job", "-A"}).ok());
+  CHECK(name == "job");
+  CHECK(all);
+  CHECK(flags.Usage().find("Short for --name.") != std::string::npos);
+
+  FlagSet unknown("p");
+  unknown.AddShorthand("N", "name");
+  CHECK_FALSE(ParseArgs(unknown, {}).ok());
+}
+
 TEST_CASE("Bad values name the flag and the rule") {
   auto error = [](std::vector<std::string> args) {
     Options o;
