@@ -276,7 +276,7 @@ def in_flight(pods_by_ns):
 
 
 # Optional fact families a scenario asks for with `details:` (README.md, "Facts").
-DETAILS = ("job-objects",)
+DETAILS = ("job-objects", "pod-restarts")
 _KEY_MATERIAL = ("id_rsa", "id_rsa.pub", "authorized_keys")
 
 
@@ -343,6 +343,17 @@ def _observe_job_objects(state, ns, actual, pods, secrets, services, policies):
             state[key] = state[key].replace(actual, ns)
 
 
+def _observe_pod_restarts(state, ns, pods, group_of):
+    """Container restarts the kubelet made in place, summed over each pod's own group."""
+    for pod in pods:
+        meta = pod["metadata"]
+        if meta.get("deletionTimestamp"):
+            continue
+        k = f"pods/{ns}/{group_of[meta['name']]}.restarts"
+        statuses = (pod.get("status") or {}).get("containerStatuses") or []
+        state[k] = state.get(k, 0) + sum(c.get("restartCount", 0) for c in statuses)
+
+
 def observe(cluster, namespaces, event_reasons=(), invariants=(), details=()):
     """(facts, pods in flight) of `cluster`; `namespaces` maps the scenario's namespace names
     (used in the facts) to the cluster's. Raises OSError when the API server cannot be
@@ -365,6 +376,8 @@ def observe(cluster, namespaces, event_reasons=(), invariants=(), details=()):
                 state[f"configmap/{ns}/{cm['metadata']['name']}.{key}"] = value
         if reasons:
             _observe_events(state, ns, _list(cluster, EVENT, actual), reasons, group_of, pg_ids)
+        if "pod-restarts" in details:
+            _observe_pod_restarts(state, ns, pods, group_of)
         if "job-objects" in details:
             _observe_job_objects(state, ns, actual, pods, _list(cluster, SECRET, actual),
                                  _list(cluster, SERVICE, actual),
