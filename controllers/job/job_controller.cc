@@ -566,7 +566,8 @@ Status JobController::Execute(api::Job& job,
   PhaseInputs inputs = MakePhaseInputs(job, counts, status.retry_count);
   inputs.status_min_available = status.min_available;
   Phase next = invalid ? Phase::kFailed : Evaluate(phase, cell.next, inputs);
-  SetCounts(counts, &status);
+  // A finished or aborted job keeps no pod counters (docs/compatibility.md §2.3, step 5).
+  SetCounts(IsFinished(next) || next == Phase::kAborted ? PodCounts{} : counts, &status);
   const std::string old_phase = job.status.state.phase;
   std::string state_reason =
       action == Action::kSyncJob ? std::string() : std::string(ActionName(action));

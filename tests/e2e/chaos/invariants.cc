@@ -128,11 +128,13 @@ std::vector<Violation> InvariantChecker::Check(const Snapshot& s) {
     if (j.deleting) continue;
     const Counts c = by_job[j.uid];
     std::string who = "job/" + j.name;
-    if (c.running != j.running || c.succeeded != j.succeeded || c.failed != j.failed) {
+    // A finished job's counters read 0, as Volcano's do (docs/compatibility.md §2.3).
+    const Counts want = IsFinished(j.phase) ? Counts{} : c;
+    if (want.running != j.running || want.succeeded != j.succeeded || want.failed != j.failed) {
       Persisting("job-status", who + "/counts",
                  "status running/succeeded/failed " + Str(j.running) + "/" + Str(j.succeeded) +
-                     "/" + Str(j.failed) + " but pods " + Str(c.running) + "/" + Str(c.succeeded) +
-                     "/" + Str(c.failed),
+                     "/" + Str(j.failed) + " but " + (IsFinished(j.phase) ? "finished: " : "pods ") +
+                     Str(want.running) + "/" + Str(want.succeeded) + "/" + Str(want.failed),
                  now, &seen, &out);
     }
     if (IsFinished(j.phase) && c.pending + c.running > 0) {

@@ -76,12 +76,28 @@ TEST_CASE("a job status contradicting its pods is reported only after the grace 
   CHECK(Rules(c.Check(s)) == std::vector<std::string>{"job-status job/j/counts"});
 }
 
+TEST_CASE("a finished job's counters read 0 whatever pods it keeps") {
+  InvariantChecker c(seconds(30));
+  Snapshot s = Base();
+  s.pods = {Pod("j-0", "n1", "Succeeded", 100, "j-uid", "j-pg")};
+  s.jobs = {JobView{"j-uid", "j", "Completed", false, std::nullopt, 1, 0, 0, 0, 0}};
+  CHECK(c.Check(s).empty());
+  s.time = t0 + seconds(31);
+  CHECK(c.Check(s).empty());
+
+  InvariantChecker c2(seconds(30));
+  s.jobs = {JobView{"j-uid", "j", "Completed", false, std::nullopt, 1, 0, 0, 1, 0}};
+  s.time = t0;
+  CHECK(c2.Check(s).empty());
+  s.time = t0 + seconds(31);
+  CHECK(Rules(c2.Check(s)) == std::vector<std::string>{"job-status job/j/counts"});
+}
+
 TEST_CASE("a disruption restarts the grace period, a cleared condition forgets it") {
   InvariantChecker c(seconds(30));
   Snapshot s = Base();
   s.jobs = {{"j-uid", "j", "Completed", false, std::nullopt, 1, 0, 0, 0, 0}};
   s.pods = {Pod("j-0", "n1", "Running", 100, "j-uid")};
-  s.jobs[0].running = 1;
   CHECK(c.Check(s).empty());
   c.NoteDisruption(t0 + seconds(20));
   s.time = t0 + seconds(40);
