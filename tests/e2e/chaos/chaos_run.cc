@@ -770,12 +770,16 @@ int ChaosRun::Run() {
   sampler.join();
   binds.join();
   supervisor.join();
-  int code = Report(outcomes_ok && problems.empty(), problems);
-  if (code != 0) {
+  // On failure the daemons' log tails come first and the report last, so that a log cut to
+  // its ends still shows what failed.
+  bool ok = outcomes_ok && problems.empty() && violations_.empty();
+  if (!ok) {
     for (DaemonGroup* g : {&cm_, &sched_, &adm_}) {
       for (auto& r : g->replicas) std::cerr << "---- " << r->log() << "\n" << r->LogTail(20);
     }
+    std::cerr << std::flush;
   }
+  int code = Report(ok, problems);
   Cleanup();
   if (code == 0) std::filesystem::remove_all(dir_);  // the daemons' logs matter only on failure
   return code;
