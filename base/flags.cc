@@ -8,6 +8,8 @@
 
 #include <glog/logging.h>
 
+#include "base/suggest.h"
+
 namespace tephra::base {
 
 using std::chrono::nanoseconds;
@@ -252,21 +254,6 @@ bool IsZeroDefault(std::string_view text) {
          text == "0s";
 }
 
-size_t EditDistance(std::string_view a, std::string_view b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diagonal = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      const size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
 }  // namespace
 
 // ---- FlagSet --------------------------------------------------------------------------------
@@ -459,15 +446,9 @@ bool FlagSet::IsSet(std::string_view name) const {
 }
 
 std::string FlagSet::Suggest(std::string_view name) const {
-  std::string best;
-  size_t best_distance = 3;  // suggest only close matches
-  for (const auto& [key, flag] : flags_) {
-    const size_t d = EditDistance(name, key);
-    if (d < best_distance && d < key.size()) {
-      best = key;
-      best_distance = d;
-    }
-  }
+  std::vector<std::string> names;
+  for (const auto& [key, flag] : flags_) names.push_back(key);
+  std::string best = NearestName(name, names);
   return best.empty() ? "" : " (did you mean --" + best + "?)";
 }
 

@@ -348,7 +348,7 @@ int main(int argc, char** argv) {
 
   Registry registry;
   if (!RegisterBuiltins(registry).ok()) return 1;
-  auto conf = ParseSchedulerConf(kConf, registry.ActionNames(), registry.PluginNames());
+  auto conf = ParseSchedulerConf(kConf, registry.Names());
   if (!conf.ok()) {
     std::fprintf(stderr, "bench_preempt: %s\n", conf.status().message().c_str());
     return 1;

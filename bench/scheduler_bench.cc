@@ -143,9 +143,7 @@ int main(int argc, char** argv) {
 
   Registry registry;
   if (!RegisterBuiltins(registry).ok()) Die("registering builtins");
-  SchedulerConf conf =
-      Must(ParseSchedulerConf(ConfYaml(conf_name), registry.ActionNames(), registry.PluginNames()),
-           "conf");
+  SchedulerConf conf = Must(ParseSchedulerConf(ConfYaml(conf_name), registry.Names()), "conf");
   const double rss_start = bench::ProcStatusMiB("self", "VmRSS");
 
   // ---- ingest: every object through the informer decoders into the cache ----

@@ -1,5 +1,8 @@
 #include "scheduler/builtins.h"
 
+#include <initializer_list>
+#include <utility>
+
 #include "scheduler/actions/actions.h"
 #include "scheduler/plugins/plugins.h"
 
@@ -22,6 +25,35 @@ Status RegisterBuiltins(Registry& r) {
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("overcommit", NewOvercommitPlugin));
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("capacity", NewCapacityPlugin));
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("pdb", NewPdbPlugin));
+
+  // Volcano's other names (docs/scheduler.md, "Recognised, not implemented"): a configuration
+  // written for Volcano loads with a warning for each, rather than being refused as a whole.
+  for (const auto& [name, what] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"sla", "jobs past their sla-waiting-time first, allowed to enqueue and reserve"},
+           {"tdm", "time-division sharing of revocable-zone nodes"},
+           {"numa-aware", "NUMA-aligned placement from Numatopology objects"},
+           {"deviceshare", "GPU and NPU sharing"},
+           {"extender", "HTTP callouts to a scheduler extender"},
+           {"task-topology", "a job's tasks placed together or apart by annotation"},
+           {"nodegroup", "queue affinity to node groups"},
+           {"resourcequota", "namespace ResourceQuota checked at enqueue"},
+           {"rescheduling", "periodic eviction from busy nodes"},
+           {"usage", "placement by measured node load"},
+           {"cdp", "no eviction within a pod's cooldown time"},
+           {"capacity-card", "queue capacity per accelerator card type"},
+           {"network-topology-aware", "placement within HyperNode tiers"},
+           {"resource-strategy-fit", "per-resource least or most allocated scoring"},
+           {"reservation", "nodes reserved for a target job"}}) {
+    TEPHRA_RETURN_IF_ERROR(r.AddRecognisedPlugin(name, what));
+  }
+  for (const auto& [name, what] : std::initializer_list<std::pair<const char*, const char*>>{
+           {"shuffle", "evicts the victims rescheduling plugins choose"},
+           {"gangpreempt", "preemption of whole gangs by topology domain"},
+           {"gangreclaim", "reclaim of whole gangs by topology domain"},
+           {"elect", "picks the job nodes are reserved for"},
+           {"reserve", "reserves nodes for the elected job"}}) {
+    TEPHRA_RETURN_IF_ERROR(r.AddRecognisedAction(name, what));
+  }
   return Status::Ok();
 }
 

@@ -8,11 +8,14 @@
 
 #include <glog/logging.h>
 
+#include "api/codec.h"
 #include "api/core.h"
 #include "api/informers.h"
 #include "api/kinds.h"
 #include "api/labels.h"
 #include "api/scheduling.h"
+#include "kube/object.h"
+#include "kube/resource.h"
 #include "scheduler/builtins.h"
 
 namespace tephra::scheduler {
@@ -43,8 +46,7 @@ Scheduler::Scheduler(std::shared_ptr<kube::Client> client, SchedulerOptions opti
       recorder_({options_.explain_capacity, options_.keep_decision_snapshot}) {
   Status registered = RegisterBuiltins(plugins_);
   CHECK(registered.ok()) << registered.ToString();  // a duplicate builtin is a programming error
-  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), plugins_.ActionNames(),
-                                 plugins_.PluginNames());
+  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), plugins_.Names());
   CHECK(conf.ok()) << conf.status().ToString();
   conf_ = std::move(*conf);
   binder_ = std::make_unique<KubeBinder>(client_, cache_, events_, registry_, options_.binder);
@@ -70,6 +72,11 @@ Scheduler::Scheduler(std::shared_ptr<kube::Client> client, SchedulerOptions opti
                             [this] { return static_cast<double>(cache_.NodeCount()); });
     registry_->AddGaugeFunc("tephra_scheduler_interned_specs", "Distinct pod scheduling specs.",
                             [this] { return static_cast<double>(interner_->size()); });
+    unsupported_ = &registry_->AddGaugeVec(
+        "tephra_scheduler_conf_unsupported_plugins",
+        "1 for each Volcano plugin or action the loaded configuration names that Tephra does not "
+        "implement (left out).",
+        {"kind", "name"});
     registry_->AddGaugeFunc(
         "tephra_scheduler_sched_plugins_podgroups_served",
         "1 once scheduling.x-k8s.io PodGroups are watched (their CRD is installed).",
@@ -106,7 +113,7 @@ void Scheduler::ReloadConfIfChanged() {
   }
   std::stringstream ss;
   ss << in.rdbuf();
-  auto conf = ParseSchedulerConf(ss.str(), plugins_.ActionNames(), plugins_.PluginNames());
+  auto conf = ParseSchedulerConf(ss.str(), plugins_.Names());
   if (!conf.ok()) {
     LOG(ERROR) << "scheduler: " << options_.conf_file << " is invalid (" << conf.status().message()
                << "); keeping the current configuration";
@@ -116,6 +123,40 @@ void Scheduler::ReloadConfIfChanged() {
   std::string actions;
   for (const auto& a : conf_.actions) actions += (actions.empty() ? "" : ", ") + a;
   LOG(INFO) << "scheduler: loaded " << options_.conf_file << " (actions: " << actions << ")";
+  ReportUnsupported(conf_);
+}
+
+void Scheduler::ReportUnsupported(const SchedulerConf& conf) {
+  std::vector<std::string> warnings = conf.Warnings();
+  for (const auto& w : warnings) LOG(WARNING) << "scheduler: " << options_.conf_file << ": " << w;
+  if (unsupported_ != nullptr) {
+    std::set<std::pair<std::string, std::string>> now;
+    for (const auto& u : conf.unsupported) now.emplace(u.kind, u.name);
+    for (const auto& [kind, name] : unsupported_shown_) {
+      if (!now.count({kind, name})) unsupported_->WithLabels({kind, name}).Set(0);
+    }
+    for (const auto& [kind, name] : now) unsupported_->WithLabels({kind, name}).Set(1);
+    unsupported_shown_ = std::move(now);
+  }
+  if (warnings.empty() || events_ == nullptr || options_.conf_configmap.empty()) return;
+  // The Event names the ConfigMap by uid, so `kubectl describe configmap` shows it.
+  const size_t slash = options_.conf_configmap.find('/');
+  const std::string ns = options_.conf_configmap.substr(0, slash);
+  const std::string name = options_.conf_configmap.substr(slash + 1);
+  StatusOr<std::string> body = client_->Get(kube::resources::kConfigMaps, ns, name);
+  StatusOr<std::shared_ptr<kube::Object>> configmap =
+      body.ok() ? api::DecodeTypedObjectText<kube::Object>(
+                      *body, {}, "ConfigMap", [](const json::Reader&, kube::Object*) {})
+                : StatusOr<std::shared_ptr<kube::Object>>(body.status());
+  if (!configmap.ok()) {
+    LOG(WARNING) << "scheduler: reading ConfigMap " << options_.conf_configmap
+                 << " for its uid: " << configmap.status().ToString() << "; no Event";
+    return;
+  }
+  std::string message;
+  for (const auto& w : warnings) message += (message.empty() ? "" : "; ") + w;
+  events_->Record(kube::ObjectReference::To(**configmap), kube::EventType::kWarning,
+                  "UnsupportedSchedulerConf", message);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ namespace tephra::scheduler {
 struct SchedulerOptions {
   std::vector<std::string> scheduler_names{"volcano"};
   std::string conf_file;  // empty: the built-in default configuration
+  // "namespace/name" of the ConfigMap conf_file comes from, if any: warnings about the
+  // configuration are also Events on it.
+  std::string conf_configmap;
   std::chrono::milliseconds period{1000};
   // Work arriving between periods starts a cycle early, but never closer than this to the
   // previous one, so bursts of pod creations are scheduled in batches.
@@ -73,6 +77,9 @@ class Scheduler {
 
  private:
   void ReloadConfIfChanged();
+  // Says what a newly loaded configuration leaves out: a warning per name in the log, the
+  // gauge, and an Event on the ConfigMap.
+  void ReportUnsupported(const SchedulerConf& conf);
   // Creates queue `name` (weight 1, with `labels`) unless it exists; docs/scheduler.md says
   // how this default queue relates to the one the chart creates.
   Status EnsureQueue(const std::string& name, bool reclaimable,
@@ -114,6 +121,9 @@ class Scheduler {
   metrics::CounterVec* attempts_ = nullptr;
   metrics::Gauge* unschedulable_tasks_ = nullptr;
   metrics::Gauge* unschedulable_jobs_ = nullptr;
+  metrics::GaugeVec* unsupported_ = nullptr;
+  // (kind, name) the gauge shows at 1.
+  std::set<std::pair<std::string, std::string>> unsupported_shown_ GUARDED_BY(conf_mu_);
 };
 
 }  // namespace tephra::scheduler

@@ -6,6 +6,8 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "base/suggest.h"
+
 namespace tephra::scheduler {
 
 std::string Arguments::GetString(const std::string& key, const std::string& fallback) const {
@@ -138,6 +140,15 @@ bool SchedulerConf::HasPlugin(const std::string& plugin) const {
   return false;
 }
 
+std::vector<std::string> SchedulerConf::Warnings() const {
+  std::vector<std::string> out;
+  for (const auto& u : unsupported) {
+    out.push_back(u.where + ": " + u.kind + " \"" + u.name + "\" (" + u.what +
+                  ") is not implemented in Tephra; left out");
+  }
+  return out;
+}
+
 namespace {
 
 std::string Trim(std::string s) {
@@ -224,9 +235,30 @@ StatusOr<bool> ParseBool(const YAML::Node& v, const std::string& where) {
   return InvalidArgument(where + ": must be true or false, got \"" + s + "\"");
 }
 
-StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc,
-                                      const std::vector<std::string>& known_actions,
-                                      const std::vector<std::string>& known_plugins,
+bool Contains(const std::vector<std::string>& names, const std::string& name) {
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// How a name of `kind` fares: implemented (nullopt), recognised (recorded in `conf`, and the
+// caller leaves it out: Ok), or unknown (the error, with the nearest known name).
+std::optional<Status> ClassifyName(const std::string& kind, const std::string& name,
+                                   const std::string& where,
+                                   const std::vector<std::string>& implemented,
+                                   const std::map<std::string, std::string>& recognised,
+                                   SchedulerConf* conf) {
+  if (implemented.empty() || Contains(implemented, name)) return std::nullopt;
+  if (auto it = recognised.find(name); it != recognised.end()) {
+    conf->unsupported.push_back({kind, name, where, it->second});
+    return Status::Ok();
+  }
+  std::vector<std::string> known = implemented;
+  for (const auto& [n, what] : recognised) known.push_back(n);
+  std::string nearest = base::NearestName(name, known);
+  return InvalidArgument(where + ": unknown " + kind + " \"" + name + "\"" +
+                         (nearest.empty() ? "" : "; did you mean \"" + nearest + "\"?"));
+}
+
+StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc, const ConfNames& names,
                                       NodeBudget* budget) {
   if (!doc.IsMap()) return InvalidArgument("scheduler configuration: must be a mapping");
   SchedulerConf conf;
@@ -239,19 +271,16 @@ StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc,
   for (std::string a; std::getline(ss, a, ',');) {
     a = Trim(a);
     if (a.empty()) continue;
-    if (!known_actions.empty() &&
-        std::find(known_actions.begin(), known_actions.end(), a) != known_actions.end()) {
-      conf.actions.push_back(a);
-      continue;
-    }
-    if (!known_actions.empty()) {
-      std::string list;
-      for (const auto& k : known_actions) list += (list.empty() ? "" : ", ") + k;
-      return InvalidArgument("actions: unknown action \"" + a + "\" (known: " + list + ")");
-    }
-    conf.actions.push_back(a);
+    std::optional<Status> verdict =
+        ClassifyName("action", a, "actions", names.actions, names.recognised_actions, &conf);
+    if (verdict && !verdict->ok()) return *verdict;
+    if (!verdict) conf.actions.push_back(a);
   }
-  if (conf.actions.empty()) return InvalidArgument("actions: at least one action is required");
+  if (conf.actions.empty()) {
+    return InvalidArgument(conf.unsupported.empty()
+                               ? "actions: at least one action is required"
+                               : "actions: none of them is implemented in Tephra");
+  }
 
   const YAML::Node tiers = doc["tiers"];
   if (tiers && !tiers.IsSequence()) return InvalidArgument("tiers: must be a list");
@@ -269,10 +298,10 @@ StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc,
       }
       PluginOption opt;
       opt.name = pn["name"].Scalar();
-      if (!known_plugins.empty() &&
-          std::find(known_plugins.begin(), known_plugins.end(), opt.name) == known_plugins.end()) {
-        return InvalidArgument(pw + ".name: unknown plugin \"" + opt.name + "\"");
-      }
+      std::optional<Status> verdict = ClassifyName("plugin", opt.name, pw + ".name", names.plugins,
+                                                   names.recognised_plugins, &conf);
+      if (verdict && !verdict->ok()) return *verdict;
+      const bool left_out = verdict.has_value();
       for (const auto& kv : pn) {
         const std::string key = kv.first.Scalar();
         if (key == "name") continue;
@@ -297,7 +326,8 @@ StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc,
         }
         if (!matched) return InvalidArgument(pw + "." + key + ": unknown plugin option");
       }
-      tier.plugins.push_back(std::move(opt));
+      // Its options were still checked: they are Volcano's, and a typo there is a typo.
+      if (!left_out) tier.plugins.push_back(std::move(opt));
     }
     conf.tiers.push_back(std::move(tier));
   }
@@ -333,13 +363,11 @@ StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc,
 
 }  // namespace
 
-StatusOr<SchedulerConf> ParseSchedulerConf(const std::string& yaml,
-                                           const std::vector<std::string>& known_actions,
-                                           const std::vector<std::string>& known_plugins) {
+StatusOr<SchedulerConf> ParseSchedulerConf(const std::string& yaml, const ConfNames& names) {
   try {
     YAML::Node doc = YAML::Load(yaml);
     NodeBudget budget{yaml.size() + 16};
-    return ParseDocument(doc, known_actions, known_plugins, &budget);
+    return ParseDocument(doc, names, &budget);
   } catch (const YAML::Exception& e) {
     return InvalidArgument(std::string("scheduler configuration: ") + e.what());
   }

@@ -90,21 +90,43 @@ struct Tier {
   std::vector<PluginOption> plugins;
 };
 
+// A Volcano action or plugin the configuration names that Tephra does not implement.
+struct UnsupportedName {
+  std::string kind;  // "action" or "plugin"
+  std::string name;
+  std::string where;  // the field, e.g. "tiers[0].plugins[3].name"
+  std::string what;   // what it does in Volcano
+
+  bool operator==(const UnsupportedName&) const = default;
+};
+
 struct SchedulerConf {
   std::vector<std::string> actions;
   std::vector<Tier> tiers;
   std::map<std::string, Arguments> configurations;  // per action
+  // Left out of `actions` and `tiers`, one entry per mention (Warnings() words them).
+  std::vector<UnsupportedName> unsupported;
+
+  // One line per unsupported mention: "tiers[0].plugins[3].name: plugin "sla" (...) is not
+  // implemented in Tephra; left out".
+  std::vector<std::string> Warnings() const;
 
   const Arguments& ActionArguments(const std::string& action) const;
   bool HasAction(const std::string& action) const;
   bool HasPlugin(const std::string& plugin) const;
 };
 
-// Parses the YAML text. `known_actions`/`known_plugins` reject unknown names (a config error,
-// as in Volcano); empty lists skip that check.
-StatusOr<SchedulerConf> ParseSchedulerConf(const std::string& yaml,
-                                           const std::vector<std::string>& known_actions,
-                                           const std::vector<std::string>& known_plugins);
+// The names a configuration may use: implemented ones, and Volcano's that Tephra recognises
+// without implementing them (name → what it does in Volcano).
+struct ConfNames {
+  std::vector<std::string> actions, plugins;
+  std::map<std::string, std::string> recognised_actions, recognised_plugins;
+};
+
+// Parses the YAML text. A name that is neither implemented nor recognised is a config error,
+// as in Volcano, with the nearest known name suggested; a recognised one is left out and
+// listed in `unsupported`. Empty `names.actions`/`names.plugins` skip the check.
+StatusOr<SchedulerConf> ParseSchedulerConf(const std::string& yaml, const ConfNames& names);
 
 // Volcano's built-in default: actions enqueue, allocate, backfill; tier 1 priority, gang,
 // conformance; tier 2 overcommit, drf, predicates, proportion, nodeorder.

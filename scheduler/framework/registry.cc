@@ -2,17 +2,34 @@
 
 namespace tephra::scheduler {
 
+Status Registry::CheckNew(const std::string& kind, const std::string& name) const {
+  const bool taken = kind == "plugin" ? plugins_.count(name) || recognised_plugins_.count(name)
+                                      : actions_.count(name) || recognised_actions_.count(name);
+  if (taken) return AlreadyExists(kind + " \"" + name + "\" is registered twice");
+  return Status::Ok();
+}
+
 Status Registry::AddPlugin(const std::string& name, PluginFactory factory) {
-  if (!plugins_.emplace(name, std::move(factory)).second) {
-    return AlreadyExists("plugin \"" + name + "\" is registered twice");
-  }
+  TEPHRA_RETURN_IF_ERROR(CheckNew("plugin", name));
+  plugins_.emplace(name, std::move(factory));
   return Status::Ok();
 }
 
 Status Registry::AddAction(const std::string& name, ActionFactory factory) {
-  if (!actions_.emplace(name, std::move(factory)).second) {
-    return AlreadyExists("action \"" + name + "\" is registered twice");
-  }
+  TEPHRA_RETURN_IF_ERROR(CheckNew("action", name));
+  actions_.emplace(name, std::move(factory));
+  return Status::Ok();
+}
+
+Status Registry::AddRecognisedPlugin(const std::string& name, std::string what) {
+  TEPHRA_RETURN_IF_ERROR(CheckNew("plugin", name));
+  recognised_plugins_.emplace(name, std::move(what));
+  return Status::Ok();
+}
+
+Status Registry::AddRecognisedAction(const std::string& name, std::string what) {
+  TEPHRA_RETURN_IF_ERROR(CheckNew("action", name));
+  recognised_actions_.emplace(name, std::move(what));
   return Status::Ok();
 }
 
@@ -37,6 +54,15 @@ std::vector<std::string> Registry::ActionNames() const {
   std::vector<std::string> out;
   for (const auto& [name, f] : actions_) out.push_back(name);
   return out;
+}
+
+ConfNames Registry::Names() const {
+  ConfNames names;
+  names.plugins = PluginNames();
+  names.actions = ActionNames();
+  names.recognised_plugins = recognised_plugins_;
+  names.recognised_actions = recognised_actions_;
+  return names;
 }
 
 }  // namespace tephra::scheduler

@@ -22,15 +22,24 @@ class Registry {
   // A duplicate name is an error: two plugins must never answer to one name.
   Status AddPlugin(const std::string& name, PluginFactory factory);
   Status AddAction(const std::string& name, ActionFactory factory);
+  // Names Volcano ships that Tephra knows but does not implement: a configuration naming one
+  // loads, with a warning saying what is left out (`what`: what the name does in Volcano).
+  Status AddRecognisedPlugin(const std::string& name, std::string what);
+  Status AddRecognisedAction(const std::string& name, std::string what);
 
   std::unique_ptr<Plugin> NewPlugin(const PluginOption& option) const;
   std::unique_ptr<Action> NewAction(const std::string& name, const Arguments& arguments) const;
   std::vector<std::string> PluginNames() const;
   std::vector<std::string> ActionNames() const;
+  // Every name a configuration may use, for ParseSchedulerConf.
+  ConfNames Names() const;
 
  private:
+  Status CheckNew(const std::string& kind, const std::string& name) const;
+
   std::map<std::string, PluginFactory> plugins_;
   std::map<std::string, ActionFactory> actions_;
+  std::map<std::string, std::string> recognised_plugins_, recognised_actions_;
 };
 
 }  // namespace tephra::scheduler

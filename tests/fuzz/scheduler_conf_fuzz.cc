@@ -34,14 +34,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }();
   std::string text(reinterpret_cast<const char*>(data), size);
   for (bool known : {false, true}) {
-    auto conf = known ? scheduler::ParseSchedulerConf(text, registry->ActionNames(),
-                                                      registry->PluginNames())
-                      : scheduler::ParseSchedulerConf(text, {}, {});
+    auto conf =
+        scheduler::ParseSchedulerConf(text, known ? registry->Names() : scheduler::ConfNames{});
     if (!conf.ok()) {
       fuzz::Check(!conf.status().message().empty());
       continue;
     }
     fuzz::Check(!conf->actions.empty());
+    fuzz::Check(conf->Warnings().size() == conf->unsupported.size());
     for (const auto& tier : conf->tiers) {
       for (const auto& plugin : tier.plugins) ReadArguments(plugin.arguments);
     }

@@ -1,10 +1,13 @@
 // Preempt and reclaim on the real control plane: tephra-scheduler evicting pods on kwok nodes.
+#include <fstream>
+#include <sstream>
 #include <thread>
 
 #include <catch2/catch.hpp>
 
 #include "tests/integration/scheduler_fixture.h"
 #include "tests/support/cluster.h"
+#include "tests/support/process.h"
 
 namespace tephra::testing {
 namespace {
@@ -108,6 +111,55 @@ TEST_CASE("a starved queue reclaims down to its deserved share and no further") 
       f.kubectl().MustRun({"-n", ns.name(), "get", "events", "--field-selector=reason=Evicted",
                            "-o", R"(jsonpath={range .items[*]}{.message}{"\n"}{end})"});
   CHECK(lender_events.find("reclaimed for queue " + f.queue_name("owner")) != std::string::npos);
+}
+
+TEST_CASE("Volcano's CI configuration loads, names what it leaves out, and reclaims") {
+  SchedulerFixture f;
+  f.AddNodes(2, "4", "16Gi");
+  f.AddQueue("lender", 1);
+  f.AddQueue("owner", 1);
+  TestNamespace ns(f.kubectl(), "ci-conf");
+  // The ConfigMap the configuration comes from, readable by the scheduler as the chart allows.
+  std::ifstream in(std::string(TEPHRA_SOURCE_DIR) + "/tests/unit/scheduler/confs/volcano-ci.conf");
+  std::stringstream conf;
+  conf << in.rdbuf();
+  REQUIRE(!conf.str().empty());
+  f.kubectl().MustRun({"-n", ns.name(), "create", "configmap", "scheduler-conf",
+                       "--from-literal=volcano-scheduler.conf=" + conf.str()});
+  f.kubectl().MustRun({"-n", ns.name(), "create", "role", "read-conf", "--verb=get",
+                       "--resource=configmaps", "--resource-name=scheduler-conf"});
+  f.kubectl().MustRun({"-n", ns.name(), "create", "rolebinding", "read-conf", "--role=read-conf",
+                       "--serviceaccount=tephra-system:tephra-scheduler"});
+  for (int i = 0; i < 8; ++i)
+    f.AddGang(ns.name(), "a" + std::to_string(i), f.queue_name("lender"), 1, 1, "1");
+  const uint16_t port = FreeLoopbackPort();
+  REQUIRE(port != 0);
+  f.Start(conf.str(), {"--scheduler-conf-configmap=" + ns.name() + "/scheduler-conf",
+                       "--listen-address=127.0.0.1:" + std::to_string(port)});
+  REQUIRE(Eventually([&] { return f.Bindings(ns.name()).size() == 8; }, std::chrono::seconds(30)));
+
+  // What is left out is said in the log, as an Event on the ConfigMap and in the gauge.
+  CHECK(f.Log().find("plugin \"sla\"") != std::string::npos);
+  std::string events;
+  CHECK(Eventually(
+      [&] {
+        events =
+            EventMessages(f.kubectl(), ns.name(), "scheduler-conf", "UnsupportedSchedulerConf");
+        return events.find("tiers[0].plugins[3].name: plugin \"sla\"") != std::string::npos;
+      },
+      std::chrono::seconds(20)));
+  CHECK(events.find("plugin \"network-topology-aware\"") != std::string::npos);
+  CommandResult metrics =
+      RunCommand({"curl", "-s", "http://127.0.0.1:" + std::to_string(port) + "/metrics"});
+  CHECK(metrics.out.find(
+            R"(tephra_scheduler_conf_unsupported_plugins{kind="plugin",name="sla"} 1)") !=
+        std::string::npos);
+
+  // reclaim, which the configuration adds, runs: the owner queue takes back its share.
+  for (int i = 0; i < 8; ++i)
+    f.AddGang(ns.name(), "b" + std::to_string(i), f.queue_name("owner"), 1, 1, "1");
+  REQUIRE(Eventually([&] { return CountPrefix(f.Bindings(ns.name()), "b") == 4; },
+                     std::chrono::seconds(60)));
 }
 
 TEST_CASE("a queue is never reclaimed below its guarantee") {

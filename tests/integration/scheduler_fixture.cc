@@ -14,6 +14,7 @@ void EnsureClusterSetup(const Kubectl& kubectl) {
   static bool done = false;
   if (done) return;
   kubectl.ApplyShared({"-f", std::string(TEPHRA_SOURCE_DIR) + "/crds/"});
+  kubectl.Run({"create", "namespace", "tephra-system"});  // AlreadyExists is fine
   // The chart's RBAC for the scheduler identity (tephra-system/tephra-scheduler); the tests run
   // it without leader election, so without the lease Role in tephra-system.
   kubectl.ApplyShared({"-f", "-"},

@@ -167,6 +167,7 @@ the scheduler's --scheduler-conf) itself.
 {{- $a := list -}}
 {{- if not .Values.local.enabled -}}
 {{- $a = append $a (printf "--scheduler-conf=%s" (include "tephra.schedulerConfPath" .)) -}}
+{{- $a = append $a (printf "--scheduler-conf-configmap=%s/%s" .Release.Namespace (include "tephra.componentName" (dict "root" . "component" "scheduler"))) -}}
 {{- end -}}
 {{- $a = concat $a (include "tephra.suiteArgs" . | fromYamlArray) -}}
 {{- $a = append $a (printf "--default-queue=%s" .Values.defaultQueue.name) -}}

@@ -191,6 +191,7 @@ void ChaosRun::Setup() {
   kubectl_.MustRun({"wait", "--for=condition=Established", "--timeout=60s",
                     "crd/jobs.batch.volcano.sh", "crd/podgroups.scheduling.volcano.sh",
                     "crd/queues.scheduling.volcano.sh", "crd/commands.bus.volcano.sh"});
+  kubectl_.Run({"create", "namespace", kSuiteNamespace});  // AlreadyExists is fine
   // The chart's RBAC for the daemons' identities (tephra-system service accounts), without the
   // chart's lease Role: this run's leases live in its own namespace (a Role below).
   for (const char* templ :
@@ -203,7 +204,6 @@ void ChaosRun::Setup() {
   admission_rbac_ =
       testing::RenderChart(Release(), kSuiteNamespace, "templates/rbac-admission.yaml",
                            {"--set", "admission.serviceAccount.name=tephra-admission"});
-  kubectl_.Run({"create", "namespace", kSuiteNamespace});  // AlreadyExists is fine
   kubectl_.MustRun({"create", "namespace", ns_});
   kubectl_.MustRun({"label", "namespace", ns_, "tephra.dev/chaos=" + id_});
   kubectl_.MustRun({"apply", "-f", "-"}, admission_rbac_);

@@ -133,8 +133,9 @@ std::vector<Violation> InvariantChecker::Check(const Snapshot& s) {
     if (want.running != j.running || want.succeeded != j.succeeded || want.failed != j.failed) {
       Persisting("job-status", who + "/counts",
                  "status running/succeeded/failed " + Str(j.running) + "/" + Str(j.succeeded) +
-                     "/" + Str(j.failed) + " but " + (IsFinished(j.phase) ? "finished: " : "pods ") +
-                     Str(want.running) + "/" + Str(want.succeeded) + "/" + Str(want.failed),
+                     "/" + Str(j.failed) + " but " +
+                     (IsFinished(j.phase) ? "finished: " : "pods ") + Str(want.running) + "/" +
+                     Str(want.succeeded) + "/" + Str(want.failed),
                  now, &seen, &out);
     }
     if (IsFinished(j.phase) && c.pending + c.running > 0) {

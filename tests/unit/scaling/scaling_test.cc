@@ -326,7 +326,7 @@ TEST_CASE("Object decoders and encoders scale linearly") {
 
 TEST_CASE("The scheduler configuration parser scales linearly") {
   auto parses = [](const std::string& yaml) {
-    REQUIRE(scheduler::ParseSchedulerConf(yaml, {}, {}).ok());
+    REQUIRE(scheduler::ParseSchedulerConf(yaml, {}).ok());
   };
   CheckScales(
       "scheduler conf plugins", 500,
@@ -353,7 +353,7 @@ TEST_CASE("The scheduler configuration parser refuses alias bombs and deep argum
   // 2^30 values once expanded, yet within the 32 levels arguments may nest.
   std::string yaml = "actions: \"allocate\"\n" + testing::YamlAliasBomb(30) +
                      "tiers:\n- plugins:\n  - name: binpack\n    arguments: *a30\n";
-  auto conf = scheduler::ParseSchedulerConf(yaml, {}, {});
+  auto conf = scheduler::ParseSchedulerConf(yaml, {});
   REQUIRE_FALSE(conf.ok());
   CHECK(conf.status().message() ==
         "tiers[0].plugins[0].arguments: too many values once aliases are expanded");
@@ -362,7 +362,7 @@ TEST_CASE("The scheduler configuration parser refuses alias bombs and deep argum
       "actions: \"allocate\"\ntiers:\n- plugins:\n  - name: binpack\n    arguments: ";
   for (int i = 0; i < 40; ++i) deep += "{a: ";
   deep += "1" + std::string(40, '}') + "\n";
-  conf = scheduler::ParseSchedulerConf(deep, {}, {});
+  conf = scheduler::ParseSchedulerConf(deep, {});
   REQUIRE_FALSE(conf.ok());
   CHECK(conf.status().message().find("nested more than 32 levels deep") != std::string::npos);
 }

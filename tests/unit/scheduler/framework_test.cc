@@ -15,7 +15,7 @@ bool SameValues(const api::Resources& a, const api::Resources& b) {
 }
 
 TEST_CASE("the default configuration is Volcano's") {
-  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), {}, {});
+  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), {});
   REQUIRE(conf.ok());
   CHECK(conf->actions == std::vector<std::string>{"enqueue", "allocate", "backfill"});
   REQUIRE(conf->tiers.size() == 2);
@@ -40,7 +40,7 @@ configurations:
 - name: allocate
   arguments: {predicateErrorCacheEnable: false}
 )",
-                                 {}, {});
+                                 {});
   REQUIRE(conf.ok());
   const PluginOption& gang = conf->tiers[0].plugins[0];
   CHECK_FALSE(gang.Enabled(ExtensionPoint::kPreemptable));
@@ -59,25 +59,24 @@ configurations:
 TEST_CASE("configuration errors name the problem") {
   Registry r;
   REQUIRE(RegisterBuiltins(r).ok());
-  auto bad_action = ParseSchedulerConf("actions: \"allocate, teleport\"\ntiers: []",
-                                       r.ActionNames(), r.PluginNames());
+  auto bad_action = ParseSchedulerConf("actions: \"allocate, teleport\"\ntiers: []", r.Names());
   CHECK(bad_action.status().message().find("unknown action \"teleport\"") != std::string::npos);
-  auto bad_plugin = ParseSchedulerConf("actions: allocate\ntiers:\n- plugins:\n  - name: magic\n",
-                                       r.ActionNames(), r.PluginNames());
+  auto bad_plugin =
+      ParseSchedulerConf("actions: allocate\ntiers:\n- plugins:\n  - name: magic\n", r.Names());
   CHECK(bad_plugin.status().message() == "tiers[0].plugins[0].name: unknown plugin \"magic\"");
   auto bad_flag = ParseSchedulerConf(
-      "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n    enableJobOrdr: false\n", {}, {});
+      "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n    enableJobOrdr: false\n", {});
   CHECK(bad_flag.status().message() == "tiers[0].plugins[0].enableJobOrdr: unknown plugin option");
   auto bad_bool = ParseSchedulerConf(
-      "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n    enableJobOrder: maybe\n", {}, {});
+      "actions: allocate\ntiers:\n- plugins:\n  - name: gang\n    enableJobOrder: maybe\n", {});
   CHECK(bad_bool.status().message().find("must be true or false") != std::string::npos);
   auto hierarchy = ParseSchedulerConf(
       "actions: allocate\ntiers:\n- plugins:\n  - {name: drf, enableHierarchy: true}\n  - {name: "
       "proportion}\n",
-      {}, {});
+      {});
   CHECK(hierarchy.status().message().find("cannot be used with proportion") != std::string::npos);
-  CHECK_FALSE(ParseSchedulerConf("actions: [", {}, {}).ok());
-  CHECK_FALSE(ParseSchedulerConf("tiers: []", {}, {}).ok());
+  CHECK_FALSE(ParseSchedulerConf("actions: [", {}).ok());
+  CHECK_FALSE(ParseSchedulerConf("tiers: []", {}).ok());
 }
 
 TEST_CASE("a discarded statement restores every counter and plugin state") {
@@ -87,7 +86,7 @@ TEST_CASE("a discarded statement restores every counter and plugin state") {
     h.Pod("ns/j-" + std::to_string(i), "j").Request("cpu=1,memory=1Gi").Add();
   Registry registry;
   REQUIRE(RegisterBuiltins(registry).ok());
-  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), {}, {});
+  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), {});
   REQUIRE(conf.ok());
   Session ssn(h.cache().TakeSnapshot(), *conf, registry, SessionOptions{});
   ssn.Open();
@@ -122,7 +121,7 @@ TEST_CASE("pipelined allocations use releasing resources and undo cleanly") {
   h.Pod("ns/new-0", "new").Request("cpu=2").Add();
   Registry registry;
   REQUIRE(RegisterBuiltins(registry).ok());
-  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), {}, {});
+  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), {});
   Session ssn(h.cache().TakeSnapshot(), *conf, registry, SessionOptions{});
   ssn.Open();
   size_t j = *ssn.JobIndex("ns/new");
@@ -150,7 +149,7 @@ TEST_CASE("tiers combine votes and victims as Volcano does") {
 tiers:
 - plugins: [{name: gang}, {name: priority}]
 - plugins: [{name: drf}, {name: conformance}])",
-                                 {}, {});
+                                 {});
   REQUIRE(conf.ok());
   Session ssn(h.cache().TakeSnapshot(), *conf, registry, SessionOptions{});
   ssn.Open();
@@ -165,7 +164,7 @@ TEST_CASE("hooks sit in their plugin's tier, in configured order, where the plug
 tiers:
 - plugins: [{name: gang}, {name: priority}, {name: drf, enableJobOrder: false}]
 - plugins: [{name: proportion}, {name: gang}])",
-                                 {}, {});
+                                 {});
   REQUIRE(conf.ok());
   Hooks hooks(*conf);
   std::vector<std::string> asked;

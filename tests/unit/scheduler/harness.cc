@@ -125,7 +125,7 @@ void Harness::ApplyOutcome(const SessionOutcome& outcome) {
 }
 
 Harness::Result Harness::Run(const std::string& conf_yaml) {
-  auto conf = ParseSchedulerConf(conf_yaml, registry_.ActionNames(), registry_.PluginNames());
+  auto conf = ParseSchedulerConf(conf_yaml, registry_.Names());
   if (!conf.ok()) throw std::runtime_error(conf.status().ToString());
   size_t before = binder_.bind_order.size();
   size_t evictions_before = binder_.evictions.size();

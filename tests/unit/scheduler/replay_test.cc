@@ -111,8 +111,7 @@ TEST_CASE("a replayed snapshot makes the decisions the live session made") {
   REQUIRE(doc.ok());
   Registry registry;
   REQUIRE(RegisterBuiltins(registry).ok());
-  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), registry.ActionNames(),
-                                 registry.PluginNames());
+  auto conf = ParseSchedulerConf(DefaultSchedulerConfYaml(), registry.Names());
   REQUIRE(conf.ok());
   ReplayResult replay = Replay(*doc, *conf, registry);
   Decisions recorded = *live.decisions;
@@ -130,7 +129,7 @@ TEST_CASE("a replayed snapshot makes the decisions the live session made") {
   auto no_gpu = ParseSchedulerConf(
       "actions: \"enqueue, allocate\"\ntiers:\n- plugins: [{name: gang}]\n- plugins: [{name: "
       "proportion}]\n",
-      registry.ActionNames(), registry.PluginNames());
+      registry.Names());
   REQUIRE(no_gpu.ok());
   ReplayResult other = Replay(*doc, *no_gpu, registry);
   std::string diff = FormatReplay(other, *doc);

@@ -1,0 +1,138 @@
+// Volcano's configurations load: implemented names work, Volcano's other names are left out
+// with a warning, typos are refused with the nearest name.
+#include "scheduler/framework/conf.h"
+
+#include <fstream>
+#include <sstream>
+
+#include <catch2/catch.hpp>
+
+#include "scheduler/builtins.h"
+
+namespace tephra::scheduler {
+namespace {
+
+std::string ReadConf(const std::string& name) {
+  std::ifstream in(std::string(TEPHRA_SOURCE_DIR) + "/tests/unit/scheduler/confs/" + name);
+  REQUIRE(in);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+ConfNames BuiltinNames() {
+  Registry r;
+  REQUIRE(RegisterBuiltins(r).ok());
+  return r.Names();
+}
+
+std::vector<std::string> PluginNames(const SchedulerConf& conf) {
+  std::vector<std::string> out;
+  for (const auto& tier : conf.tiers) {
+    for (const auto& p : tier.plugins) out.push_back(p.name);
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("Volcano's chart configuration loads unchanged, with nothing left out") {
+  auto conf = ParseSchedulerConf(ReadConf("volcano-chart.conf"), BuiltinNames());
+  REQUIRE(conf.ok());
+  CHECK(conf->unsupported.empty());
+  CHECK(PluginNames(*conf) == std::vector<std::string>{"priority", "gang", "conformance",
+                                                       "overcommit", "drf", "predicates",
+                                                       "proportion", "nodeorder", "binpack"});
+}
+
+TEST_CASE("Volcano's CI configuration loads: reclaim and preempt kept, sla left out") {
+  auto conf = ParseSchedulerConf(ReadConf("volcano-ci.conf"), BuiltinNames());
+  REQUIRE(conf.ok());
+  CHECK(conf->actions ==
+        std::vector<std::string>{"enqueue", "allocate", "backfill", "reclaim", "preempt"});
+  CHECK(PluginNames(*conf) == std::vector<std::string>{"priority", "gang", "conformance",
+                                                       "overcommit", "drf", "predicates",
+                                                       "proportion", "nodeorder", "binpack"});
+  REQUIRE(conf->unsupported.size() == 2);
+  CHECK(conf->unsupported[0].name == "sla");
+  CHECK(conf->unsupported[0].where == "tiers[0].plugins[3].name");
+  CHECK(conf->unsupported[1].name == "network-topology-aware");
+  std::vector<std::string> warnings = conf->Warnings();
+  REQUIRE(warnings.size() == 2);
+  CHECK(warnings[0].rfind("tiers[0].plugins[3].name: plugin \"sla\" (", 0) == 0);
+  CHECK(warnings[0].find("is not implemented in Tephra; left out") != std::string::npos);
+}
+
+TEST_CASE("every plugin and action name Volcano ships loads") {
+  const ConfNames names = BuiltinNames();
+  for (const char* plugin : {"gang",
+                             "priority",
+                             "drf",
+                             "proportion",
+                             "capacity",
+                             "predicates",
+                             "nodeorder",
+                             "binpack",
+                             "conformance",
+                             "overcommit",
+                             "pdb",
+                             "sla",
+                             "tdm",
+                             "numa-aware",
+                             "deviceshare",
+                             "extender",
+                             "task-topology",
+                             "nodegroup",
+                             "resourcequota",
+                             "rescheduling",
+                             "usage",
+                             "cdp",
+                             "capacity-card",
+                             "network-topology-aware",
+                             "resource-strategy-fit",
+                             "reservation"}) {
+    INFO(plugin);
+    auto conf = ParseSchedulerConf(
+        std::string("actions: allocate\ntiers:\n- plugins:\n  - name: ") + plugin + "\n", names);
+    CHECK(conf.ok());
+  }
+  for (const char* action : {"enqueue", "allocate", "backfill", "preempt", "reclaim", "shuffle",
+                             "gangpreempt", "gangreclaim", "elect", "reserve"}) {
+    INFO(action);
+    auto conf = ParseSchedulerConf(std::string("actions: \"allocate, ") + action + "\"\n", names);
+    CHECK(conf.ok());
+  }
+  auto only_unsupported = ParseSchedulerConf("actions: shuffle\n", names);
+  CHECK(only_unsupported.status().message() == "actions: none of them is implemented in Tephra");
+}
+
+TEST_CASE("a typo is refused with the nearest known name") {
+  const ConfNames names = BuiltinNames();
+  auto plugin = ParseSchedulerConf(ReadConf("typo.conf"), names);
+  CHECK(plugin.status().message() ==
+        "tiers[0].plugins[1].name: unknown plugin \"propotion\"; did you mean \"proportion\"?");
+  auto recognised =
+      ParseSchedulerConf("actions: allocate\ntiers:\n- plugins: [{name: slaa}]\n", names);
+  CHECK(recognised.status().message() ==
+        "tiers[0].plugins[0].name: unknown plugin \"slaa\"; did you mean \"sla\"?");
+  auto action = ParseSchedulerConf("actions: \"enqueue, alocate\"\n", names);
+  CHECK(action.status().message() ==
+        "actions: unknown action \"alocate\"; did you mean "
+        "\"allocate\"?");
+  auto far = ParseSchedulerConf("actions: teleport\n", names);
+  CHECK(far.status().message() == "actions: unknown action \"teleport\"");
+  // A recognised plugin's options are Volcano's: a misspelt one is still an error.
+  auto option = ParseSchedulerConf(
+      "actions: allocate\ntiers:\n- plugins: [{name: sla, enableJobOrdr: false}]\n", names);
+  CHECK(option.status().message() == "tiers[0].plugins[0].enableJobOrdr: unknown plugin option");
+}
+
+TEST_CASE("a long name is refused without comparing it letter by letter") {
+  std::string name(1 << 20, 'x');
+  auto conf = ParseSchedulerConf("actions: allocate\ntiers:\n- plugins: [{name: " + name + "}]\n",
+                                 BuiltinNames());
+  REQUIRE_FALSE(conf.ok());
+  CHECK(conf.status().message().find("did you mean") == std::string::npos);
+}
+
+}  // namespace tephra::scheduler
