@@ -35,7 +35,10 @@ inline constexpr std::string_view kJdbMinAvailableKey = "volcano.sh/jdb-min-avai
 inline constexpr std::string_view kJdbMaxUnavailableKey = "volcano.sh/jdb-max-unavailable";
 // Overrides pod priority for ordering tasks within a job.
 inline constexpr std::string_view kTaskPriorityAnnotation = "volcano.sh/task-priority";
+// How long a job may wait (a Go duration), for the sla plugin: a Job's or PodGroup's
+// annotation under either name.
 inline constexpr std::string_view kSlaWaitingTimeKey = "volcano.sh/sla-waiting-time";
+inline constexpr std::string_view kSlaWaitingTimeShortKey = "sla-waiting-time";
 // Job label naming the kind of job; vcctl's job list shows it ("Batch" when absent).
 inline constexpr std::string_view kJobTypeKey = "volcano.sh/job-type";
 

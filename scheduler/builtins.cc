@@ -25,11 +25,11 @@ Status RegisterBuiltins(Registry& r) {
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("overcommit", NewOvercommitPlugin));
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("capacity", NewCapacityPlugin));
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("pdb", NewPdbPlugin));
+  TEPHRA_RETURN_IF_ERROR(r.AddPlugin("sla", NewSlaPlugin));
 
   // Volcano's other names (docs/scheduler.md, "Recognised, not implemented"): a configuration
   // written for Volcano loads with a warning for each, rather than being refused as a whole.
   for (const auto& [name, what] : std::initializer_list<std::pair<const char*, const char*>>{
-           {"sla", "jobs past their sla-waiting-time first, allowed to enqueue and reserve"},
            {"tdm", "time-division sharing of revocable-zone nodes"},
            {"numa-aware", "NUMA-aligned placement from Numatopology objects"},
            {"deviceshare", "GPU and NPU sharing"},

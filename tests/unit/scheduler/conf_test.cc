@@ -45,21 +45,20 @@ TEST_CASE("Volcano's chart configuration loads unchanged, with nothing left out"
                                                        "proportion", "nodeorder", "binpack"});
 }
 
-TEST_CASE("Volcano's CI configuration loads: reclaim and preempt kept, sla left out") {
+TEST_CASE("Volcano's CI configuration loads: reclaim and preempt kept, one plugin left out") {
   auto conf = ParseSchedulerConf(ReadConf("volcano-ci.conf"), BuiltinNames());
   REQUIRE(conf.ok());
   CHECK(conf->actions ==
         std::vector<std::string>{"enqueue", "allocate", "backfill", "reclaim", "preempt"});
-  CHECK(PluginNames(*conf) == std::vector<std::string>{"priority", "gang", "conformance",
+  CHECK(PluginNames(*conf) == std::vector<std::string>{"priority", "gang", "conformance", "sla",
                                                        "overcommit", "drf", "predicates",
                                                        "proportion", "nodeorder", "binpack"});
-  REQUIRE(conf->unsupported.size() == 2);
-  CHECK(conf->unsupported[0].name == "sla");
-  CHECK(conf->unsupported[0].where == "tiers[0].plugins[3].name");
-  CHECK(conf->unsupported[1].name == "network-topology-aware");
+  REQUIRE(conf->unsupported.size() == 1);
+  CHECK(conf->unsupported[0].name == "network-topology-aware");
+  CHECK(conf->unsupported[0].where == "tiers[1].plugins[6].name");
   std::vector<std::string> warnings = conf->Warnings();
-  REQUIRE(warnings.size() == 2);
-  CHECK(warnings[0].rfind("tiers[0].plugins[3].name: plugin \"sla\" (", 0) == 0);
+  REQUIRE(warnings.size() == 1);
+  CHECK(warnings[0].rfind("tiers[1].plugins[6].name: plugin \"network-topology-aware\" (", 0) == 0);
   CHECK(warnings[0].find("is not implemented in Tephra; left out") != std::string::npos);
 }
 
@@ -123,7 +122,7 @@ TEST_CASE("a typo is refused with the nearest known name") {
   CHECK(far.status().message() == "actions: unknown action \"teleport\"");
   // A recognised plugin's options are Volcano's: a misspelt one is still an error.
   auto option = ParseSchedulerConf(
-      "actions: allocate\ntiers:\n- plugins: [{name: sla, enableJobOrdr: false}]\n", names);
+      "actions: allocate\ntiers:\n- plugins: [{name: tdm, enableJobOrdr: false}]\n", names);
   CHECK(option.status().message() == "tiers[0].plugins[0].enableJobOrdr: unknown plugin option");
 }
 

@@ -101,6 +101,15 @@ Harness& Harness::Group(const std::string& key, const std::string& queue, int mi
   return *this;
 }
 
+Harness& Harness::AnnotateGroup(const std::string& key, const std::string& annotation,
+                                const std::string& value) {
+  auto pg = std::make_shared<api::PodGroup>(*groups_.at(key));
+  pg->metadata.annotations[annotation] = value;
+  groups_[key] = pg;
+  cache_.UpsertPodGroup(pg);
+  return *this;
+}
+
 Harness& Harness::PriorityClass(const std::string& name, int32_t value) {
   auto pc = std::make_shared<api::PriorityClass>();
   pc->metadata.name = name;

@@ -49,6 +49,9 @@ class Harness {
                  const std::string& phase = "Inqueue", const std::string& min_resources = "",
                  const std::string& priority_class = "",
                  std::map<std::string, int32_t> min_task_member = {});
+  // Sets an annotation on PodGroup "ns/name" (added with Group before).
+  Harness& AnnotateGroup(const std::string& key, const std::string& annotation,
+                         const std::string& value);
   Harness& PriorityClass(const std::string& name, int32_t value);
   // A pod "ns/name" of PodGroup `group`; finish with Add().
   PodBuilder Pod(const std::string& key, const std::string& group);

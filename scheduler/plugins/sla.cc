@@ -1,0 +1,86 @@
+// sla: a job may wait only so long (Volcano's sla plugin).
+//   Its waiting time is the PodGroup's annotation sla-waiting-time or
+//   volcano.sh/sla-waiting-time (a Go duration, e.g. 90m), else the plugin's argument
+//   sla-waiting-time; its deadline is its PodGroup's creation plus that time.
+//   JobOrder        jobs with a deadline before those without, the earliest deadline first
+//   JobEnqueueable  past its deadline: Permit. A Permit decides its tier, so with sla in the
+//   JobPipelined    first tier a late job is admitted, and keeps what it is given as pipelined,
+//                   whatever overcommit or proportion in a later tier would say; otherwise
+//                   Abstain. (docs/scheduler.md, Plugins)
+#include "api/labels.h"
+#include "base/flags.h"
+#include "scheduler/framework/session.h"
+#include "scheduler/plugins/plugins.h"
+
+namespace tephra::scheduler {
+namespace {
+
+using std::chrono::nanoseconds;
+
+// A positive Go duration, or nullopt (absent, malformed or not positive, as Volcano reads it).
+std::optional<nanoseconds> PositiveDuration(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  StatusOr<nanoseconds> d = base::ParseDuration(text);
+  if (!d.ok() || d->count() <= 0) return std::nullopt;
+  return *d;
+}
+
+class SlaPlugin : public Plugin {
+ public:
+  explicit SlaPlugin(std::optional<nanoseconds> waiting) : default_waiting_(waiting) {}
+  std::string_view name() const override { return "sla"; }
+
+  void OnSessionOpen(Session& ssn) override {
+    ssn.AddJobOrderFn(name(), [this](const JobInfo& l, const JobInfo& r) {
+      std::optional<base::Time> ld = Deadline(l), rd = Deadline(r);
+      if (!ld || !rd) return ld ? -1 : rd ? 1 : 0;
+      return *ld < *rd ? -1 : *rd < *ld ? 1 : 0;
+    });
+    Session* s = &ssn;
+    auto late = [this, s](const JobInfo& job, std::string_view what) {
+      std::optional<base::Time> deadline = Deadline(job);
+      if (!deadline || s->Now() < *deadline) return Vote::kAbstain;
+      auto late_by = std::chrono::duration_cast<std::chrono::seconds>(s->Now() - *deadline);
+      NoteJob(
+          *s, job,
+          {std::string(name()),
+           "SLA deadline passed " + base::FormatDuration(late_by) + " ago: " + std::string(what),
+           ""});
+      return Vote::kPermit;
+    };
+    ssn.AddJobEnqueueableFn(name(), [late](const JobInfo& job, const api::Resources&) {
+      return job.IsPending() ? late(job, "admitted whatever later tiers say") : Vote::kAbstain;
+    });
+    ssn.AddJobPipelinedFn(name(), [late](const JobInfo& job) { return late(job, "reserving"); });
+  }
+
+ private:
+  std::optional<base::Time> Deadline(const JobInfo& job) const {
+    if (!job.creation) return std::nullopt;
+    std::optional<nanoseconds> waiting = default_waiting_;
+    if (job.pod_group != nullptr) {
+      const auto& a = job.pod_group->metadata.annotations;
+      for (std::string_view key : {api::kSlaWaitingTimeShortKey, api::kSlaWaitingTimeKey}) {
+        auto it = a.find(std::string(key));
+        if (it == a.end()) continue;
+        if (std::optional<nanoseconds> own = PositiveDuration(it->second)) {
+          waiting = own;
+          break;
+        }
+      }
+    }
+    if (!waiting) return std::nullopt;
+    return *job.creation + std::chrono::duration_cast<base::Time::duration>(*waiting);
+  }
+
+  std::optional<nanoseconds> default_waiting_;
+};
+
+}  // namespace
+
+std::unique_ptr<Plugin> NewSlaPlugin(const PluginOption& option) {
+  return std::make_unique<SlaPlugin>(
+      PositiveDuration(option.arguments.GetString("sla-waiting-time")));
+}
+
+}  // namespace tephra::scheduler
