@@ -3,8 +3,10 @@
 #include <map>
 #include <set>
 
+#include "api/labels.h"
 #include "api/validation.h"
 #include "api/validation_internal.h"
+#include "base/time.h"
 
 namespace tephra::api {
 namespace {
@@ -396,6 +398,11 @@ FieldErrors ValidateJobCreate(const Job& job, const QueueLookup* queues) {
   ValidateVolumes(spec.volumes, &errors);
   if (queues != nullptr) ValidateQueue(job, *queues, &errors);
   ValidateDependencies(job, &errors);
+  if (auto it = job.metadata.annotations.find(std::string(kDeadlineKey));
+      it != job.metadata.annotations.end() && !base::ParseTime(it->second)) {
+    errors.push_back({"metadata.annotations[" + std::string(kDeadlineKey) + "]",
+                      "must be an RFC 3339 time such as 2026-12-31T18:00:00Z"});
+  }
   return errors;
 }
 

@@ -39,6 +39,9 @@ inline constexpr std::string_view kTaskPriorityAnnotation = "volcano.sh/task-pri
 // annotation under either name.
 inline constexpr std::string_view kSlaWaitingTimeKey = "volcano.sh/sla-waiting-time";
 inline constexpr std::string_view kSlaWaitingTimeShortKey = "sla-waiting-time";
+// When a job should be done by (RFC 3339), on a Job or PodGroup: within equal priority, jobs
+// with a deadline are ordered first, the earliest first (Tephra's own; docs/scheduler.md).
+inline constexpr std::string_view kDeadlineKey = "tephra.dev/deadline";
 // Job label naming the kind of job; vcctl's job list shows it ("Batch" when absent).
 inline constexpr std::string_view kJobTypeKey = "volcano.sh/job-type";
 

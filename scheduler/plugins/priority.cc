@@ -1,8 +1,15 @@
 // priority: higher priority first.
 //   TaskOrder    task priority (pod priority, or volcano.sh/task-priority)
-//   JobOrder     job priority (the PodGroup's PriorityClass)
+//   JobOrder     job priority (the PodGroup's PriorityClass); within equal priority, jobs with
+//                a tephra.dev/deadline annotation first, the earliest deadline first (Tephra's
+//                own: Volcano has no deadlines)
 //   JobStarving  ready + pipelined tasks fewer than all of the job's tasks
 //   Preemptable  victims of a lower-priority job (or, within one job, lower-priority tasks)
+#include <unordered_map>
+
+#include "api/labels.h"
+#include "base/flags.h"
+#include "base/time.h"
 #include "scheduler/framework/session.h"
 #include "scheduler/plugins/plugins.h"
 
@@ -14,13 +21,19 @@ class PriorityPlugin : public Plugin {
   std::string_view name() const override { return "priority"; }
 
   void OnSessionOpen(Session& ssn) override {
+    ReadDeadlines(ssn);
     ssn.AddTaskOrderFn(name(), [](const TaskInfo& l, const TaskInfo& r) {
       if (l.priority == r.priority) return 0;
       return l.priority > r.priority ? -1 : 1;
     });
-    ssn.AddJobOrderFn(name(), [](const JobInfo& l, const JobInfo& r) {
-      if (l.priority == r.priority) return 0;
-      return l.priority > r.priority ? -1 : 1;
+    ssn.AddJobOrderFn(name(), [this](const JobInfo& l, const JobInfo& r) {
+      if (l.priority != r.priority) return l.priority > r.priority ? -1 : 1;
+      if (deadlines_.empty()) return 0;
+      auto ld = deadlines_.find(&l), rd = deadlines_.find(&r);
+      if (ld == deadlines_.end() || rd == deadlines_.end()) {
+        return ld != deadlines_.end() ? -1 : rd != deadlines_.end() ? 1 : 0;
+      }
+      return ld->second < rd->second ? -1 : rd->second < ld->second ? 1 : 0;
     });
     ssn.AddJobStarvingFn(name(), [](const JobInfo& job) {
       int32_t live = job.ValidCount() - job.Count(TaskStatus::kSucceeded);
@@ -46,6 +59,33 @@ class PriorityPlugin : public Plugin {
           return victims;
         });
   }
+
+ private:
+  // Deadlines of the session's jobs that have one (read once: JobOrder runs n log n times).
+  // A job still waiting is told where its deadline puts it.
+  void ReadDeadlines(Session& ssn) {
+    const base::Time now = ssn.Now();
+    for (size_t i = 0; i < ssn.job_count(); ++i) {
+      const JobInfo& job = ssn.job(i);
+      if (job.pod_group == nullptr) continue;
+      const auto& a = job.pod_group->metadata.annotations;
+      auto it = a.find(std::string(api::kDeadlineKey));
+      if (it == a.end()) continue;
+      std::optional<base::Time> deadline = base::ParseTime(it->second);
+      if (!deadline) continue;  // admission refuses it on a Job; a PodGroup's is ignored
+      deadlines_.emplace(&job, *deadline);
+      if (!job.IsPending() && job.Count(TaskStatus::kPending) == 0) continue;
+      auto gap = std::chrono::duration_cast<std::chrono::seconds>(*deadline - now);
+      std::string when = gap.count() >= 0 ? "in " + base::FormatDuration(gap)
+                                          : base::FormatDuration(-gap) + " ago";
+      ssn.AddJobNote(i, {std::string(name()),
+                         "deadline " + it->second + " (" + when +
+                             "): placed before jobs of its priority with a later deadline or none",
+                         ""});
+    }
+  }
+
+  std::unordered_map<const JobInfo*, base::Time> deadlines_;
 };
 
 }  // namespace

@@ -264,6 +264,13 @@ TEST_CASE("Job CREATE rules") {
         {"spec.maxRetry", "must be greater than or equal to 0"},
         {"spec.ttlSecondsAfterFinished", "must be greater than or equal to 0"},
         {"spec.minSuccess", "must be greater than or equal to 1"}}},
+      {"a deadline that is no RFC 3339 time (Tephra's own annotation)",
+       [](Job& j) { j.metadata.annotations["tephra.dev/deadline"] = "friday"; },
+       {{"metadata.annotations[tephra.dev/deadline]",
+         "must be an RFC 3339 time such as 2026-12-31T18:00:00Z"}}},
+      {"a deadline that is one",
+       [](Job& j) { j.metadata.annotations["tephra.dev/deadline"] = "2026-12-31T18:00:00Z"; },
+       {}},
   };
   for (const CreateCase& c : cases) {
     INFO("rule: " << c.rule);

@@ -35,6 +35,30 @@ TEST_CASE("priority: jobs of a higher PriorityClass go first") {
   CHECK_FALSE(s->JobOrder(s.Job("ns/batch"), s.Job("ns/urgent")));
 }
 
+TEST_CASE("priority: within equal priority, jobs with a deadline first, the earliest first") {
+  Harness h;
+  h.Node("n1", "cpu=8").Queue("default").PriorityClass("urgent", 1000);
+  h.Group("ns/none", "default", 1, "Pending")
+      .Group("ns/late", "default", 1, "Pending")
+      .Group("ns/soon", "default", 1, "Pending")
+      .Group("ns/urgent", "default", 1, "Pending", "", "urgent")
+      .Group("ns/garbled", "default", 1, "Pending");
+  h.AnnotateGroup("ns/late", "tephra.dev/deadline", "2030-01-01T00:00:00Z");
+  h.AnnotateGroup("ns/soon", "tephra.dev/deadline", "2026-01-01T00:00:00+01:00");
+  h.AnnotateGroup("ns/garbled", "tephra.dev/deadline", "tomorrow");
+  PluginSession s(h, kPriority);
+  auto before = [&](const char* l, const char* r) {
+    return s->JobOrder(s.Job(l), s.Job(r)) && !s->JobOrder(s.Job(r), s.Job(l));
+  };
+  CHECK(before("ns/urgent", "ns/soon"));  // priority first: the urgent job has no deadline
+  CHECK(before("ns/soon", "ns/late"));
+  CHECK(before("ns/late", "ns/none"));
+  CHECK(before("ns/none", "ns/garbled"));  // no deadline either: the older first
+  const std::vector<JobNote>* notes = s->JobNotes(s.JobAt("ns/soon"));
+  REQUIRE(notes != nullptr);
+  CHECK(notes->front().message.rfind("deadline 2026-01-01T00:00:00+01:00 (", 0) == 0);
+}
+
 TEST_CASE("priority: a job starves while any of its live tasks is neither ready nor pipelined") {
   Harness h;
   h.Node("n1", "cpu=8").Queue("default").Group("ns/g", "default", 1);
