@@ -6,6 +6,7 @@
 #include "api/labels.h"
 #include "api/validation.h"
 #include "api/validation_internal.h"
+#include "base/flags.h"
 #include "base/time.h"
 
 namespace tephra::api {
@@ -398,10 +399,21 @@ FieldErrors ValidateJobCreate(const Job& job, const QueueLookup* queues) {
   ValidateVolumes(spec.volumes, &errors);
   if (queues != nullptr) ValidateQueue(job, *queues, &errors);
   ValidateDependencies(job, &errors);
-  if (auto it = job.metadata.annotations.find(std::string(kDeadlineKey));
-      it != job.metadata.annotations.end() && !base::ParseTime(it->second)) {
+  // Tephra's own annotations (docs/admission.md, Jobs).
+  const auto& annotations = job.metadata.annotations;
+  if (auto it = annotations.find(std::string(kDeadlineKey));
+      it != annotations.end() && !base::ParseTime(it->second)) {
     errors.push_back({"metadata.annotations[" + std::string(kDeadlineKey) + "]",
                       "must be an RFC 3339 time such as 2026-12-31T18:00:00Z"});
+  }
+  for (std::string_view key : {kRestartBackoffKey, kRestartBackoffMaxKey}) {
+    auto it = annotations.find(std::string(key));
+    if (it == annotations.end()) continue;
+    StatusOr<std::chrono::nanoseconds> d = base::ParseDuration(it->second);
+    if (!d.ok() || d->count() <= 0) {
+      errors.push_back({"metadata.annotations[" + std::string(key) + "]",
+                        "must be a positive duration such as 10s or 2m30s"});
+    }
   }
   return errors;
 }

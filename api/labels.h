@@ -42,6 +42,10 @@ inline constexpr std::string_view kSlaWaitingTimeShortKey = "sla-waiting-time";
 // When a job should be done by (RFC 3339), on a Job or PodGroup: within equal priority, jobs
 // with a deadline are ordered first, the earliest first (Tephra's own; docs/scheduler.md).
 inline constexpr std::string_view kDeadlineKey = "tephra.dev/deadline";
+// Retry back-off of a Job's restarting policies (Go durations; Tephra's own,
+// docs/compatibility.md §2.1): the first wait, doubled per restart up to the cap (default 5m).
+inline constexpr std::string_view kRestartBackoffKey = "tephra.dev/restart-backoff";
+inline constexpr std::string_view kRestartBackoffMaxKey = "tephra.dev/restart-backoff-max";
 // Job label naming the kind of job; vcctl's job list shows it ("Batch" when absent).
 inline constexpr std::string_view kJobTypeKey = "volcano.sh/job-type";
 

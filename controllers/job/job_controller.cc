@@ -414,11 +414,18 @@ Status JobController::Sync(const std::string& key) {
       VLOG(3) << "job " << key << ": ignoring stale " << req.event << " of pod " << req.pod_name;
       continue;
     }
+    std::string delayed_what = res.reason;
+    if (std::optional<std::chrono::nanoseconds> backoff = RestartBackoff(job, res.action);
+        backoff && (!res.delay || *res.delay < *backoff)) {
+      res.delay = *backoff;
+      delayed_what = "restart " + std::to_string(job.status.retry_count + 1) + "/" +
+                     std::to_string(job.spec.max_retry) + ", " + res.reason;
+    }
     if (res.delay && res.action != Action::kSyncJob) {
       if (delayed_->Add(key, req, res.action, *res.delay, res.reason)) {
-        RecordEvent(
-            job, false, "ActionDelayed",
-            res.reason + " in " + base::FormatDuration(*res.delay) + " (pod " + req.pod_name + ")");
+        RecordEvent(job, false, "ActionDelayed",
+                    delayed_what + " in " + base::FormatDuration(*res.delay) + " (pod " +
+                        req.pod_name + ")");
       }
       continue;
     }
@@ -565,6 +572,11 @@ Status JobController::Execute(api::Job& job,
   PodCounts counts = CountPods(pods, deleted, created);
   PhaseInputs inputs = MakePhaseInputs(job, counts, status.retry_count);
   inputs.status_min_available = status.min_available;
+  // A delayed action (a policy timeout, a restart back-off) decides how the job goes on: until
+  // it runs, pods that finished do not finish the job (docs/compatibility.md §2.1).
+  if (inputs.running_verdict && IsFinished(*inputs.running_verdict) && delayed_->Size(key) > 0) {
+    inputs.running_verdict.reset();
+  }
   Phase next = invalid ? Phase::kFailed : Evaluate(phase, cell.next, inputs);
   // A finished or aborted job keeps no pod counters (docs/compatibility.md §2.3, step 5).
   SetCounts(IsFinished(next) || next == Phase::kAborted ? PodCounts{} : counts, &status);

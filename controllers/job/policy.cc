@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "api/labels.h"
+#include "base/flags.h"
 
 namespace tephra::controllers::job {
 namespace {
@@ -188,6 +189,27 @@ Resolution ResolveAction(const api::Job& job, const Request& request) {
   }
   if (auto m = Match(job.spec.policies, request, "job")) return *m;
   return r;
+}
+
+std::optional<std::chrono::nanoseconds> RestartBackoff(const api::Job& job, Action action) {
+  const bool restarts = action == Action::kRestartJob || action == Action::kRestartTask ||
+                        action == Action::kRestartPod || action == Action::kRestartPartition;
+  if (!restarts || job.status.retry_count >= job.spec.max_retry) return std::nullopt;
+  const auto& a = job.metadata.annotations;
+  auto read = [&a](std::string_view key) -> std::optional<std::chrono::nanoseconds> {
+    auto it = a.find(std::string(key));
+    if (it == a.end()) return std::nullopt;
+    StatusOr<std::chrono::nanoseconds> d = base::ParseDuration(it->second);
+    if (!d.ok() || d->count() <= 0) return std::nullopt;  // admission refuses these
+    return *d;
+  };
+  std::optional<std::chrono::nanoseconds> first = read(api::kRestartBackoffKey);
+  if (!first) return std::nullopt;
+  const std::chrono::nanoseconds cap =
+      read(api::kRestartBackoffMaxKey).value_or(std::chrono::minutes(5));
+  std::chrono::nanoseconds delay = *first;
+  for (int32_t i = 0; i < job.status.retry_count && delay < cap; ++i) delay *= 2;
+  return std::min(delay, cap);
 }
 
 bool DelayedActions::Add(const std::string& job_key, const Request& request, Action action,

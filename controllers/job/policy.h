@@ -71,6 +71,13 @@ struct Resolution {
 // "*" (PodPending only with a timeout), or when its exitCode equals the request's.
 Resolution ResolveAction(const api::Job& job, const Request& request);
 
+// The wait before a job's next restart under Tephra's retry back-off (docs/compatibility.md
+// §2.1): for a restarting action (RestartJob, RestartTask, RestartPod, RestartPartition) of a
+// Job annotated tephra.dev/restart-backoff with retries left, the annotation's duration doubled
+// per restart so far (retryCount), at most tephra.dev/restart-backoff-max (default 5m).
+// nullopt: restart at once, as Volcano does.
+std::optional<std::chrono::nanoseconds> RestartBackoff(const api::Job& job, Action action);
+
 // Actions waiting for a policy timeout, per job. Thread-safe; time from the clock.
 class DelayedActions {
  public:

@@ -188,6 +188,44 @@ TEST_CASE("PodFailed RestartJob restarts the job until maxRetry, then it fails")
   for (const auto& p : env.LivePods()) CHECK(p->status.phase != "Running");
 }
 
+TEST_CASE("a restart back-off waits before each restart, doubling, and says so") {
+  Env env("ctl-backoff");
+  env.Apply(
+      "apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nmetadata:\n  name: flaky\n"
+      "  annotations: {tephra.dev/restart-backoff: 2s}\nspec:\n  schedulerName: volcano\n"
+      "  maxRetry: 2\n  policies:\n  - event: PodFailed\n    action: RestartJob\n"
+      "  tasks:\n" +
+      TaskYaml("crash", 1, "Failed"));
+  using Clock = std::chrono::steady_clock;
+  // The first failure is seen, then the restart no sooner than the back-off allows.
+  auto failed = [&] {
+    for (const auto& p : env.LivePods()) {
+      if (p->status.phase == "Failed") return true;
+    }
+    return false;
+  };
+  REQUIRE(Eventually(failed, kTimeout, std::chrono::milliseconds(50)));
+  const Clock::time_point seen_failed = Clock::now();
+  REQUIRE(Eventually(
+      [&] {
+        auto job = env.Job("flaky");
+        return job && job->status.retry_count >= 1;
+      },
+      kTimeout, std::chrono::milliseconds(50)));
+  // 2 s of back-off, less what polling may have lost on the first observation.
+  CHECK(Clock::now() - seen_failed >= std::chrono::milliseconds(1500));
+  env.WaitPhase("flaky", "Failed", std::chrono::seconds(90));
+  CHECK(env.Job("flaky")->status.retry_count == 2);
+  std::string events = env.kubectl.MustRun({"get", "events", "-n", env.ns.name(),
+                                            "--field-selector=reason=ActionDelayed", "-o",
+                                            R"(jsonpath={range .items[*]}{.message}{"\n"}{end})"});
+  INFO(events);
+  CHECK(events.find("restart 1/2, PodFailed -> RestartJob (job policy) in 2s") !=
+        std::string::npos);
+  CHECK(events.find("restart 2/2, PodFailed -> RestartJob (job policy) in 4s") !=
+        std::string::npos);
+}
+
 TEST_CASE("TaskCompleted CompleteJob ends the job when the master finishes") {
   Env env("ctl-taskdone");
   env.Apply(JobYaml(

@@ -268,6 +268,15 @@ TEST_CASE("Job CREATE rules") {
        [](Job& j) { j.metadata.annotations["tephra.dev/deadline"] = "friday"; },
        {{"metadata.annotations[tephra.dev/deadline]",
          "must be an RFC 3339 time such as 2026-12-31T18:00:00Z"}}},
+      {"a restart back-off that is no positive duration",
+       [](Job& j) {
+         j.metadata.annotations["tephra.dev/restart-backoff"] = "10";
+         j.metadata.annotations["tephra.dev/restart-backoff-max"] = "-1m";
+       },
+       {{"metadata.annotations[tephra.dev/restart-backoff]",
+         "must be a positive duration such as 10s or 2m30s"},
+        {"metadata.annotations[tephra.dev/restart-backoff-max]",
+         "must be a positive duration such as 10s or 2m30s"}}},
       {"a deadline that is one",
        [](Job& j) { j.metadata.annotations["tephra.dev/deadline"] = "2026-12-31T18:00:00Z"; },
        {}},

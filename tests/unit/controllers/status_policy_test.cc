@@ -300,5 +300,26 @@ TEST_CASE("delayed actions fire on the clock and are cancelled by the rules") {
   }
 }
 
+TEST_CASE("restart back-off: doubles per restart so far, capped, none without retries left") {
+  api::Job job = MakeJob(JobJson("[" + Task("w", 1) + "]", R"("maxRetry":5)"));
+  using std::chrono::seconds;
+  CHECK_FALSE(RestartBackoff(job, Action::kRestartJob));  // no annotation: at once, as Volcano
+  job.metadata.annotations["tephra.dev/restart-backoff"] = "10s";
+  job.metadata.annotations["tephra.dev/restart-backoff-max"] = "35s";
+  CHECK(RestartBackoff(job, Action::kRestartJob) == seconds(10));
+  job.status.retry_count = 1;
+  CHECK(RestartBackoff(job, Action::kRestartPod) == seconds(20));
+  job.status.retry_count = 2;
+  CHECK(RestartBackoff(job, Action::kRestartTask) == seconds(35));  // 40 s, capped
+  CHECK_FALSE(RestartBackoff(job, Action::kAbortJob));              // only restarts wait
+  job.status.retry_count = 5;
+  CHECK_FALSE(RestartBackoff(job, Action::kRestartJob));  // retries used up: fail at once
+  job.status.retry_count = 0;
+  job.metadata.annotations.erase("tephra.dev/restart-backoff-max");
+  job.metadata.annotations["tephra.dev/restart-backoff"] = "4m";
+  job.status.retry_count = 3;
+  CHECK(RestartBackoff(job, Action::kRestartJob) == std::chrono::minutes(5));  // default cap
+}
+
 }  // namespace
 }  // namespace tephra::controllers::job
