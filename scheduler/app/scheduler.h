@@ -79,7 +79,7 @@ class Scheduler {
   void ReloadConfIfChanged();
   // Says what a newly loaded configuration leaves out: a warning per name in the log, the
   // gauge, and an Event on the ConfigMap.
-  void ReportUnsupported(const SchedulerConf& conf);
+  void ReportUnsupported(const SchedulerConf& conf) REQUIRES(conf_mu_);
   // Creates queue `name` (weight 1, with `labels`) unless it exists; docs/scheduler.md says
   // how this default queue relates to the one the chart creates.
   Status EnsureQueue(const std::string& name, bool reclaimable,
