@@ -7,6 +7,9 @@
 //   JobPipelined    first tier a late job is admitted, and keeps what it is given as pipelined,
 //                   whatever overcommit or proportion in a later tier would say; otherwise
 //                   Abstain. (docs/scheduler.md, Plugins)
+#include <unordered_map>
+#include <unordered_set>
+
 #include "api/labels.h"
 #include "base/flags.h"
 #include "scheduler/framework/session.h"
@@ -31,21 +34,30 @@ class SlaPlugin : public Plugin {
   std::string_view name() const override { return "sla"; }
 
   void OnSessionOpen(Session& ssn) override {
+    // Read once: JobOrder runs n log n times a session.
+    for (size_t i = 0; i < ssn.job_count(); ++i) {
+      if (std::optional<base::Time> d = Deadline(ssn.job(i))) deadlines_.emplace(&ssn.job(i), *d);
+    }
     ssn.AddJobOrderFn(name(), [this](const JobInfo& l, const JobInfo& r) {
-      std::optional<base::Time> ld = Deadline(l), rd = Deadline(r);
-      if (!ld || !rd) return ld ? -1 : rd ? 1 : 0;
-      return *ld < *rd ? -1 : *rd < *ld ? 1 : 0;
+      auto ld = deadlines_.find(&l), rd = deadlines_.find(&r);
+      if (ld == deadlines_.end() || rd == deadlines_.end()) {
+        return ld != deadlines_.end() ? -1 : rd != deadlines_.end() ? 1 : 0;
+      }
+      return ld->second < rd->second ? -1 : rd->second < ld->second ? 1 : 0;
     });
     Session* s = &ssn;
+    // Permit once the deadline has passed; the job's explanation says so once a session.
     auto late = [this, s](const JobInfo& job, std::string_view what) {
-      std::optional<base::Time> deadline = Deadline(job);
-      if (!deadline || s->Now() < *deadline) return Vote::kAbstain;
-      auto late_by = std::chrono::duration_cast<std::chrono::seconds>(s->Now() - *deadline);
-      NoteJob(
-          *s, job,
-          {std::string(name()),
-           "SLA deadline passed " + base::FormatDuration(late_by) + " ago: " + std::string(what),
-           ""});
+      auto d = deadlines_.find(&job);
+      if (d == deadlines_.end() || s->Now() < d->second) return Vote::kAbstain;
+      if (noted_.insert(&job).second) {
+        auto late_by = std::chrono::duration_cast<std::chrono::seconds>(s->Now() - d->second);
+        NoteJob(
+            *s, job,
+            {std::string(name()),
+             "SLA deadline passed " + base::FormatDuration(late_by) + " ago: " + std::string(what),
+             ""});
+      }
       return Vote::kPermit;
     };
     ssn.AddJobEnqueueableFn(name(), [late](const JobInfo& job, const api::Resources&) {
@@ -74,6 +86,8 @@ class SlaPlugin : public Plugin {
   }
 
   std::optional<nanoseconds> default_waiting_;
+  std::unordered_map<const JobInfo*, base::Time> deadlines_;
+  std::unordered_set<const JobInfo*> noted_;
 };
 
 }  // namespace
