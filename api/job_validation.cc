@@ -408,9 +408,7 @@ FieldErrors ValidateJobCreate(const Job& job, const QueueLookup* queues) {
   }
   for (std::string_view key : {kRestartBackoffKey, kRestartBackoffMaxKey}) {
     auto it = annotations.find(std::string(key));
-    if (it == annotations.end()) continue;
-    StatusOr<std::chrono::nanoseconds> d = base::ParseDuration(it->second);
-    if (!d.ok() || d->count() <= 0) {
+    if (it != annotations.end() && !base::ParsePositiveDuration(it->second)) {
       errors.push_back({"metadata.annotations[" + std::string(key) + "]",
                         "must be a positive duration such as 10s or 2m30s"});
     }

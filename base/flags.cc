@@ -111,6 +111,13 @@ StatusOr<nanoseconds> ParseDuration(std::string_view text) {
                                                       : -static_cast<int64_t>(magnitude));
 }
 
+std::optional<nanoseconds> ParsePositiveDuration(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  StatusOr<nanoseconds> d = ParseDuration(text);
+  if (!d.ok() || d->count() <= 0) return std::nullopt;
+  return *d;
+}
+
 namespace {
 
 // "<whole>[.<fraction without trailing zeros>]" for value / 10^digits.

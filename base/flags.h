@@ -26,6 +26,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -37,6 +38,9 @@ namespace tephra::base {
 // Go's time.ParseDuration: a sequence of decimal numbers with units ns, us (or µs), ms, s, m,
 // h, optionally signed: "300ms", "1.5h", "2h45m", "-1s", "0".
 StatusOr<std::chrono::nanoseconds> ParseDuration(std::string_view text);
+// A duration above zero, as annotations and plugin arguments that set a wait want it; nullopt
+// when `text` is empty, malformed, zero or negative.
+std::optional<std::chrono::nanoseconds> ParsePositiveDuration(std::string_view text);
 // Go's Duration.String(): "0s", "500ms", "1.5s", "1m30s", "1h0m0s".
 std::string FormatDuration(std::chrono::nanoseconds d);
 

@@ -40,20 +40,36 @@ std::optional<std::string> ReadFile(const std::string& path) {
   return ss.str();
 }
 
-// --check-conf: checks a configuration as the scheduler would load it, with no API server
-// (for CI and Helm pre-upgrade checks). 0: loads (warnings printed), 2: refused.
-int CheckConf(const std::string& path) {
-  std::optional<std::string> text = ReadFile(path);
-  if (!text) {
-    std::cerr << path << ": cannot read\n";
-    return 2;
+// The configuration in `path` (empty: the built-in one) as the scheduler would load it; the
+// error names the file and the problem.
+StatusOr<scheduler::SchedulerConf> LoadConf(const std::string& path,
+                                            const scheduler::Registry& registry) {
+  std::string text = scheduler::DefaultSchedulerConfYaml();
+  if (!path.empty()) {
+    std::optional<std::string> read = ReadFile(path);
+    if (!read) return InvalidArgument(path + ": cannot read");
+    text = std::move(*read);
   }
+  auto conf = scheduler::ParseSchedulerConf(text, registry.Names());
+  if (!conf.ok()) {
+    return InvalidArgument((path.empty() ? "(built-in)" : path) + ": " + conf.status().message());
+  }
+  return conf;
+}
+
+scheduler::Registry Builtins() {
   scheduler::Registry registry;
   Status registered = scheduler::RegisterBuiltins(registry);
   CHECK(registered.ok()) << registered.ToString();
-  auto conf = scheduler::ParseSchedulerConf(*text, registry.Names());
+  return registry;
+}
+
+// --check-conf: checks a configuration as the scheduler would load it, with no API server
+// (for CI and Helm pre-upgrade checks). 0: loads (warnings printed), 2: refused.
+int CheckConf(const std::string& path) {
+  StatusOr<scheduler::SchedulerConf> conf = LoadConf(path, Builtins());
   if (!conf.ok()) {
-    std::cerr << path << ": " << conf.status().message() << "\n";
+    std::cerr << conf.status().message() << "\n";
     return 2;
   }
   for (const auto& w : conf->Warnings()) std::cout << path << ": warning: " << w << "\n";
@@ -75,23 +91,10 @@ int Replay(const Flags& f, const base::FlagSet& flags) {
     std::cerr << "--replay: cannot read " << f.replay << "\n";
     return 2;
   }
-  scheduler::Registry registry;
-  Status registered = scheduler::RegisterBuiltins(registry);
-  CHECK(registered.ok()) << registered.ToString();
-  std::string conf_text = scheduler::DefaultSchedulerConfYaml();
-  if (!f.scheduler.conf_file.empty()) {
-    std::optional<std::string> conf = ReadFile(f.scheduler.conf_file);
-    if (!conf) {
-      std::cerr << "--scheduler-conf: cannot read " << f.scheduler.conf_file << "\n";
-      return 2;
-    }
-    conf_text = *conf;
-  }
-  auto conf = scheduler::ParseSchedulerConf(conf_text, registry.Names());
+  scheduler::Registry registry = Builtins();
+  StatusOr<scheduler::SchedulerConf> conf = LoadConf(f.scheduler.conf_file, registry);
   if (!conf.ok()) {
-    std::cerr << "--scheduler-conf "
-              << (f.scheduler.conf_file.empty() ? "(built-in)" : f.scheduler.conf_file) << ": "
-              << conf.status().message() << "\n";
+    std::cerr << "--scheduler-conf " << conf.status().message() << "\n";
     return 2;
   }
   for (const auto& w : conf->Warnings()) std::cerr << "--scheduler-conf: warning: " << w << "\n";

@@ -414,18 +414,18 @@ Status JobController::Sync(const std::string& key) {
       VLOG(3) << "job " << key << ": ignoring stale " << req.event << " of pod " << req.pod_name;
       continue;
     }
-    std::string delayed_what = res.reason;
-    if (std::optional<std::chrono::nanoseconds> backoff = RestartBackoff(job, res.action);
-        backoff && (!res.delay || *res.delay < *backoff)) {
-      res.delay = *backoff;
-      delayed_what = "restart " + std::to_string(job.status.retry_count + 1) + "/" +
-                     std::to_string(job.spec.max_retry) + ", " + res.reason;
-    }
+    std::optional<std::chrono::nanoseconds> backoff = RestartBackoff(job, res.action);
+    const bool backing_off = backoff && (!res.delay || *res.delay < *backoff);
+    if (backing_off) res.delay = *backoff;
     if (res.delay && res.action != Action::kSyncJob) {
       if (delayed_->Add(key, req, res.action, *res.delay, res.reason)) {
-        RecordEvent(job, false, "ActionDelayed",
-                    delayed_what + " in " + base::FormatDuration(*res.delay) + " (pod " +
-                        req.pod_name + ")");
+        std::string what = backing_off
+                               ? "restart " + std::to_string(job.status.retry_count + 1) + "/" +
+                                     std::to_string(job.spec.max_retry) + ", " + res.reason
+                               : res.reason;
+        RecordEvent(
+            job, false, "ActionDelayed",
+            what + " in " + base::FormatDuration(*res.delay) + " (pod " + req.pod_name + ")");
       }
       continue;
     }

@@ -196,12 +196,10 @@ std::optional<std::chrono::nanoseconds> RestartBackoff(const api::Job& job, Acti
                         action == Action::kRestartPod || action == Action::kRestartPartition;
   if (!restarts || job.status.retry_count >= job.spec.max_retry) return std::nullopt;
   const auto& a = job.metadata.annotations;
+  // Malformed values are refused by admission; one that got in anyway means no back-off.
   auto read = [&a](std::string_view key) -> std::optional<std::chrono::nanoseconds> {
     auto it = a.find(std::string(key));
-    if (it == a.end()) return std::nullopt;
-    StatusOr<std::chrono::nanoseconds> d = base::ParseDuration(it->second);
-    if (!d.ok() || d->count() <= 0) return std::nullopt;  // admission refuses these
-    return *d;
+    return it == a.end() ? std::nullopt : base::ParsePositiveDuration(it->second);
   };
   std::optional<std::chrono::nanoseconds> first = read(api::kRestartBackoffKey);
   if (!first) return std::nullopt;

@@ -101,15 +101,27 @@ std::chrono::steady_clock::time_point Scheduler::last_cycle() const {
 
 void Scheduler::ReloadConfIfChanged() {
   if (options_.conf_file.empty()) return;
+  std::vector<std::string> warnings;
+  {
+    sync::MutexLock l(conf_mu_);
+    if (!LoadConfIfChanged()) return;
+    warnings = conf_.Warnings();
+    for (const auto& w : warnings) LOG(WARNING) << "scheduler: " << options_.conf_file << ": " << w;
+    ShowUnsupported(conf_);
+  }
+  // The API call goes without the lock.
+  if (!warnings.empty()) WarnOnConfigMap(warnings);
+}
+
+bool Scheduler::LoadConfIfChanged() {
   int64_t mtime = MtimeOf(options_.conf_file);
-  sync::MutexLock l(conf_mu_);
-  if (mtime == conf_mtime_) return;
+  if (mtime == conf_mtime_) return false;
   conf_mtime_ = mtime;
   std::ifstream in(options_.conf_file);
   if (!in) {
     LOG(ERROR) << "scheduler: cannot read " << options_.conf_file
                << "; keeping the current configuration";
-    return;
+    return false;
   }
   std::stringstream ss;
   ss << in.rdbuf();
@@ -117,32 +129,30 @@ void Scheduler::ReloadConfIfChanged() {
   if (!conf.ok()) {
     LOG(ERROR) << "scheduler: " << options_.conf_file << " is invalid (" << conf.status().message()
                << "); keeping the current configuration";
-    return;
+    return false;
   }
   conf_ = std::move(*conf);
   std::string actions;
   for (const auto& a : conf_.actions) actions += (actions.empty() ? "" : ", ") + a;
   LOG(INFO) << "scheduler: loaded " << options_.conf_file << " (actions: " << actions << ")";
-  ReportUnsupported(conf_);
+  return true;
 }
 
-void Scheduler::ReportUnsupported(const SchedulerConf& conf) {
-  std::vector<std::string> warnings = conf.Warnings();
-  for (const auto& w : warnings) LOG(WARNING) << "scheduler: " << options_.conf_file << ": " << w;
-  if (unsupported_ != nullptr) {
-    std::set<std::pair<std::string, std::string>> now;
-    for (const auto& u : conf.unsupported) now.emplace(u.kind, u.name);
-    for (const auto& [kind, name] : unsupported_shown_) {
-      if (!now.count({kind, name})) unsupported_->WithLabels({kind, name}).Set(0);
-    }
-    for (const auto& [kind, name] : now) unsupported_->WithLabels({kind, name}).Set(1);
-    unsupported_shown_ = std::move(now);
+void Scheduler::ShowUnsupported(const SchedulerConf& conf) {
+  if (unsupported_ == nullptr) return;
+  std::set<std::pair<std::string, std::string>> now;
+  for (const auto& u : conf.unsupported) now.emplace(u.kind, u.name);
+  for (const auto& [kind, name] : unsupported_shown_) {
+    if (!now.count({kind, name})) unsupported_->WithLabels({kind, name}).Set(0);
   }
-  if (warnings.empty() || events_ == nullptr || options_.conf_configmap.empty()) return;
+  for (const auto& [kind, name] : now) unsupported_->WithLabels({kind, name}).Set(1);
+  unsupported_shown_ = std::move(now);
+}
+
+void Scheduler::WarnOnConfigMap(const std::vector<std::string>& warnings) {
+  if (events_ == nullptr || options_.conf_configmap.empty()) return;
   // The Event names the ConfigMap by uid, so `kubectl describe configmap` shows it.
-  const size_t slash = options_.conf_configmap.find('/');
-  const std::string ns = options_.conf_configmap.substr(0, slash);
-  const std::string name = options_.conf_configmap.substr(slash + 1);
+  const auto [ns, name] = kube::SplitObjectKey(options_.conf_configmap);
   StatusOr<std::string> body = client_->Get(kube::resources::kConfigMaps, ns, name);
   StatusOr<std::shared_ptr<kube::Object>> configmap =
       body.ok() ? api::DecodeTypedObjectText<kube::Object>(

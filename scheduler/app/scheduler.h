@@ -76,10 +76,14 @@ class Scheduler {
   CycleResult RunOnce();
 
  private:
+  // Loads --scheduler-conf when the file changed and says what it leaves out: a warning per
+  // name in the log, the gauge, and an Event on the ConfigMap.
   void ReloadConfIfChanged();
-  // Says what a newly loaded configuration leaves out: a warning per name in the log, the
-  // gauge, and an Event on the ConfigMap.
-  void ReportUnsupported(const SchedulerConf& conf) REQUIRES(conf_mu_);
+  // Whether a new configuration is now in conf_ (a bad file keeps the current one).
+  bool LoadConfIfChanged() REQUIRES(conf_mu_);
+  // The gauge: 1 for each name `conf` leaves out, 0 for those an earlier one left out.
+  void ShowUnsupported(const SchedulerConf& conf) REQUIRES(conf_mu_);
+  void WarnOnConfigMap(const std::vector<std::string>& warnings);
   // Creates queue `name` (weight 1, with `labels`) unless it exists; docs/scheduler.md says
   // how this default queue relates to the one the chart creates.
   Status EnsureQueue(const std::string& name, bool reclaimable,

@@ -5,8 +5,10 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 
 #include "api/resources.h"
+#include "base/time.h"
 #include "scheduler/framework/conf.h"
 #include "scheduler/framework/interfaces.h"
 #include "scheduler/framework/session.h"
@@ -35,6 +37,11 @@ JobNote AdmissionShortfallNote(std::string_view plugin, const std::string& queue
                                const api::Resources& capability);
 // The note for a job whose queue is missing or not Open.
 JobNote QueueNotOpenNote(std::string_view plugin, const std::string& queue, const QueueInfo* info);
+// Deadlines of a session's jobs that have one (sla's and priority's), read once a session.
+using JobDeadlines = std::unordered_map<const JobInfo*, base::Time>;
+// JobOrder by deadline: jobs with one before jobs without, the earliest first; 0 on a tie.
+int CompareDeadlines(const JobDeadlines& deadlines, const JobInfo& l, const JobInfo& r);
+
 // Adds `note` to `job` in `ssn` (for vote callbacks, which see the job but not its index).
 void NoteJob(Session& ssn, const JobInfo& job, JobNote note);
 

@@ -5,8 +5,6 @@
 //                own: Volcano has no deadlines)
 //   JobStarving  ready + pipelined tasks fewer than all of the job's tasks
 //   Preemptable  victims of a lower-priority job (or, within one job, lower-priority tasks)
-#include <unordered_map>
-
 #include "api/labels.h"
 #include "base/flags.h"
 #include "base/time.h"
@@ -28,12 +26,7 @@ class PriorityPlugin : public Plugin {
     });
     ssn.AddJobOrderFn(name(), [this](const JobInfo& l, const JobInfo& r) {
       if (l.priority != r.priority) return l.priority > r.priority ? -1 : 1;
-      if (deadlines_.empty()) return 0;
-      auto ld = deadlines_.find(&l), rd = deadlines_.find(&r);
-      if (ld == deadlines_.end() || rd == deadlines_.end()) {
-        return ld != deadlines_.end() ? -1 : rd != deadlines_.end() ? 1 : 0;
-      }
-      return ld->second < rd->second ? -1 : rd->second < ld->second ? 1 : 0;
+      return CompareDeadlines(deadlines_, l, r);
     });
     ssn.AddJobStarvingFn(name(), [](const JobInfo& job) {
       int32_t live = job.ValidCount() - job.Count(TaskStatus::kSucceeded);
@@ -85,7 +78,7 @@ class PriorityPlugin : public Plugin {
     }
   }
 
-  std::unordered_map<const JobInfo*, base::Time> deadlines_;
+  JobDeadlines deadlines_;
 };
 
 }  // namespace

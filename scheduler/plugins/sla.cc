@@ -7,7 +7,6 @@
 //   JobPipelined    first tier a late job is admitted, and keeps what it is given as pipelined,
 //                   whatever overcommit or proportion in a later tier would say; otherwise
 //                   Abstain. (docs/scheduler.md, Plugins)
-#include <unordered_map>
 #include <unordered_set>
 
 #include "api/labels.h"
@@ -20,14 +19,6 @@ namespace {
 
 using std::chrono::nanoseconds;
 
-// A positive Go duration, or nullopt (absent, malformed or not positive, as Volcano reads it).
-std::optional<nanoseconds> PositiveDuration(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  StatusOr<nanoseconds> d = base::ParseDuration(text);
-  if (!d.ok() || d->count() <= 0) return std::nullopt;
-  return *d;
-}
-
 class SlaPlugin : public Plugin {
  public:
   explicit SlaPlugin(std::optional<nanoseconds> waiting) : default_waiting_(waiting) {}
@@ -39,11 +30,7 @@ class SlaPlugin : public Plugin {
       if (std::optional<base::Time> d = Deadline(ssn.job(i))) deadlines_.emplace(&ssn.job(i), *d);
     }
     ssn.AddJobOrderFn(name(), [this](const JobInfo& l, const JobInfo& r) {
-      auto ld = deadlines_.find(&l), rd = deadlines_.find(&r);
-      if (ld == deadlines_.end() || rd == deadlines_.end()) {
-        return ld != deadlines_.end() ? -1 : rd != deadlines_.end() ? 1 : 0;
-      }
-      return ld->second < rd->second ? -1 : rd->second < ld->second ? 1 : 0;
+      return CompareDeadlines(deadlines_, l, r);
     });
     Session* s = &ssn;
     // Permit once the deadline has passed; the job's explanation says so once a session.
@@ -75,7 +62,7 @@ class SlaPlugin : public Plugin {
       for (std::string_view key : {api::kSlaWaitingTimeShortKey, api::kSlaWaitingTimeKey}) {
         auto it = a.find(std::string(key));
         if (it == a.end()) continue;
-        if (std::optional<nanoseconds> own = PositiveDuration(it->second)) {
+        if (std::optional<nanoseconds> own = base::ParsePositiveDuration(it->second)) {
           waiting = own;
           break;
         }
@@ -86,7 +73,7 @@ class SlaPlugin : public Plugin {
   }
 
   std::optional<nanoseconds> default_waiting_;
-  std::unordered_map<const JobInfo*, base::Time> deadlines_;
+  JobDeadlines deadlines_;
   std::unordered_set<const JobInfo*> noted_;
 };
 
@@ -94,7 +81,7 @@ class SlaPlugin : public Plugin {
 
 std::unique_ptr<Plugin> NewSlaPlugin(const PluginOption& option) {
   return std::make_unique<SlaPlugin>(
-      PositiveDuration(option.arguments.GetString("sla-waiting-time")));
+      base::ParsePositiveDuration(option.arguments.GetString("sla-waiting-time")));
 }
 
 }  // namespace tephra::scheduler
