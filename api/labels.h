@@ -77,6 +77,9 @@ inline constexpr std::string_view kQueueHierarchyWeightsAnnotation = "volcano.sh
 
 // Node label read by the nodegroup plugin for queue node-group affinity.
 inline constexpr std::string_view kNodeGroupNameLabel = "volcano.sh/nodegroup-name";
+// Queue annotation capping what the queue may hold per node group: {"group": {"cpu": "8"}}.
+inline constexpr std::string_view kNodeGroupResourceLimitsAnnotation =
+    "volcano.sh/nodegroup-resource-limits";
 // Pod annotation selecting a resource group of the pod mutating webhook.
 inline constexpr std::string_view kResourceGroupAnnotation = "volcano.sh/resource-group";
 

@@ -49,6 +49,7 @@ const Resource kCustomResourceDefinitions{"apiextensions.k8s.io", "v1", "customr
                                           false, "CustomResourceDefinition"};
 const Resource kPodDisruptionBudgets{"policy", "v1", "poddisruptionbudgets", true,
                                      "PodDisruptionBudget"};
+const Resource kResourceQuotas{"", "v1", "resourcequotas", true, "ResourceQuota"};
 const Resource kReplicaSets{"apps", "v1", "replicasets", true, "ReplicaSet"};
 const Resource kNetworkPolicies{"networking.k8s.io", "v1", "networkpolicies", true,
                                 "NetworkPolicy"};

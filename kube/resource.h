@@ -35,6 +35,7 @@ extern const Resource kPriorityClasses;
 extern const Resource kCustomResourceDefinitions;
 extern const Resource kNetworkPolicies;
 extern const Resource kPodDisruptionBudgets;
+extern const Resource kResourceQuotas;
 extern const Resource kReplicaSets;
 extern const Resource kMutatingWebhookConfigurations;
 extern const Resource kValidatingWebhookConfigurations;

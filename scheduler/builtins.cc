@@ -26,6 +26,8 @@ Status RegisterBuiltins(Registry& r) {
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("capacity", NewCapacityPlugin));
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("pdb", NewPdbPlugin));
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("sla", NewSlaPlugin));
+  TEPHRA_RETURN_IF_ERROR(r.AddPlugin("nodegroup", NewNodeGroupPlugin));
+  TEPHRA_RETURN_IF_ERROR(r.AddPlugin("resourcequota", NewResourceQuotaPlugin));
 
   // Volcano's other names (docs/scheduler.md, "Recognised, not implemented"): a configuration
   // written for Volcano loads with a warning for each, rather than being refused as a whole.
@@ -35,8 +37,6 @@ Status RegisterBuiltins(Registry& r) {
            {"deviceshare", "GPU and NPU sharing"},
            {"extender", "HTTP callouts to a scheduler extender"},
            {"task-topology", "a job's tasks placed together or apart by annotation"},
-           {"nodegroup", "queue affinity to node groups"},
-           {"resourcequota", "namespace ResourceQuota checked at enqueue"},
            {"rescheduling", "periodic eviction from busy nodes"},
            {"usage", "placement by measured node load"},
            {"cdp", "no eviction within a pod's cooldown time"},

@@ -54,10 +54,14 @@ class EnqueueAction : public Action {
         ssn.JobEnqueued(job);
         ssn.SetJobPhase(j, api::PodGroupPhase::kInqueue);
       } else {
+        // The plugin that refused says why (a quota, the queue's capability, ...).
+        const std::vector<JobNote>* notes = ssn.JobNotes(j);
+        std::string why = notes != nullptr && !notes->empty()
+                              ? notes->front().message
+                              : "minResources (" + WithoutPods(*job.min_resources).ToString() +
+                                    ") exceed what queue " + job.queue + " or the cluster has left";
         ssn.SetJobCondition(
-            j, {"Unschedulable", "True", "NotEnoughResources",
-                "not admitted: minResources (" + WithoutPods(*job.min_resources).ToString() +
-                    ") exceed what queue " + job.queue + " or the cluster has left"});
+            j, {"Unschedulable", "True", "NotEnoughResources", "not admitted: " + why});
       }
       if (!heaps[q].empty()) queues.Push(q);
     }

@@ -268,6 +268,11 @@ void Scheduler::RegisterInformers() {
       ->AddEventHandler(api::UpsertRemoveHandlers<PdbInfo>(
           [cache](auto pdb) { cache->UpsertPdb(std::move(pdb)); },
           [cache](const PdbInfo& pdb) { cache->DeletePdb(pdb.metadata.Key()); }));
+  informers_
+      .For(kube::resources::kResourceQuotas, api::InformerDecoder<QuotaInfo>(DecodeResourceQuota))
+      ->AddEventHandler(api::UpsertRemoveHandlers<QuotaInfo>(
+          [cache](auto quota) { cache->UpsertQuota(std::move(quota)); },
+          [cache](const QuotaInfo& quota) { cache->DeleteQuota(quota.metadata.Key()); }));
 
   if (!WatchSchedPluginsPodGroups()) {
     LOG(INFO) << "scheduler: scheduling.x-k8s.io PodGroups are not served yet (their CRD is not "

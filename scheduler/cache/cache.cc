@@ -344,6 +344,19 @@ void SchedulerCache::DeletePdb(const std::string& key) {
   ChangedLocked(false);
 }
 
+// A quota raised, or usage counted down, may admit a waiting job.
+void SchedulerCache::UpsertQuota(std::shared_ptr<const QuotaInfo> quota) {
+  sync::MutexLock l(mu_);
+  quotas_[quota->metadata.Key()] = std::move(quota);
+  ChangedLocked(true);
+}
+
+void SchedulerCache::DeleteQuota(const std::string& key) {
+  sync::MutexLock l(mu_);
+  quotas_.erase(key);
+  ChangedLocked(true);
+}
+
 // ---- binding and eviction ----
 
 Status SchedulerCache::AssumeBinding(const JobId& job_id, const std::string& uid,
@@ -457,6 +470,7 @@ std::shared_ptr<const Snapshot> SchedulerCache::TakeSnapshot() {
   for (const auto& [name, q] : queues_) snap->queues.emplace(name, q);
   snap->namespace_labels = namespace_labels_;
   for (const auto& [key, pdb] : pdbs_) snap->pdbs.push_back(pdb);
+  for (const auto& [key, quota] : quotas_) snap->quotas.push_back(quota);
   return snap;
 }
 

@@ -51,6 +51,8 @@ class SchedulerCache {
   void DeleteNamespace(const std::string& name);
   void UpsertPdb(std::shared_ptr<const PdbInfo> pdb);
   void DeletePdb(const std::string& key);
+  void UpsertQuota(std::shared_ptr<const QuotaInfo> quota);
+  void DeleteQuota(const std::string& key);
 
   // ---- the scheduler's own changes ----
   // A bind request is about to be sent: the task occupies `node` from now on.
@@ -133,6 +135,7 @@ class SchedulerCache {
       GUARDED_BY(mu_);
   std::map<std::string, std::map<std::string, std::string>> namespace_labels_ GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<const PdbInfo>> pdbs_ GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const QuotaInfo>> quotas_ GUARDED_BY(mu_);
 };
 
 // Builds a QueueInfo from a Queue object (weight, capability, deserved, guarantee, state).

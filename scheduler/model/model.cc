@@ -303,4 +303,15 @@ StatusOr<std::shared_ptr<PdbInfo>> DecodePdb(const json::Value& value) {
   return pdb;
 }
 
+StatusOr<std::shared_ptr<QuotaInfo>> DecodeResourceQuota(const json::Value& value) {
+  json::Errors errors;
+  json::Reader r(&value, &errors);
+  auto quota = std::make_shared<QuotaInfo>();
+  kube::DecodeObjectHeader(r, quota.get());
+  quota->hard = api::DecodeResourceList(r["status"]["hard"]);
+  quota->used = api::DecodeResourceList(r["status"]["used"]);
+  TEPHRA_RETURN_IF_ERROR(errors.ToStatus("ResourceQuota " + quota->metadata.Key()));
+  return quota;
+}
+
 }  // namespace tephra::scheduler

@@ -192,6 +192,14 @@ struct PdbInfo : public kube::Object {
 };
 StatusOr<std::shared_ptr<PdbInfo>> DecodePdb(const json::Value& value);
 
+// A ResourceQuota as the quota controller last counted it (status.hard and status.used; its
+// scopes are not read, as in Volcano).
+struct QuotaInfo : public kube::Object {
+  api::ResourceList hard;
+  api::ResourceList used;
+};
+StatusOr<std::shared_ptr<QuotaInfo>> DecodeResourceQuota(const json::Value& value);
+
 // The scheduler's immutable view for one session: shared pointers into the cache's state.
 struct Snapshot {
   std::vector<std::shared_ptr<const NodeInfo>> nodes;  // Ready, schedulable or not, by name
@@ -199,7 +207,8 @@ struct Snapshot {
   std::map<std::string, std::shared_ptr<const QueueInfo>> queues;
   std::map<std::string, std::map<std::string, std::string>> namespace_labels;
   std::vector<std::shared_ptr<const PdbInfo>> pdbs;
-  api::Resources total;  // sum of allocatable over nodes
+  std::vector<std::shared_ptr<const QuotaInfo>> quotas;  // by namespace, then name
+  api::Resources total;                                  // sum of allocatable over nodes
   uint64_t generation = 0;
 };
 
