@@ -406,7 +406,8 @@ FieldErrors ValidateJobCreate(const Job& job, const QueueLookup* queues) {
     errors.push_back({"metadata.annotations[" + std::string(kDeadlineKey) + "]",
                       "must be an RFC 3339 time such as 2026-12-31T18:00:00Z"});
   }
-  for (std::string_view key : {kRestartBackoffKey, kRestartBackoffMaxKey}) {
+  for (std::string_view key :
+       {kRestartBackoffKey, kRestartBackoffMaxKey, kScheduleTimeoutKey, kScheduleBackoffKey}) {
     auto it = annotations.find(std::string(key));
     if (it != annotations.end() && !base::ParsePositiveDuration(it->second)) {
       errors.push_back({"metadata.annotations[" + std::string(key) + "]",

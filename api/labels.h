@@ -46,6 +46,11 @@ inline constexpr std::string_view kDeadlineKey = "tephra.dev/deadline";
 // docs/compatibility.md §2.1): the first wait, doubled per restart up to the cap (default 5m).
 inline constexpr std::string_view kRestartBackoffKey = "tephra.dev/restart-backoff";
 inline constexpr std::string_view kRestartBackoffMaxKey = "tephra.dev/restart-backoff-max";
+// Gang schedule timeout on a Job or PodGroup (Go durations; Tephra's own, docs/scheduler.md):
+// an admitted gang not placed within the timeout gives its admission back and waits out the
+// back-off (default: the timeout) before it is admitted again.
+inline constexpr std::string_view kScheduleTimeoutKey = "tephra.dev/schedule-timeout";
+inline constexpr std::string_view kScheduleBackoffKey = "tephra.dev/schedule-backoff";
 // Job label naming the kind of job; vcctl's job list shows it ("Batch" when absent).
 inline constexpr std::string_view kJobTypeKey = "volcano.sh/job-type";
 

@@ -1,5 +1,7 @@
 #include "api/scheduling.h"
 
+#include "api/labels.h"
+
 namespace tephra::api {
 namespace {
 
@@ -139,6 +141,11 @@ PodGroup ToVolcanoPodGroup(const SchedPluginsPodGroup& in, std::string_view queu
   pg.spec.min_member = in.spec.min_member;
   if (!in.spec.min_resources.empty()) pg.spec.min_resources = in.spec.min_resources;
   pg.spec.queue = std::string(queue);
+  // Coscheduling's per-group Permit timeout is Tephra's gang schedule timeout.
+  if (in.spec.schedule_timeout_seconds && *in.spec.schedule_timeout_seconds > 0) {
+    pg.metadata.annotations.try_emplace(std::string(kScheduleTimeoutKey),
+                                        std::to_string(*in.spec.schedule_timeout_seconds) + "s");
+  }
   const std::string& phase = in.status.phase;
   if (phase.empty() || phase == sched_plugins_phase::kPending) {
     pg.status.phase = podgroup_phase::kPending;

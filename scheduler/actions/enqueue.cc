@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "base/flags.h"
 #include "scheduler/actions/actions.h"
 #include "scheduler/actions/victims.h"
 
@@ -30,9 +31,11 @@ class EnqueueAction : public Action {
     std::unordered_map<std::string, size_t> slot;
     std::vector<IndexHeap> heaps;
     auto job_first = [&ssn](size_t a, size_t b) { return ssn.JobOrder(ssn.job(a), ssn.job(b)); };
+    std::vector<bool> timed_out = ReleaseTimedOut(ssn);
     for (size_t j = 0; j < ssn.job_count(); ++j) {
       const JobInfo& job = ssn.job(j);
       if (!job.IsPending() || ssn.queue(job.queue) == nullptr) continue;
+      if (timed_out[j] || BackingOff(ssn, job)) continue;
       auto [it, inserted] = slot.try_emplace(job.queue, heaps.size());
       if (inserted) {
         queue_names.push_back(job.queue);
@@ -68,6 +71,54 @@ class EnqueueAction : public Action {
   }
 
  private:
+  // Admitted gangs that went unplaced for their schedule timeout, never having started, give
+  // their admission back (Pending again, with an Unschedulable condition of reason
+  // ScheduleTimeout); returns which jobs did.
+  static std::vector<bool> ReleaseTimedOut(Session& ssn) {
+    std::vector<bool> released(ssn.job_count(), false);
+    const base::Time now = ssn.Now();
+    for (size_t j = 0; j < ssn.job_count(); ++j) {
+      const JobInfo& job = ssn.job(j);
+      if (job.phase != api::PodGroupPhase::kInqueue || !job.schedule_timeout ||
+          !job.admitted_since || now - *job.admitted_since < *job.schedule_timeout ||
+          EverPlaced(job)) {
+        continue;
+      }
+      std::string why;
+      if (job.pod_group != nullptr) {
+        for (const auto& c : job.pod_group->status.conditions) {
+          if (c.type == "Unschedulable" && c.status == "True" && !c.message.empty())
+            why = " (" + c.message + ")";
+        }
+      }
+      const std::chrono::nanoseconds backoff = job.schedule_backoff.value_or(*job.schedule_timeout);
+      std::string message = "not placed within " + base::FormatDuration(*job.schedule_timeout) +
+                            " of admission" + why + ": admission given back, next try in " +
+                            base::FormatDuration(backoff);
+      ssn.SetJobPhase(j, api::PodGroupPhase::kPending);
+      ssn.AddJobNote(j, {"enqueue", message, ""});
+      ssn.SetJobCondition(j, {"Unschedulable", "True", kScheduleTimeoutReason, std::move(message)});
+      released[j] = true;
+    }
+    return released;
+  }
+
+  // Whether any task of the job got a node (placed, running or finished).
+  static bool EverPlaced(const JobInfo& job) {
+    for (TaskStatus s :
+         {TaskStatus::kAllocated, TaskStatus::kBinding, TaskStatus::kBound, TaskStatus::kRunning,
+          TaskStatus::kReleasing, TaskStatus::kSucceeded, TaskStatus::kFailed}) {
+      if (job.Count(s) > 0) return true;
+    }
+    return false;
+  }
+
+  // A job released for its schedule timeout waits out its back-off (default: the timeout).
+  static bool BackingOff(const Session& ssn, const JobInfo& job) {
+    if (!job.timed_out_at || !job.schedule_timeout) return false;
+    return ssn.Now() < *job.timed_out_at + job.schedule_backoff.value_or(*job.schedule_timeout);
+  }
+
   // Asks again with the job's preemption credit; on success the victims counted are promised
   // to this job so that no second job counts them too.
   static bool AdmitByPreemption(Session& ssn, size_t j, std::unordered_set<std::string>& promised) {

@@ -5,6 +5,7 @@
 #include <glog/logging.h>
 
 #include "api/labels.h"
+#include "base/flags.h"
 
 namespace tephra::scheduler {
 
@@ -110,7 +111,26 @@ void SchedulerCache::RefreshJobFromPodGroupLocked(JobInfo& job) const {
   job.min_task_member = pg.spec.min_task_member;
   job.min_resources.reset();
   if (pg.spec.min_resources) job.min_resources = ReservedMinResources(*pg.spec.min_resources);
+  const api::PodGroupPhase before = job.phase;
   job.phase = api::PodGroupPhaseFromString(pg.status.phase);
+  if (job.phase != api::PodGroupPhase::kInqueue) {
+    job.admitted_since.reset();
+  } else if (before != api::PodGroupPhase::kInqueue || !job.admitted_since) {
+    job.admitted_since = clock_.Now();  // at a restart: when this scheduler first saw it
+  }
+  if (job.phase != api::PodGroupPhase::kPending) {
+    job.timed_out_at.reset();
+  } else {
+    for (const auto& c : pg.status.conditions) {
+      if (c.type == "Unschedulable" && c.status == "True" && c.reason == kScheduleTimeoutReason &&
+          c.last_transition_time)
+        job.timed_out_at = c.last_transition_time;
+    }
+  }
+  job.schedule_timeout =
+      base::ParsePositiveDuration(pg.metadata.Annotation(api::kScheduleTimeoutKey));
+  job.schedule_backoff =
+      base::ParsePositiveDuration(pg.metadata.Annotation(api::kScheduleBackoffKey));
   job.priority = ClassValueLocked(pg.spec.priority_class_name);
   job.creation = pg.metadata.creation_timestamp;
   std::string preemptable = pg.metadata.Annotation(api::kPreemptableKey);

@@ -120,6 +120,9 @@ struct QueueInfo {
   }
 };
 
+// The Unschedulable condition's reason when a gang's schedule timeout gave its admission back.
+inline constexpr char kScheduleTimeoutReason[] = "ScheduleTimeout";
+
 struct JobInfo {
   JobId id;
   std::string namespace_;
@@ -135,6 +138,14 @@ struct JobInfo {
       api::PodGroupPhase::kNone;  // status.phase (a session may move it to Inqueue)
   bool preemptable = false;
   std::optional<base::Time> creation;
+  // Gang schedule timeout (docs/scheduler.md, "Schedule timeout"): how long an admitted gang
+  // may go unplaced, how long it then waits, since when this cache has seen it admitted, and
+  // when the timeout last gave its admission back (its ScheduleTimeout condition, remembered
+  // for scheduler-plugins PodGroups, whose status has no conditions).
+  std::optional<std::chrono::nanoseconds> schedule_timeout;
+  std::optional<std::chrono::nanoseconds> schedule_backoff;
+  std::optional<base::Time> admitted_since;
+  std::optional<base::Time> timed_out_at;
 
   std::unordered_map<std::string, TaskInfo> tasks;  // by pod uid
   std::array<int32_t, kTaskStatusCount> counts{};

@@ -360,6 +360,8 @@ TEST_CASE("A scheduler-plugins PodGroup maps onto the Volcano model") {
   CHECK(pg.spec.min_resources->Find("cpu")->Value() == 3);
   CHECK(pg.status.phase == podgroup_phase::kInqueue);
   CHECK(pg.status.running == 1);
+  // Coscheduling's per-group timeout becomes Tephra's gang schedule timeout.
+  CHECK(pg.metadata.Annotation(kScheduleTimeoutKey) == "10s");
 
   struct Case {
     const char* from;

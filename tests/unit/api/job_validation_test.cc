@@ -277,6 +277,15 @@ TEST_CASE("Job CREATE rules") {
          "must be a positive duration such as 10s or 2m30s"},
         {"metadata.annotations[tephra.dev/restart-backoff-max]",
          "must be a positive duration such as 10s or 2m30s"}}},
+      {"a schedule timeout and back-off that are no positive durations",
+       [](Job& j) {
+         j.metadata.annotations["tephra.dev/schedule-timeout"] = "0s";
+         j.metadata.annotations["tephra.dev/schedule-backoff"] = "soon";
+       },
+       {{"metadata.annotations[tephra.dev/schedule-timeout]",
+         "must be a positive duration such as 10s or 2m30s"},
+        {"metadata.annotations[tephra.dev/schedule-backoff]",
+         "must be a positive duration such as 10s or 2m30s"}}},
       {"a deadline that is one",
        [](Job& j) { j.metadata.annotations["tephra.dev/deadline"] = "2026-12-31T18:00:00Z"; },
        {}},

@@ -41,8 +41,11 @@ void RecordingBinder::Evict(const TaskInfo& task, const std::string&) {
   evictions.push_back(task.name());
 }
 
-Harness::Harness()
-    : cache_(CacheOptions{}), interner_(std::make_shared<SpecInterner>()), binder_(cache_) {
+Harness::Harness(base::ClockInterface& clock)
+    : clock_(clock),
+      cache_(CacheOptions{}, clock),
+      interner_(std::make_shared<SpecInterner>()),
+      binder_(cache_) {
   if (!RegisterBuiltins(registry_).ok()) throw std::runtime_error("builtins");
 }
 
@@ -142,6 +145,7 @@ Harness::Result Harness::Run(const std::string& conf_yaml) {
   options.uid = "session-" + std::to_string(++session_);
   options.binder = &binder_;
   options.evictor = &binder_;
+  options.clock = &clock_;
   if (decisions != nullptr) {
     options.binder = decisions;
     options.evictor = decisions;

@@ -36,7 +36,8 @@ class PodBuilder;
 
 class Harness {
  public:
-  Harness();
+  // Cache and sessions read `clock` (a FakeClock for tests of time), else the real clock.
+  explicit Harness(base::ClockInterface& clock = base::RealClock());
 
   Harness& Node(const std::string& name, const std::string& resources,
                 std::map<std::string, std::string> labels = {}, std::vector<api::Taint> taints = {},
@@ -78,6 +79,7 @@ class Harness {
 
  private:
   friend class PodBuilder;
+  base::ClockInterface& clock_;
   SchedulerCache cache_;
   std::shared_ptr<SpecInterner> interner_;
   Registry registry_;
