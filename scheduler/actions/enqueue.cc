@@ -51,16 +51,19 @@ class EnqueueAction : public Action {
       size_t q = queues.Pop();
       size_t j = heaps[q].Pop();
       const JobInfo& job = ssn.job(j);
+      const std::vector<JobNote>* noted = ssn.JobNotes(j);
+      const size_t notes_before = noted != nullptr ? noted->size() : 0;
       if (!job.min_resources || ssn.JobEnqueueable(job) ||
           (preempts && AdmitByPreemption(ssn, j, promised))) {
         ssn.ClearJobNotes(j);  // a first refusal the preemption credit overturned
         ssn.JobEnqueued(job);
         ssn.SetJobPhase(j, api::PodGroupPhase::kInqueue);
       } else {
-        // The plugin that refused says why (a quota, the queue's capability, ...).
+        // The plugin that refused says why (a quota, the queue's capability, ...) in the first
+        // note of its vote; notes from before (a deadline, ...) are not reasons.
         const std::vector<JobNote>* notes = ssn.JobNotes(j);
-        std::string why = notes != nullptr && !notes->empty()
-                              ? notes->front().message
+        std::string why = notes != nullptr && notes->size() > notes_before
+                              ? (*notes)[notes_before].message
                               : "minResources (" + WithoutPods(*job.min_resources).ToString() +
                                     ") exceed what queue " + job.queue + " or the cluster has left";
         ssn.SetJobCondition(

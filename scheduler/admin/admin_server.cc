@@ -81,6 +81,8 @@ void SetExplanation(const JobExplanation& e, pb::JobExplanation* out) {
   }
   if (e.queue_view) SetQueue(*e.queue_view, out->mutable_queue_state());
   for (const auto& n : e.notes) out->add_notes(n.plugin + ": " + n.message);
+  if (std::string start = ExpectedStart(e); !start.empty())
+    out->add_notes("expected start: " + start);
   if (e.condition) {
     out->mutable_condition()->set_type(e.condition->type);
     out->mutable_condition()->set_status(e.condition->status);

@@ -162,6 +162,16 @@ std::string FormatCount(int64_t n) {
   return n < 0 ? "-" + out : out;
 }
 
+std::string Ordinal(int64_t n) {
+  const char* suffix = "th";
+  if (n % 100 < 11 || n % 100 > 13) {
+    if (n % 10 == 1) suffix = "st";
+    if (n % 10 == 2) suffix = "nd";
+    if (n % 10 == 3) suffix = "rd";
+  }
+  return FormatCount(n) + suffix;
+}
+
 std::string FormatDimension(const std::string& name, int64_t value) {
   api::Resources r;
   r.Set(name, value);
@@ -342,7 +352,9 @@ std::string Summarize(const JobExplanation& e) {
   const bool closed = e.queue_view && !e.queue_view->state.empty() && e.queue_view->state != "Open";
   if (!e.admitted) {
     std::string why;
-    if (!e.notes.empty()) {
+    if (e.condition && StartsWith(e.condition->message, "not admitted: ")) {
+      why = e.condition->message.substr(14);  // the refusing plugin's reason
+    } else if (!e.notes.empty()) {
       why = e.notes.front().message;
     } else if (closed) {
       why = "queue " + e.queue + " is " + e.queue_view->state;
@@ -379,6 +391,18 @@ std::string Summarize(const JobExplanation& e) {
     parts.push_back("the gang (" + std::to_string(e.min_available) + ") is placed; the rest waits");
   }
   return Join(parts, "; ");
+}
+
+std::string ExpectedStart(const JobExplanation& e) {
+  if (e.queue_position <= 0) return "";
+  if (e.queue_position == 1)
+    return "next in queue " + e.queue + ": first to be admitted and placed once room allows";
+  std::string after = Join(e.ahead, ", ");
+  const int32_t more = e.queue_position - 1 - static_cast<int32_t>(e.ahead.size());
+  if (more > 0) after = FormatCount(more) + " more, " + after;
+  return Ordinal(e.queue_position) + " of " + FormatCount(e.queue_waiting) + " waiting in queue " +
+         e.queue + ", after " + after +
+         ": it starts after them, or before them where it fits and they do not";
 }
 
 std::vector<std::string> Hints(const JobExplanation& e) {

@@ -98,7 +98,16 @@ struct JobExplanation {
   std::optional<QueueView> queue_view;
   std::vector<JobNote> notes;
   std::optional<JobConditionOut> condition;
+
+  // Its expected start: where JobOrder put it among its queue's waiting jobs (1: next; 0: not
+  // waiting), of how many, and the first few ahead of it — a queue admits and places in that
+  // order, so those go first unless they do not fit where it does.
+  int32_t queue_position = 0;
+  int32_t queue_waiting = 0;
+  std::vector<JobId> ahead;  // at most kMaxAhead, nearest last
 };
+
+inline constexpr size_t kMaxAhead = 3;
 
 inline constexpr size_t kExamplePods = 3;
 inline constexpr size_t kMaxGroups = 8;
@@ -133,6 +142,8 @@ void ApplyShares(const std::map<std::string, QueueShareReport>& shares,
 
 // One line, as in the header comment.
 std::string Summarize(const JobExplanation& e);
+// "3rd of 7 waiting in queue q, after ns/a, ns/b and 1 more: ...", or "" when it is not waiting.
+std::string ExpectedStart(const JobExplanation& e);
 // What would have to change for the job to be placed, most specific first.
 std::vector<std::string> Hints(const JobExplanation& e);
 
@@ -141,6 +152,7 @@ api::Resources DropPods(const api::Resources& r);
 
 // Text helpers shared with tephractl-facing output.
 std::string FormatCount(int64_t n);                    // 3200 -> "3,200"
+std::string Ordinal(int64_t n);                        // 2 -> "2nd", 1011 -> "1,011th"
 std::string DescribeRequest(const api::Resources& r);  // "8 CPU, 16Gi memory, 1 nvidia.com/gpu"
 // "cpu 8, memory 16Gi" style value of one dimension ("8", "16Gi").
 std::string FormatDimension(const std::string& name, int64_t value);

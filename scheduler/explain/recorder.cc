@@ -1,5 +1,7 @@
 #include "scheduler/explain/recorder.h"
 
+#include <algorithm>
+#include <map>
 #include <optional>
 
 namespace tephra::scheduler {
@@ -37,18 +39,53 @@ size_t ExplanationStore::size() const {
   return lru_.size();
 }
 
+namespace {
+
+// Waiting for something: admission, a node, their pods.
+bool Waiting(const JobInfo& job) {
+  return job.IsPending() || job.Count(TaskStatus::kPending) > job.pending_best_effort ||
+         (job.tasks.empty() && job.phase == api::PodGroupPhase::kInqueue);
+}
+
+// Each waiting job's place in its queue by the session's JobOrder (1 = next).
+struct QueuePlace {
+  int32_t position = 0;
+  int32_t waiting = 0;
+  std::vector<JobId> ahead;
+};
+std::vector<QueuePlace> QueuePlaces(const Session& ssn) {
+  std::map<std::string, std::vector<size_t>> by_queue;
+  for (size_t j = 0; j < ssn.job_count(); ++j) {
+    if (Waiting(ssn.job(j))) by_queue[ssn.job(j).queue].push_back(j);
+  }
+  std::vector<QueuePlace> places(ssn.job_count());
+  for (auto& [queue, jobs] : by_queue) {
+    std::stable_sort(jobs.begin(), jobs.end(),
+                     [&ssn](size_t a, size_t b) { return ssn.JobOrder(ssn.job(a), ssn.job(b)); });
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      QueuePlace& p = places[jobs[i]];
+      p.position = static_cast<int32_t>(i + 1);
+      p.waiting = static_cast<int32_t>(jobs.size());
+      for (size_t k = i > kMaxAhead ? i - kMaxAhead : 0; k < i; ++k)
+        p.ahead.push_back(ssn.job(jobs[k]).id);
+    }
+  }
+  return places;
+}
+
+}  // namespace
+
 void SessionRecorder::Record(const Session& ssn, Decisions decisions, base::Time now) {
   std::vector<std::shared_ptr<const JobExplanation>> batch;
   std::optional<std::map<std::string, QueueView>> views;
   std::optional<std::map<std::string, int64_t>> free;
+  const std::vector<QueuePlace> places = QueuePlaces(ssn);
   for (size_t j = 0; j < ssn.job_count(); ++j) {
     const JobInfo& job = ssn.job(j);
     // Jobs waiting for something (admission, a node, their pods), and jobs this session placed;
     // everything else keeps its last explanation (touched_jobs() is no filter: gang marks every
     // ready job each session).
-    const bool waiting = job.IsPending() ||
-                         job.Count(TaskStatus::kPending) > job.pending_best_effort ||
-                         (job.tasks.empty() && job.phase == api::PodGroupPhase::kInqueue);
+    const bool waiting = Waiting(job);
     const bool placed = job.Count(TaskStatus::kAllocated) + job.Count(TaskStatus::kPipelined) > 0;
     if (!waiting && !placed) continue;
     const QueueView* queue = nullptr;
@@ -62,8 +99,13 @@ void SessionRecorder::Record(const Session& ssn, Decisions decisions, base::Time
         largest = &*free;
       }
     }
-    batch.push_back(
-        std::make_shared<const JobExplanation>(ExplainSessionJob(ssn, j, queue, largest, now)));
+    JobExplanation e = ExplainSessionJob(ssn, j, queue, largest, now);
+    if (waiting && !e.scheduled) {
+      e.queue_position = places[j].position;
+      e.queue_waiting = places[j].waiting;
+      e.ahead = places[j].ahead;
+    }
+    batch.push_back(std::make_shared<const JobExplanation>(std::move(e)));
   }
   store_.PutAll(std::move(batch));
 

@@ -243,6 +243,58 @@ TEST_CASE("the explanation store keeps the most recently updated jobs") {
   CHECK(store.capacity() == 2);
 }
 
+TEST_CASE("a refused job with a deadline is told the refusal, not its deadline") {
+  Harness h;
+  h.Node("n1", "cpu=8").Queue("capped", 1, "cpu=2");
+  h.Group("ns/wide", "capped", 4, "Pending", "cpu=4")
+      .AnnotateGroup("ns/wide", "tephra.dev/deadline", "2030-01-01T00:00:00Z");
+  Harness::Result r;
+  SessionRecorder recorder({100, false});
+  h.inspect = [&](const Session& ssn) { recorder.Record(ssn, Decisions{}, ssn.Now()); };
+  r = h.Run();
+  const api::PodGroupCondition* c = WrittenCondition(r, "ns/wide", "Unschedulable");
+  REQUIRE(c != nullptr);
+  CHECK(c->message.rfind("not admitted: queue capped capability", 0) == 0);
+  auto e = recorder.Explanation("ns/wide");
+  REQUIRE(e != nullptr);
+  REQUIRE(e->notes.size() == 2);  // the deadline's and the refusal's
+  CHECK(Summarize(*e).rfind("not admitted: queue capped capability", 0) == 0);
+}
+
+TEST_CASE("a waiting job's expected start: its place in its queue's order, after whom") {
+  Harness h;
+  h.Node("n1", "cpu=2").Queue("default").Queue("q", 1, "cpu=2");
+  h.PriorityClass("high", 100);
+  // Five gangs of 2 CPU: one fits; the others wait in JobOrder (priority, then creation).
+  h.Group("ns/a", "q", 1, "Pending", "cpu=2")
+      .Group("ns/b", "q", 1, "Pending", "cpu=2")
+      .Group("ns/c", "q", 1, "Pending", "cpu=2")
+      .Group("ns/d", "q", 1, "Pending", "cpu=2")
+      .Group("ns/urgent", "q", 1, "Pending", "cpu=2", "high")
+      .Group("ns/other", "default", 1, "Pending", "cpu=8");
+  SessionRecorder recorder({100, false});
+  h.inspect = [&](const Session& ssn) { recorder.Record(ssn, Decisions{}, ssn.Now()); };
+  h.Run();
+  auto urgent = recorder.Explanation("ns/urgent");
+  auto d = recorder.Explanation("ns/d");
+  REQUIRE(urgent != nullptr);
+  REQUIRE(d != nullptr);
+  CHECK(urgent->queue_position == 1);  // admitted, waiting for its pods; first by priority
+  CHECK(d->queue_position == 5);
+  CHECK(d->queue_waiting == 5);
+  CHECK(d->ahead == std::vector<JobId>{"ns/a", "ns/b", "ns/c"});
+  CHECK(ExpectedStart(*urgent) ==
+        "next in queue q: first to be admitted and placed once room allows");
+  CHECK(ExpectedStart(*d) ==
+        "5th of 5 waiting in queue q, after 1 more, ns/a, ns/b, ns/c: it starts after them, or "
+        "before them where it fits and they do not");
+  CHECK(recorder.Explanation("ns/other")->queue_position == 1);  // alone in its queue
+  CHECK(Ordinal(1) == "1st");
+  CHECK(Ordinal(12) == "12th");
+  CHECK(Ordinal(22) == "22nd");
+  CHECK(Ordinal(1013) == "1,013th");
+}
+
 TEST_CASE("the recorder skips jobs with nothing pending that the session did not touch") {
   Harness h;
   h.Node("n1", "cpu=4").Queue("default").Group("ns/done", "default", 1, "Running");
