@@ -67,12 +67,15 @@ scheduler::Registry Builtins() {
 // --check-conf: checks a configuration as the scheduler would load it, with no API server
 // (for CI and Helm pre-upgrade checks). 0: loads (warnings printed), 2: refused.
 int CheckConf(const std::string& path) {
-  StatusOr<scheduler::SchedulerConf> conf = LoadConf(path, Builtins());
+  scheduler::Registry registry = Builtins();
+  StatusOr<scheduler::SchedulerConf> conf = LoadConf(path, registry);
   if (!conf.ok()) {
     std::cerr << conf.status().message() << "\n";
     return 2;
   }
   for (const auto& w : conf->Warnings()) std::cout << path << ": warning: " << w << "\n";
+  for (const auto& w : registry.ArgumentProblems(*conf))
+    std::cout << path << ": warning: " << w << "\n";
   std::string actions, plugins;
   for (const auto& a : conf->actions) actions += (actions.empty() ? "" : ", ") + a;
   for (const auto& tier : conf->tiers) {

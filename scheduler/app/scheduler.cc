@@ -106,6 +106,7 @@ void Scheduler::ReloadConfIfChanged() {
     sync::MutexLock l(conf_mu_);
     if (!LoadConfIfChanged()) return;
     warnings = conf_.Warnings();
+    for (auto& p : plugins_.ArgumentProblems(conf_)) warnings.push_back(std::move(p));
     for (const auto& w : warnings) LOG(WARNING) << "scheduler: " << options_.conf_file << ": " << w;
     ShowUnsupported(conf_);
   }

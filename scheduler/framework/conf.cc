@@ -6,6 +6,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "base/flags.h"
 #include "base/suggest.h"
 
 namespace tephra::scheduler {
@@ -21,7 +22,7 @@ int64_t Arguments::GetInt(const std::string& key, int64_t fallback) const {
   char* end = nullptr;
   long long v = std::strtoll(it->second.c_str(), &end, 10);
   if (end == it->second.c_str() || *end != '\0') {
-    problems_.push_back(key + ": expected an integer, got \"" + it->second + "\"");
+    AddProblem(key + ": expected an integer, got \"" + it->second + "\"");
     return fallback;
   }
   return v;
@@ -33,7 +34,7 @@ double Arguments::GetDouble(const std::string& key, double fallback) const {
   char* end = nullptr;
   double v = std::strtod(it->second.c_str(), &end);
   if (end == it->second.c_str() || *end != '\0') {
-    problems_.push_back(key + ": expected a number, got \"" + it->second + "\"");
+    AddProblem(key + ": expected a number, got \"" + it->second + "\"");
     return fallback;
   }
   return v;
@@ -45,7 +46,7 @@ bool Arguments::GetBool(const std::string& key, bool fallback) const {
   const std::string& v = it->second;
   if (v == "true" || v == "True" || v == "TRUE") return true;
   if (v == "false" || v == "False" || v == "FALSE") return false;
-  problems_.push_back(key + ": expected true or false, got \"" + v + "\"");
+  AddProblem(key + ": expected true or false, got \"" + v + "\"");
   return fallback;
 }
 
@@ -58,8 +59,23 @@ std::map<std::string, std::string> Arguments::WithPrefix(const std::string& pref
   return out;
 }
 
+std::optional<std::chrono::nanoseconds> Arguments::GetDuration(const std::string& key) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return std::nullopt;
+  std::optional<std::chrono::nanoseconds> d = base::ParsePositiveDuration(it->second);
+  if (!d)
+    AddProblem(key + ": expected a positive duration such as 90m, got \"" + it->second + "\"");
+  return d;
+}
+
 std::vector<std::string> Arguments::Problems() const {
   return problems_;
+}
+
+// Once per problem: plugins read their arguments every session.
+void Arguments::AddProblem(std::string problem) const {
+  if (std::find(problems_.begin(), problems_.end(), problem) == problems_.end())
+    problems_.push_back(std::move(problem));
 }
 
 const char* EnableFlagName(ExtensionPoint p) {

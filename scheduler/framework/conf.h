@@ -15,6 +15,7 @@
 // to enabled.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <optional>
 #include <string>
@@ -35,13 +36,17 @@ class Arguments {
   int64_t GetInt(const std::string& key, int64_t fallback) const;
   double GetDouble(const std::string& key, double fallback) const;
   bool GetBool(const std::string& key, bool fallback) const;
+  // A positive Go duration ("90m"); nullopt when absent or not one (a problem then).
+  std::optional<std::chrono::nanoseconds> GetDuration(const std::string& key) const;
   // Values of keys starting with prefix, e.g. "binpack.resources.": suffix → value.
   std::map<std::string, std::string> WithPrefix(const std::string& prefix) const;
   const std::map<std::string, std::string>& values() const { return values_; }
-  // Type errors found by getters, for logging ("binpack.weight: expected a number, got x").
+  // Type errors found by getters, each once ("binpack.weight: expected a number, got x").
   std::vector<std::string> Problems() const;
 
  private:
+  void AddProblem(std::string problem) const;
+
   std::map<std::string, std::string> values_;
   mutable std::vector<std::string> problems_;
 };

@@ -38,6 +38,21 @@ std::unique_ptr<Plugin> Registry::NewPlugin(const PluginOption& option) const {
   return it == plugins_.end() ? nullptr : it->second(option);
 }
 
+std::vector<std::string> Registry::ArgumentProblems(const SchedulerConf& conf) const {
+  std::vector<std::string> out;
+  for (size_t t = 0; t < conf.tiers.size(); ++t) {
+    for (size_t p = 0; p < conf.tiers[t].plugins.size(); ++p) {
+      PluginOption option = conf.tiers[t].plugins[p];  // a copy: problems are recorded on it
+      NewPlugin(option);
+      for (const auto& problem : option.arguments.Problems()) {
+        out.push_back("tiers[" + std::to_string(t) + "].plugins[" + std::to_string(p) +
+                      "].arguments." + problem + "; its default is used");
+      }
+    }
+  }
+  return out;
+}
+
 std::unique_ptr<Action> Registry::NewAction(const std::string& name,
                                             const Arguments& arguments) const {
   auto it = actions_.find(name);

@@ -33,6 +33,10 @@ class Registry {
   std::vector<std::string> ActionNames() const;
   // Every name a configuration may use, for ParseSchedulerConf.
   ConfNames Names() const;
+  // Arguments of `conf`'s plugins that do not have the type their plugin reads, found by
+  // building each plugin once: "tiers[1].plugins[0].arguments.binpack.weight: expected an
+  // integer, got \"heavy\"; its default is used".
+  std::vector<std::string> ArgumentProblems(const SchedulerConf& conf) const;
 
  private:
   Status CheckNew(const std::string& kind, const std::string& name) const;

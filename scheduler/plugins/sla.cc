@@ -80,8 +80,7 @@ class SlaPlugin : public Plugin {
 }  // namespace
 
 std::unique_ptr<Plugin> NewSlaPlugin(const PluginOption& option) {
-  return std::make_unique<SlaPlugin>(
-      base::ParsePositiveDuration(option.arguments.GetString("sla-waiting-time")));
+  return std::make_unique<SlaPlugin>(option.arguments.GetDuration("sla-waiting-time"));
 }
 
 }  // namespace tephra::scheduler

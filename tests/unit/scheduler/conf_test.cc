@@ -105,6 +105,26 @@ TEST_CASE("every plugin and action name Volcano ships loads") {
   CHECK(only_unsupported.status().message() == "actions: none of them is implemented in Tephra");
 }
 
+TEST_CASE("arguments of the wrong type are named once each, and their defaults used") {
+  Registry registry;
+  REQUIRE(RegisterBuiltins(registry).ok());
+  auto conf = ParseSchedulerConf(ReadConf("bad-arguments.conf"), registry.Names());
+  REQUIRE(conf.ok());
+  CHECK(registry.ArgumentProblems(*conf) ==
+        std::vector<std::string>{
+            "tiers[0].plugins[2].arguments.sla-waiting-time: expected a positive duration such "
+            "as 90m, got \"soon\"; its default is used",
+            "tiers[1].plugins[0].arguments.overcommit-factor: expected a number, got \"lots\"; "
+            "its default is used",
+            "tiers[1].plugins[3].arguments.binpack.weight: expected an integer, got \"heavy\"; "
+            "its default is used"});
+  // Plugins read their arguments each session: a problem is kept once.
+  Arguments args(std::map<std::string, std::string>{{"binpack.weight", "heavy"}});
+  args.GetInt("binpack.weight", 1);
+  args.GetInt("binpack.weight", 1);
+  CHECK(args.Problems().size() == 1);
+}
+
 TEST_CASE("a typo is refused with the nearest known name") {
   const ConfNames names = BuiltinNames();
   auto plugin = ParseSchedulerConf(ReadConf("typo.conf"), names);
