@@ -238,7 +238,10 @@ void DelayedActions::OnRequest(const std::string& job_key, const Request& reques
   EraseIf(job_key, [&](const Entry& e) {
     if (e.request.pod_uid != request.pod_uid) return false;
     const std::string& waiting = e.request.event;
-    if (waiting == ev::kPodPending) return request.event != ev::kPodPending;
+    // Only leaving Pending cancels: an update that leaves the pod pending (a scheduler's
+    // PodScheduled condition, OutOfSync) does not (docs/compatibility.md, Delayed actions).
+    if (waiting == ev::kPodPending)
+      return request.event != ev::kPodPending && request.event != ev::kOutOfSync;
     if (waiting == ev::kPodFailed || waiting == ev::kPodEvicted) {
       return request.event == ev::kPodRunning;
     }

@@ -94,8 +94,9 @@ class DelayedActions {
   // for the same action. Returns false for such a duplicate.
   bool Add(const std::string& job_key, const Request& request, Action action,
            std::chrono::nanoseconds delay, std::string reason);
-  // Cancellation by a new request about a pod: any event other than PodPending cancels the
-  // pod's PodPending delays; PodRunning cancels its PodFailed and PodEvicted delays.
+  // Cancellation by a new request about a pod: an event that says it left Pending (not
+  // PodPending, not OutOfSync) cancels the pod's PodPending delays; PodRunning cancels its
+  // PodFailed and PodEvicted delays.
   void OnRequest(const std::string& job_key, const Request& request);
   // After a user-facing action ran, delays of the same scope go: the whole job for job-wide
   // actions, the task for RestartTask, the pod for RestartPod, the partition for

@@ -269,6 +269,9 @@ TEST_CASE("delayed actions fire on the clock and are cancelled by the rules") {
     delayed.Add("ns/j", pending, Action::kRestartPod, std::chrono::seconds(30), "why");
     delayed.OnRequest("ns/j", PodRequest("worker", "PodPending"));
     CHECK(delayed.Size("ns/j") == 1);
+    // An update that leaves it pending (the scheduler's PodScheduled condition) does not.
+    delayed.OnRequest("ns/j", PodRequest("worker", "OutOfSync"));
+    CHECK(delayed.Size("ns/j") == 1);
     delayed.OnRequest("ns/j", PodRequest("worker", "PodRunning"));
     CHECK(delayed.Size("ns/j") == 0);
   }
