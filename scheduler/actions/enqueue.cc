@@ -87,10 +87,13 @@ class EnqueueAction : public Action {
           EverPlaced(job)) {
         continue;
       }
+      // Why it did not fit, from the gang's last condition (never an earlier timeout's, which
+      // would nest one more message per release).
       std::string why;
       if (job.pod_group != nullptr) {
         for (const auto& c : job.pod_group->status.conditions) {
-          if (c.type == "Unschedulable" && c.status == "True" && !c.message.empty())
+          if (c.type == "Unschedulable" && c.status == "True" && !c.message.empty() &&
+              c.reason != kScheduleTimeoutReason)
             why = " (" + c.message + ")";
         }
       }
