@@ -9,6 +9,8 @@ find_package(yaml-cpp REQUIRED CONFIG)
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(GRPCPP REQUIRED IMPORTED_TARGET grpc++)
 pkg_check_modules(PROTOBUF REQUIRED IMPORTED_TARGET protobuf)
+# RE2: Go's regexp syntax, which Volcano's HyperNode regexMatch uses, checked in linear time.
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 find_program(PROTOC_EXECUTABLE protoc REQUIRED)
 find_program(GRPC_CPP_PLUGIN_EXECUTABLE grpc_cpp_plugin REQUIRED)
 

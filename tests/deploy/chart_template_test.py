@@ -111,7 +111,7 @@ expect(queue and queue["metadata"]["annotations"].get("helm.sh/hook") == "pre-in
 # 3. Webhooks: fail closed, the release namespace and kube-system excluded, via the Service.
 hooks = list(kinds(objs, "MutatingWebhookConfiguration").values()) + \
     list(kinds(objs, "ValidatingWebhookConfiguration").values())
-expect(len(hooks) == 5, f"{len(hooks)} webhook configurations, want 5 (Volcano's chart default)")
+expect(len(hooks) == 6, f"{len(hooks)} webhook configurations, want 6 (Volcano's chart default)")
 for cfg in hooks:
     for w in cfg["webhooks"]:
         expect(w["failurePolicy"] == "Fail", f"{w['name']}: failurePolicy {w['failurePolicy']}")

@@ -35,7 +35,7 @@ bool Contains(const std::string& haystack, const std::string& needle) {
 // Every admission path, so that the rendered RBAC covers whichever hooks a test registers.
 const char kAllPaths[] =
     "{/jobs/mutate,/jobs/validate,/podgroups/mutate,/podgroups/validate,/queues/mutate,"
-    "/queues/validate,/pods/mutate,/pods/validate}";
+    "/queues/validate,/pods/mutate,/pods/validate,/hypernodes/validate}";
 
 std::string SuiteNamespace() {
   const char* ns = std::getenv("TEPHRA_NAMESPACE");

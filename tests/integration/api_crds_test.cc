@@ -36,9 +36,9 @@ bool Established(const Kubectl& k, const std::string& crd) {
   return r.ok() && r.out == "True";
 }
 
-const std::vector<std::string> kCrds = {"jobs.batch.volcano.sh", "queues.scheduling.volcano.sh",
-                                        "podgroups.scheduling.volcano.sh",
-                                        "commands.bus.volcano.sh"};
+const std::vector<std::string> kCrds = {
+    "jobs.batch.volcano.sh", "queues.scheduling.volcano.sh", "podgroups.scheduling.volcano.sh",
+    "commands.bus.volcano.sh", "hypernodes.topology.volcano.sh"};
 const std::string kOptionalCrd = "podgroups.scheduling.x-k8s.io";
 
 // Applies crds/ (and crds/optional/) and waits until every CRD serves. Idempotent, so each test
@@ -103,9 +103,9 @@ TEST_CASE("every example applies cleanly") {
   std::string out = k.MustRun({"apply", "-f", "-"}, UniqueQueues(suffix));
   CHECK(out.find("queue.scheduling.volcano.sh/example-" + suffix + "-research created") !=
         std::string::npos);
-  for (const char* file :
-       {"job-single-task.yaml", "job-mpi.yaml", "job-pytorch.yaml", "job-tensorflow.yaml",
-        "podgroup-plain-pods.yaml", "optional/scheduler-plugins-podgroup.yaml"}) {
+  for (const char* file : {"job-single-task.yaml", "job-mpi.yaml", "job-pytorch.yaml",
+                           "job-tensorflow.yaml", "podgroup-plain-pods.yaml", "hypernodes.yaml",
+                           "optional/scheduler-plugins-podgroup.yaml"}) {
     INFO(file);
     TestNamespace ns(k, "it-api-ex");
     CommandResult r = k.Run({"apply", "-n", ns.name(), "-f", kSource + "/examples/" + file});

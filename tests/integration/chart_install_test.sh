@@ -59,7 +59,7 @@ want=$(grep -c '^# Source:' "$manifest")  # helm heads each rendered object with
 (( count == want && count > 20 )) || fail "$count objects of the release exist, want $want: $objects"
 say "$count objects of the release exist"
 for crd in jobs.batch.volcano.sh queues.scheduling.volcano.sh podgroups.scheduling.volcano.sh \
-           commands.bus.volcano.sh; do
+           commands.bus.volcano.sh hypernodes.topology.volcano.sh; do
   kubectl wait --for=condition=Established "crd/$crd" --timeout=30s >/dev/null ||
     fail "CRD $crd not established"
 done

@@ -53,7 +53,7 @@ StatusOr<PathNeeds> NeedsOf(std::string_view path) {
     return needs;
   }
   if (path == kJobsMutate || path == kQueuesMutate || path == kPodsMutate ||
-      path == kPodsValidate) {
+      path == kPodsValidate || path == kHyperNodesValidate) {
     return PathNeeds{};
   }
   std::string known;
@@ -76,6 +76,7 @@ StatusOr<std::shared_ptr<const AdmissionHandler>> NewHandler(std::string_view pa
   if (path == kPodGroupsMutate) return NewPodGroupMutator(*view.namespaces);
   if (path == kPodGroupsValidate) return NewPodGroupValidator(*view.queues);
   if (path == kPodsMutate) return NewPodMutator(options.resource_groups);
+  if (path == kHyperNodesValidate) return NewHyperNodeValidator();
   return NewPodValidator(options.scheduler_names);
 }
 

@@ -22,14 +22,16 @@ inline constexpr std::string_view kPodGroupsMutate = "/podgroups/mutate";
 inline constexpr std::string_view kPodGroupsValidate = "/podgroups/validate";
 inline constexpr std::string_view kPodsMutate = "/pods/mutate";
 inline constexpr std::string_view kPodsValidate = "/pods/validate";
+inline constexpr std::string_view kHyperNodesValidate = "/hypernodes/validate";
 
 inline constexpr std::string_view kAllPaths[] = {
-    kJobsMutate,      kJobsValidate,      kQueuesMutate, kQueuesValidate,
-    kPodGroupsMutate, kPodGroupsValidate, kPodsMutate,   kPodsValidate};
+    kJobsMutate,        kJobsValidate, kQueuesMutate, kQueuesValidate,    kPodGroupsMutate,
+    kPodGroupsValidate, kPodsMutate,   kPodsValidate, kHyperNodesValidate};
 // Volcano's Helm default minus the kinds Tephra does not serve. Pod hooks and /podgroups/mutate
 // (queue from the namespace annotation) are opt-in, as in Volcano's chart.
 inline constexpr std::string_view kDefaultEnabledPaths =
-    "/jobs/mutate,/jobs/validate,/podgroups/validate,/queues/mutate,/queues/validate";
+    "/jobs/mutate,/jobs/validate,/podgroups/validate,/queues/mutate,/queues/validate,"
+    "/hypernodes/validate";
 
 // What each path needs from the cluster, so only the informers in use are started.
 struct PathNeeds {
@@ -71,5 +73,6 @@ std::shared_ptr<const AdmissionHandler> NewPodGroupValidator(const api::QueueLoo
 std::shared_ptr<const AdmissionHandler> NewPodMutator(
     std::shared_ptr<const ResourceGroupSource> groups);
 std::shared_ptr<const AdmissionHandler> NewPodValidator(std::vector<std::string> scheduler_names);
+std::shared_ptr<const AdmissionHandler> NewHyperNodeValidator();
 
 }  // namespace tephra::webhooks

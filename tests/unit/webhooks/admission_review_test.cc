@@ -234,10 +234,10 @@ TEST_CASE("Paths: what each needs, and unknown ones refused") {
   CHECK_FALSE(NeedsOf(kJobsMutate)->queues);
   CHECK(NeedsOf(kPodGroupsMutate)->namespaces);
   CHECK_FALSE(NeedsOf(kPodsValidate)->queues);
-  CHECK(NeedsOf("/hypernodes/validate").status().message() ==
-        "unknown admission path \"/hypernodes/validate\"; known: /jobs/mutate, /jobs/validate, "
+  CHECK(NeedsOf("/cronjobs/validate").status().message() ==
+        "unknown admission path \"/cronjobs/validate\"; known: /jobs/mutate, /jobs/validate, "
         "/queues/mutate, /queues/validate, /podgroups/mutate, /podgroups/validate, /pods/mutate, "
-        "/pods/validate");
+        "/pods/validate, /hypernodes/validate");
   CHECK(NewHandler(kJobsValidate, {}, {}).status().code() == StatusCode::kFailedPrecondition);
 }
 

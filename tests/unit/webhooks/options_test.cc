@@ -21,9 +21,9 @@ TEST_CASE("Defaults follow Volcano's webhook manager and its Helm chart") {
   AdmissionOptions o;
   REQUIRE(Parse(&o, {}).ok());
   CHECK(o.port == 8443);
-  CHECK(o.enabled_admission == std::vector<std::string>{"/jobs/mutate", "/jobs/validate",
-                                                        "/podgroups/validate", "/queues/mutate",
-                                                        "/queues/validate"});
+  CHECK(o.enabled_admission ==
+        std::vector<std::string>{"/jobs/mutate", "/jobs/validate", "/podgroups/validate",
+                                 "/queues/mutate", "/queues/validate", "/hypernodes/validate"});
   CHECK(o.scheduler_names == std::vector<std::string>{"volcano"});
   CHECK(o.secret_name == "volcano-admission-secret");
   CHECK(o.webhook_config_name_prefix == "volcano-admission-service");
@@ -74,10 +74,10 @@ TEST_CASE("Bad flag values name the flag and the rule") {
     std::string message;
   };
   const std::vector<Bad> bads = {
-      {{"--enabled-admission=/jobs/validate,/hypernodes/validate"},
-       "--enabled-admission: unknown admission path \"/hypernodes/validate\"; known: /jobs/mutate, "
+      {{"--enabled-admission=/jobs/validate,/cronjobs/validate"},
+       "--enabled-admission: unknown admission path \"/cronjobs/validate\"; known: /jobs/mutate, "
        "/jobs/validate, /queues/mutate, /queues/validate, /podgroups/mutate, /podgroups/validate, "
-       "/pods/mutate, /pods/validate"},
+       "/pods/mutate, /pods/validate, /hypernodes/validate"},
       {{"--enabled-admission=/jobs/validate,/jobs/validate"},
        "--enabled-admission: /jobs/validate is listed twice"},
       {{"--port=0"}, "--port: must be between 1 and 65535"},

@@ -1,0 +1,117 @@
+#include "api/topology.h"
+
+#include <algorithm>
+#include <re2/re2.h>
+
+namespace tephra::api {
+namespace {
+
+void FillHyperNode(const json::Reader& r, HyperNode* hn) {
+  json::Reader spec = r["spec"];
+  hn->spec.tier = spec["tier"].Int();
+  hn->spec.tier_name = spec["tierName"].String();
+  spec["members"].ForEach([&](const json::Reader& m) {
+    HyperNodeMember& member = hn->spec.members.emplace_back();
+    member.type = m["type"].String();
+    json::Reader selector = m["selector"];
+    if (json::Reader exact = selector["exactMatch"]; exact.present())
+      member.selector.exact_name = exact["name"].String();
+    if (json::Reader regex = selector["regexMatch"]; regex.present())
+      member.selector.regex_pattern = regex["pattern"].String();
+    if (json::Reader labels = selector["labelMatch"]; labels.present())
+      DecodeLabelSelector(labels, &member.selector.label_match.emplace());
+  });
+  hn->status.node_count = r["status"]["nodeCount"].Int();
+}
+
+// Go's regexp refuses groups nested deeper than this; RE2 has no such limit.
+constexpr int kMaxNesting = 1000;
+
+// The deepest group nesting of `pattern`, escapes and character classes skipped.
+int GroupDepth(std::string_view pattern) {
+  int depth = 0, deepest = 0;
+  bool in_class = false;
+  for (size_t i = 0; i < pattern.size(); ++i) {
+    const char c = pattern[i];
+    if (c == '\\') {
+      ++i;
+    } else if (in_class) {
+      in_class = c != ']';
+    } else if (c == '[') {
+      in_class = true;
+      if (i + 1 < pattern.size() && pattern[i + 1] == '^') ++i;
+      if (i + 1 < pattern.size() && pattern[i + 1] == ']') ++i;  // a leading ] is a member
+    } else if (c == '(') {
+      deepest = std::max(deepest, ++depth);
+    } else if (c == ')') {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
+// RE2 accepts what Go's regexp accepts (both are RE2 syntax), in time linear in the pattern.
+std::string RegexProblem(const std::string& pattern) {
+  if (GroupDepth(pattern) > kMaxNesting) return "expression nests too deeply";
+  RE2::Options options;
+  options.set_log_errors(false);
+  RE2 re(pattern, options);
+  return re.ok() ? "" : re.error();
+}
+
+void ValidateSelector(const HyperNodeMember& member, const std::string& path, FieldErrors* errors) {
+  const MemberSelector& s = member.selector;
+  const int kinds = (s.exact_name ? 1 : 0) + (s.regex_pattern ? 1 : 0) + (s.label_match ? 1 : 0);
+  if (kinds == 0) {
+    errors->push_back({path, "must have one of exactMatch, regexMatch or labelMatch"});
+    return;
+  }
+  if (kinds > 1) {
+    errors->push_back({path, "must have only one of exactMatch, regexMatch or labelMatch"});
+    return;
+  }
+  if (s.exact_name) {
+    if (s.exact_name->empty()) {
+      errors->push_back({path + ".exactMatch.name", "is required"});
+    } else if (auto problems = QualifiedNameProblems(*s.exact_name); !problems.empty()) {
+      errors->push_back({path + ".exactMatch.name", problems.front()});
+    }
+  }
+  if (s.regex_pattern) {
+    if (s.regex_pattern->empty()) {
+      errors->push_back({path + ".regexMatch.pattern", "is required"});
+    } else if (std::string problem = RegexProblem(*s.regex_pattern); !problem.empty()) {
+      errors->push_back(
+          {path + ".regexMatch.pattern", "is not a valid regular expression: " + problem});
+    }
+  }
+}
+
+}  // namespace
+
+StatusOr<std::shared_ptr<HyperNode>> DecodeHyperNode(const json::Value& value,
+                                                     const DecodeOptions& options) {
+  return DecodeTypedObject<HyperNode>(value, options, "HyperNode", FillHyperNode);
+}
+
+StatusOr<std::shared_ptr<HyperNode>> DecodeHyperNode(std::string_view text,
+                                                     const DecodeOptions& options) {
+  return DecodeTypedObjectText<HyperNode>(text, options, "HyperNode", FillHyperNode);
+}
+
+FieldErrors ValidateHyperNode(const HyperNode& hn) {
+  FieldErrors errors;
+  if (hn.spec.tier < 0) errors.push_back({"spec.tier", "must be greater than or equal to 0"});
+  if (hn.spec.members.empty()) errors.push_back({"spec.members", "must have at least one member"});
+  for (size_t i = 0; i < hn.spec.members.size(); ++i) {
+    const HyperNodeMember& member = hn.spec.members[i];
+    const std::string path = "spec.members[" + std::to_string(i) + "]";
+    if (member.type != kHyperNodeMemberNode && member.type != kHyperNodeMemberHyperNode) {
+      errors.push_back({path + ".type", "must be Node or HyperNode, not \"" + member.type + "\""});
+    }
+    ValidateSelector(member, path + ".selector", &errors);
+  }
+  return errors;
+}
+
+}  // namespace tephra::api
