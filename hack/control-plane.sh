@@ -49,15 +49,7 @@ W="$cp_root/$name"
 
 hack_prefix="control-plane[$name]"
 
-free_ports() {  # free_ports N: N distinct free TCP ports on 127.0.0.1
-  python3 - "$1" <<'PY'
-import socket, sys
-socks = []
-for _ in range(int(sys.argv[1])):
-    s = socket.socket(); s.bind(("127.0.0.1", 0)); socks.append(s)
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-PY
-}
+free_ports() { python3 "$root/hack/free_ports.py" "$1"; }  # N distinct free TCP ports
 
 wait_for() {  # wait_for SECONDS DESCRIPTION command...
   local deadline=$(( $(date +%s) + $1 )) what=$2; shift 2

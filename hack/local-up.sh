@@ -53,13 +53,7 @@ fi
 # The daemons stop first so that their ports are free again; fresh free ports every run keep
 # several local clusters (and tests) apart.
 hack/local-daemons.sh stop --name "$name"
-read -r p_webhook p_admission p_cm p_sched p_admin <<<"$(python3 - <<'PY'
-import socket
-socks = [socket.socket() for _ in range(5)]
-for s in socks: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-PY
-)"
+read -r p_webhook p_admission p_cm p_sched p_admin <<<"$(python3 hack/free_ports.py 5)"
 
 step "helm upgrade --install tephra (local mode) into $TEPHRA_NAMESPACE"
 helm_ upgrade --install tephra charts/tephra --namespace "$TEPHRA_NAMESPACE" --create-namespace \

@@ -36,11 +36,7 @@ say "starting control plane $name"
 hack/control-plane.sh up --name "$name" --nodes 2 --node-cpu 8 --node-memory 32Gi >/dev/null
 eval "$(hack/control-plane.sh env --name "$name")"
 
-read -r p1 p2 p3 p4 <<<"$(python3 -c '
-import socket
-s = [socket.socket() for _ in range(4)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(" ".join(str(x.getsockname()[1]) for x in s))')"
+read -r p1 p2 p3 p4 <<<"$(python3 hack/free_ports.py 4)"
 values=(-f charts/tephra/values-local.yaml --set "admission.port=$p1" --set "admission.healthzPort=$p2"
         --set "controllerManager.healthzPort=$p3" --set "scheduler.metricsPort=$p4")
 # A server-side dry run works before the CRDs exist (the default Queue's lookup is skipped).

@@ -109,11 +109,7 @@ api_port=${TEPHRA_APISERVER##*:}
 
 # The chart's ports on the host network: free ones, so that other runs on this machine do not
 # collide; everything else as `helm install` renders it by default.
-read -r p1 p2 p3 p4 <<<"$(python3 -c '
-import socket
-s = [socket.socket() for _ in range(4)]
-for x in s: x.bind(("127.0.0.1", 0))
-print(" ".join(str(x.getsockname()[1]) for x in s))')"
+read -r p1 p2 p3 p4 <<<"$(python3 hack/free_ports.py 4)"
 values=(--set "admission.port=$p1" --set "admission.healthzPort=$p2"
         --set "controllerManager.healthzPort=$p3" --set "scheduler.metricsPort=$p4")
 helm_ install tephra charts/tephra --namespace "$ns" --create-namespace "${values[@]}" >/dev/null ||

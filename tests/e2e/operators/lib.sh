@@ -56,14 +56,7 @@ op_logs() {
   done
 }
 
-free_ports() {  # free_ports N
-  python3 - "$1" <<'PY'
-import socket, sys
-socks = [socket.socket() for _ in range(int(sys.argv[1]))]
-for s in socks: s.bind(("127.0.0.1", 0))
-print(" ".join(str(s.getsockname()[1]) for s in socks))
-PY
-}
+free_ports() { python3 hack/free_ports.py "$1"; }  # N distinct free TCP ports
 
 # eventually SECONDS command...: polls every half second until the command succeeds.
 eventually() {
