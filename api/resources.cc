@@ -104,14 +104,6 @@ NameTable& Names() {
   return *table;
 }
 
-int64_t SaturatingAdd(int64_t a, int64_t b) {
-  int64_t r;
-  if (__builtin_add_overflow(a, b, &r)) {
-    return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
-  }
-  return r;
-}
-
 int64_t SaturatingSub(int64_t a, int64_t b) {
   int64_t r;
   if (__builtin_sub_overflow(a, b, &r)) {
@@ -171,6 +163,14 @@ Quantity ScalarQuantity(std::string_view name, int64_t milli) {
 }
 
 }  // namespace
+
+int64_t SaturatingAdd(int64_t a, int64_t b) {
+  int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) {
+    return b > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min();
+  }
+  return r;
+}
 
 bool IsQuotaOnlyName(std::string_view name) {
   return name.starts_with(kQuotaRequestsPrefix) || name.starts_with(kQuotaLimitsPrefix) ||

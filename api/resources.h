@@ -25,6 +25,8 @@ inline constexpr std::string_view kQuotaLimitsPrefix = "limits.";
 inline constexpr std::string_view kQuotaCountPods = "count/pods";
 // A name a ResourceQuota counts but no node offers: requests.*, limits.*, count/*.
 bool IsQuotaOnlyName(std::string_view name);
+// a + b, clamped to the int64 range (amounts come from user input).
+int64_t SaturatingAdd(int64_t a, int64_t b);
 
 // A Kubernetes ResourceList (spec.containers[].resources.requests, Queue capability, ...):
 // resource name -> exact quantity, kept sorted by name in one flat vector.

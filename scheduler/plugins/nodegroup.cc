@@ -76,9 +76,8 @@ struct GroupAffinity {
 struct QueueRules {
   const GroupAffinity* affinity = nullptr;  // own or inherited; null: none
   bool limits_invalid = false;
-  std::unordered_map<std::string, api::Resources> limits;     // group -> cap
+  std::unordered_map<std::string, api::Resources> limits;     // group -> cap (its dimensions)
   std::unordered_map<std::string, api::Resources> allocated;  // group -> held by the queue
-  std::unordered_map<std::string, std::vector<std::string>> limited_names;
 };
 
 // The annotation's JSON ({"group": ResourceList}); false when it cannot be read.
@@ -92,10 +91,7 @@ bool ParseLimits(const std::string& text, QueueRules* rules) {
       list.Fail("expected a resource list");
       return;
     }
-    api::ResourceList limit = api::DecodeResourceList(list);
-    std::vector<std::string>& names = rules->limited_names[std::string(group)];
-    for (const auto& [name, quantity] : limit) names.push_back(name);
-    rules->limits[std::string(group)] = api::Resources::FromList(limit);
+    rules->limits[std::string(group)] = api::Resources::FromList(api::DecodeResourceList(list));
   });
   return errors.empty();
 }
@@ -194,7 +190,7 @@ class NodeGroupPlugin : public Plugin {
     api::Resources after = request;
     if (auto held = rules.allocated.find(group); held != rules.allocated.end())
       after.Add(held->second);
-    for (const auto& name : rules.limited_names.at(group)) {
+    for (const auto& name : limit->second.Names()) {
       if (after.Get(name) > limit->second.Get(name)) return false;
     }
     return true;

@@ -26,13 +26,6 @@ std::string Amount(int64_t milli) {
   return api::Quantity::FromMilli(milli).String();
 }
 
-// a + b, saturating: quota amounts are read from user input.
-int64_t Plus(int64_t a, int64_t b) {
-  int64_t sum;
-  if (__builtin_add_overflow(a, b, &sum)) return b > 0 ? INT64_MAX : INT64_MIN;
-  return sum;
-}
-
 class ResourceQuotaPlugin : public Plugin {
  public:
   std::string_view name() const override { return "resourcequota"; }
@@ -65,7 +58,7 @@ class ResourceQuotaPlugin : public Plugin {
       if (min == nullptr) return;
       std::unordered_map<std::string, int64_t>& admitted = admitted_[job.namespace_];
       for (const auto& [resource, quantity] : *min)
-        admitted[resource] = Plus(admitted[resource], quantity.MilliValue());
+        admitted[resource] = api::SaturatingAdd(admitted[resource], quantity.MilliValue());
     });
   }
 
@@ -84,7 +77,7 @@ class ResourceQuotaPlugin : public Plugin {
       if (want == nullptr) continue;
       int64_t used = Milli(quota.used, resource);
       int64_t before = admitted[resource];
-      int64_t after = Plus(Plus(used, before), want->MilliValue());
+      int64_t after = api::SaturatingAdd(api::SaturatingAdd(used, before), want->MilliValue());
       if (after <= hard.MilliValue()) continue;
       if (!out.empty()) out += "; ";
       out += resource + ": used " + Amount(used) + " + admitted " + Amount(before) +

@@ -41,13 +41,16 @@ class SideError(Exception):
     pass
 
 
-def free_ports(n):
-    """hack/free_ports.py's: free ports below the ephemeral range."""
-    spec = importlib.util.spec_from_file_location(
-        "free_ports", os.path.join(os.path.dirname(__file__), "..", "..", "..", "hack", "free_ports.py"))
+def _load_free_ports():
+    path = os.path.join(os.path.dirname(__file__), "..", "..", "..", "hack", "free_ports.py")
+    spec = importlib.util.spec_from_file_location("free_ports", path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    return module.free_ports(n)
+    return module.free_ports
+
+
+# hack/free_ports.py's: free ports below the ephemeral range.
+free_ports = _load_free_ports()
 
 
 def eventually(seconds, what, check, interval=0.25):
