@@ -10,6 +10,8 @@ inline const kube::Resource kCommands{"bus.volcano.sh", "v1alpha1", "commands", 
 inline const kube::Resource kQueues{"scheduling.volcano.sh", "v1beta1", "queues", false, "Queue"};
 inline const kube::Resource kPodGroups{"scheduling.volcano.sh", "v1beta1", "podgroups", true,
                                        "PodGroup"};
+inline const kube::Resource kHyperNodes{"topology.volcano.sh", "v1alpha1", "hypernodes", false,
+                                        "HyperNode"};
 // scheduler-plugins coscheduling (optional CRD).
 inline const kube::Resource kSchedPluginsPodGroups{"scheduling.x-k8s.io", "v1alpha1", "podgroups",
                                                    true, "PodGroup"};
