@@ -1,5 +1,7 @@
 #include "api/core.h"
 
+#include <algorithm>
+
 #include <rapidjson/document.h>
 
 namespace tephra::api {
@@ -700,6 +702,32 @@ std::string EncodePodBinding(std::string_view namespace_, std::string_view name,
   w.Field("name", node).EndObject();
   w.EndObject();
   return w.str();
+}
+
+bool MatchesLabelSelector(const LabelSelector& selector,
+                          const std::map<std::string, std::string>& labels) {
+  for (const auto& [k, v] : selector.match_labels) {
+    auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  for (const auto& e : selector.match_expressions) {
+    auto it = labels.find(e.key);
+    bool has = it != labels.end();
+    if (e.op == "In") {
+      if (!has || std::find(e.values.begin(), e.values.end(), it->second) == e.values.end())
+        return false;
+    } else if (e.op == "NotIn") {
+      if (has && std::find(e.values.begin(), e.values.end(), it->second) != e.values.end())
+        return false;
+    } else if (e.op == "Exists") {
+      if (!has) return false;
+    } else if (e.op == "DoesNotExist") {
+      if (has) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace tephra::api

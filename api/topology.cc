@@ -114,4 +114,27 @@ FieldErrors ValidateHyperNode(const HyperNode& hn) {
   return errors;
 }
 
+NodeMemberMatcher::NodeMemberMatcher(const MemberSelector& selector) : selector_(selector) {
+  if (selector_.regex_pattern && RegexProblem(*selector_.regex_pattern).empty()) {
+    RE2::Options options;
+    options.set_log_errors(false);
+    regex_ = std::make_unique<RE2>(*selector_.regex_pattern, options);
+  }
+}
+NodeMemberMatcher::~NodeMemberMatcher() = default;
+NodeMemberMatcher::NodeMemberMatcher(NodeMemberMatcher&&) noexcept = default;
+NodeMemberMatcher& NodeMemberMatcher::operator=(NodeMemberMatcher&&) noexcept = default;
+
+const std::string* NodeMemberMatcher::exact_name() const {
+  return selector_.exact_name ? &*selector_.exact_name : nullptr;
+}
+
+bool NodeMemberMatcher::Matches(const std::string& name,
+                                const std::map<std::string, std::string>& labels) const {
+  if (selector_.exact_name) return *selector_.exact_name == name;
+  if (selector_.regex_pattern) return regex_ != nullptr && RE2::PartialMatch(name, *regex_);
+  if (selector_.label_match) return MatchesLabelSelector(*selector_.label_match, labels);
+  return false;
+}
+
 }  // namespace tephra::api

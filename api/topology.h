@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -16,6 +17,10 @@
 #include "base/status.h"
 #include "json/json.h"
 #include "kube/object.h"
+
+namespace re2 {
+class RE2;
+}
 
 namespace tephra::api {
 
@@ -56,5 +61,23 @@ StatusOr<std::shared_ptr<HyperNode>> DecodeHyperNode(std::string_view text,
 // qualified name; a regexMatch pattern that compiles (Go syntax). A HyperNode member named by
 // a pattern or labels is accepted, as Volcano does, though only exactMatch names HyperNodes.
 FieldErrors ValidateHyperNode(const HyperNode& hn);
+
+// A Node member's selector, compiled once: which nodes it stands for. A pattern matches
+// anywhere in the name (Go's MatchString); one that does not compile matches nothing.
+class NodeMemberMatcher {
+ public:
+  explicit NodeMemberMatcher(const MemberSelector& selector);
+  ~NodeMemberMatcher();
+  NodeMemberMatcher(NodeMemberMatcher&&) noexcept;
+  NodeMemberMatcher& operator=(NodeMemberMatcher&&) noexcept;
+
+  // The one node an exactMatch names; null for a pattern or labels (check every node).
+  const std::string* exact_name() const;
+  bool Matches(const std::string& name, const std::map<std::string, std::string>& labels) const;
+
+ private:
+  MemberSelector selector_;
+  std::unique_ptr<re2::RE2> regex_;
+};
 
 }  // namespace tephra::api

@@ -28,6 +28,7 @@ Status RegisterBuiltins(Registry& r) {
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("sla", NewSlaPlugin));
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("nodegroup", NewNodeGroupPlugin));
   TEPHRA_RETURN_IF_ERROR(r.AddPlugin("resourcequota", NewResourceQuotaPlugin));
+  TEPHRA_RETURN_IF_ERROR(r.AddPlugin("network-topology-aware", NewNetworkTopologyPlugin));
 
   // Volcano's other names (docs/scheduler.md, "Recognised, not implemented"): a configuration
   // written for Volcano loads with a warning for each, rather than being refused as a whole.
@@ -41,7 +42,6 @@ Status RegisterBuiltins(Registry& r) {
            {"usage", "placement by measured node load"},
            {"cdp", "no eviction within a pod's cooldown time"},
            {"capacity-card", "queue capacity per accelerator card type"},
-           {"network-topology-aware", "placement within HyperNode tiers"},
            {"resource-strategy-fit", "per-resource least or most allocated scoring"},
            {"reservation", "nodes reserved for a target job"}}) {
     TEPHRA_RETURN_IF_ERROR(r.AddRecognisedPlugin(name, what));

@@ -51,6 +51,12 @@ class NodePicker {
   // again. Call BeginJob before a job's tasks and Placed after each placement.
   void BeginJob() { memo_.reset(); }
   void Placed(const TaskInfo& task, size_t node);
+  // Looks only at `nodes` (ascending session node indexes; null: every node) until told
+  // otherwise: a job with a network topology is placed inside one HyperNode.
+  void Restrict(const std::vector<size_t>* nodes) {
+    domain_ = nodes;
+    memo_.reset();
+  }
 
  private:
   struct Memo {
@@ -65,6 +71,7 @@ class NodePicker {
   Session& session_;
   std::optional<Memo> memo_;
   size_t next_start_ = 0;  // rotates so consecutive tasks do not all probe the same nodes
+  const std::vector<size_t>* domain_ = nullptr;
   std::vector<const NodeInfo*> candidates_;
   std::vector<size_t> indexes_;
   std::vector<size_t> future_;

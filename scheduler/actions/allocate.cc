@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "scheduler/actions/actions.h"
+#include "scheduler/actions/topology_search.h"
 
 namespace tephra::scheduler {
 namespace {
@@ -151,6 +152,37 @@ class AllocateAction : public Action {
               ""});
       return false;
     }
+    const auto& pg = ssn.job(j).pod_group;
+    if (pg && pg->spec.network_topology && ssn.TopologyAware() && !ssn.topology().empty()) {
+      return AllocateInTopology(ssn, picker, queue, j, *pg->spec.network_topology);
+    }
+    picker.Restrict(nullptr);
+    Statement stmt(ssn);
+    bool more = PlaceTasks(ssn, picker, queue, j, stmt, /*record=*/true);
+    return Settle(ssn, j, stmt, more);
+  }
+
+  // Commits what made the job ready, keeps what only pipelined it, discards the rest. Returns
+  // `more` when committed: the job should queue again for its remaining tasks.
+  static bool Settle(Session& ssn, size_t j, Statement& stmt, bool more) {
+    const JobInfo& job = ssn.job(j);
+    if (ssn.JobReady(job)) {
+      stmt.Commit();
+      return more;
+    }
+    if (ssn.JobPipelined(job)) {
+      stmt.Keep();  // earmarked for this session; placed for real in a later one
+    } else {
+      stmt.Discard();
+    }
+    return false;
+  }
+
+  // Places job j's pending tasks (TaskOrder) into `stmt` on the nodes `picker` looks at, until
+  // the job is ready or no task is left; fit errors are recorded when `record`. Returns whether
+  // tasks remain once the job became ready: other jobs get a turn before it places more.
+  bool PlaceTasks(Session& ssn, NodePicker& picker, const QueueInfo& queue, size_t j,
+                  Statement& stmt, bool record) {
     std::vector<const TaskInfo*> pending;
     for (const auto& [uid, t] : ssn.job(j).tasks) {
       if (Schedulable(t)) pending.push_back(&t);
@@ -162,18 +194,19 @@ class AllocateAction : public Action {
     order.reserve(pending.size());
     for (const TaskInfo* t : pending) order.emplace_back(t->uid(), t->pod->spec.get());
 
-    Statement stmt(ssn);
+    auto fail = [&](const std::string& uid, FitErrors e) {
+      if (record) ssn.RecordFitErrors(j, uid, std::move(e));
+    };
     picker.BeginJob();
     std::unordered_map<const SchedulingSpec*, FitErrors> failed;
-    size_t k = 0;
-    for (; k < order.size(); ++k) {
+    for (size_t k = 0; k < order.size(); ++k) {
       const auto& [uid, spec] = order[k];
       const JobInfo& job = ssn.job(j);
       const TaskInfo& task = job.tasks.at(uid);
       if (error_cache_) {
         auto cached = failed.find(spec);
         if (cached != failed.end()) {
-          ssn.RecordFitErrors(j, uid, cached->second);
+          fail(uid, cached->second);
           if (!CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;
           continue;
         }
@@ -189,37 +222,81 @@ class AllocateAction : public Action {
                                    : "queue " + queue.name + " is " + queue.state;
         }
         if (error_cache_) failed[spec] = e;
-        ssn.RecordFitErrors(j, uid, std::move(e));
+        fail(uid, std::move(e));
         if (!CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;
         continue;
       }
       Placement p = picker.Pick(task, /*allow_pipeline=*/true);
       if (!p.node) {
         if (error_cache_) failed[spec] = p.errors;
-        ssn.RecordFitErrors(j, uid, std::move(p.errors));
+        fail(uid, std::move(p.errors));
         if (!CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;
         continue;
       }
       Status st = p.pipelined ? stmt.Pipeline(j, uid, *p.node) : stmt.Allocate(j, uid, *p.node);
       if (!st.ok()) continue;
       if (!p.pipelined) picker.Placed(ssn.job(j).tasks.at(uid), *p.node);
-      if (ssn.JobReady(ssn.job(j))) {
-        // Bind what is ready now and let other jobs have a turn before placing more.
-        stmt.Commit();
-        return k + 1 < order.size();
-      }
-    }
-    const JobInfo& job = ssn.job(j);
-    if (ssn.JobReady(job)) {
-      stmt.Commit();
-    } else if (ssn.JobPipelined(job)) {
-      stmt.Keep();  // earmarked for this session; placed for real in a later one
-    } else {
-      stmt.Discard();
+      if (ssn.JobReady(ssn.job(j))) return k + 1 < order.size();
     }
     return false;
   }
 
+  // A job with a network topology (docs/scheduler.md, "Network topology"): placed whole inside
+  // one HyperNode of the lowest tier that can hold it, never above its tier limit (hard mode;
+  // soft mode has none). Each HyperNode of a tier is tried in a placement that is then undone;
+  // of those that fit, the HyperNodeOrder plugins' favourite is placed for real.
+  bool AllocateInTopology(Session& ssn, NodePicker& picker, const QueueInfo& queue, size_t j,
+                          const api::NetworkTopologySpec& nt) {
+    const TopologyView& topo = ssn.topology();
+    TopologySearch search(ssn, topo, j, nt);
+    if (!search.problem().empty()) {
+      RecordJobProblem(ssn, j, search.problem());
+      return false;
+    }
+    std::vector<std::string> tried;  // for the explanation
+    for (const auto& tier : search.Tiers()) {
+      const HyperNodeDomain* best = nullptr;
+      double best_score = 0;
+      bool best_ready = false;
+      for (const HyperNodeDomain* d : tier) {
+        if (!search.MayHold(*d)) {
+          tried.push_back(d->info->name + " lacks room");
+          continue;
+        }
+        Statement trial(ssn);
+        picker.Restrict(&d->nodes);
+        PlaceTasks(ssn, picker, queue, j, trial, /*record=*/false);
+        const JobInfo& job = ssn.job(j);
+        bool ready = ssn.JobReady(job);
+        if (trial.empty() || (!ready && !ssn.JobPipelined(job))) {
+          tried.push_back(d->info->name + " cannot hold the gang");
+          trial.Undo();
+          continue;
+        }
+        double score = ssn.HyperNodeScore(job, search.Trial(*d));
+        trial.Undo();
+        // A HyperNode where the gang runs now beats one where it waits for evictions.
+        if (best == nullptr || (ready && !best_ready) ||
+            (ready == best_ready && score > best_score)) {
+          best = d;
+          best_score = score;
+          best_ready = ready;
+        }
+      }
+      if (best == nullptr) continue;
+      picker.Restrict(&best->nodes);
+      Statement stmt(ssn);
+      bool more = PlaceTasks(ssn, picker, queue, j, stmt, /*record=*/true);
+      picker.Restrict(nullptr);
+      bool placed = !stmt.empty();
+      more = Settle(ssn, j, stmt, more);
+      if (placed) search.Placed(*best, tried);
+      return more;
+    }
+    picker.Restrict(nullptr);
+    RecordJobProblem(ssn, j, search.Refusal());
+    return false;
+  }
   // Whether the job could still reach its gang with `remaining` more tasks placed.
   static bool CanStillBeReady(const JobInfo& job, size_t remaining) {
     return job.ReadyCount() + job.WaitingCount() + static_cast<int32_t>(remaining) >=

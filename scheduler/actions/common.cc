@@ -55,7 +55,7 @@ Placement NodePicker::Pick(const TaskInfo& task, bool allow_pipeline) {
   if (memo_ && memo_->spec == spec) return FromMemo();
   memo_.reset();
   Placement out;
-  const size_t n = session_.node_count();
+  const size_t n = domain_ ? domain_->size() : session_.node_count();
   if (n == 0) {
     out.errors.other = "no nodes are available";
     return out;
@@ -68,6 +68,7 @@ Placement NodePicker::Pick(const TaskInfo& task, bool allow_pipeline) {
   size_t scanned = 0;
   for (; scanned < n && idle_found < want; ++scanned) {
     size_t i = (next_start_ + scanned) % n;
+    if (domain_) i = (*domain_)[i];
     const NodeInfo& node = session_.node(i);
     const char* why = nullptr;
     bool idle = node.FitsIdle(request, &why);

@@ -14,6 +14,7 @@
 #include "api/kinds.h"
 #include "api/labels.h"
 #include "api/scheduling.h"
+#include "api/topology.h"
 #include "kube/object.h"
 #include "kube/resource.h"
 #include "scheduler/builtins.h"
@@ -274,6 +275,12 @@ void Scheduler::RegisterInformers() {
       ->AddEventHandler(api::UpsertRemoveHandlers<QuotaInfo>(
           [cache](auto quota) { cache->UpsertQuota(std::move(quota)); },
           [cache](const QuotaInfo& quota) { cache->DeleteQuota(quota.metadata.Key()); }));
+  informers_
+      .For(api::kHyperNodes, api::InformerDecoder<api::HyperNode>(
+                                 [](const json::Value& v) { return api::DecodeHyperNode(v); }))
+      ->AddEventHandler(api::UpsertRemoveHandlers<api::HyperNode>(
+          [cache](auto hn) { cache->UpsertHyperNode(std::move(hn)); },
+          [cache](const api::HyperNode& hn) { cache->DeleteHyperNode(hn.metadata.name); }));
 
   if (!WatchSchedPluginsPodGroups()) {
     LOG(INFO) << "scheduler: scheduling.x-k8s.io PodGroups are not served yet (their CRD is not "

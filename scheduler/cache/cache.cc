@@ -143,6 +143,10 @@ void SchedulerCache::RefreshJobFromPodGroupLocked(JobInfo& job) const {
 void SchedulerCache::UpsertNode(std::shared_ptr<const api::Node> node) {
   sync::MutexLock l(mu_);
   NodeInfo* n = MutableNode(node->metadata.name, true);
+  // The topology depends on which nodes are in the snapshot, and on their labels.
+  if (!n->node || n->ready != node->Ready() || n->node->metadata.labels != node->metadata.labels) {
+    topology_.reset();
+  }
   n->allocatable = api::Resources::FromList(node->status.allocatable);
   n->ready = node->Ready();
   n->unschedulable = node->spec.unschedulable;
@@ -154,6 +158,7 @@ void SchedulerCache::DeleteNode(const std::string& name) {
   sync::MutexLock l(mu_);
   auto it = nodes_.find(name);
   if (it == nodes_.end()) return;
+  topology_.reset();
   // Pods still bound to a vanished node keep it as a placeholder until they go.
   if (it->second->tasks.empty()) {
     nodes_.erase(it);
@@ -377,6 +382,21 @@ void SchedulerCache::DeleteQuota(const std::string& key) {
   ChangedLocked(true);
 }
 
+// A new topology may let a job with a tier limit fit.
+void SchedulerCache::UpsertHyperNode(std::shared_ptr<const api::HyperNode> hypernode) {
+  sync::MutexLock l(mu_);
+  hypernodes_[hypernode->metadata.name] = std::move(hypernode);
+  topology_.reset();
+  ChangedLocked(true);
+}
+
+void SchedulerCache::DeleteHyperNode(const std::string& name) {
+  sync::MutexLock l(mu_);
+  hypernodes_.erase(name);
+  topology_.reset();
+  ChangedLocked(true);
+}
+
 // ---- binding and eviction ----
 
 Status SchedulerCache::AssumeBinding(const JobId& job_id, const std::string& uid,
@@ -491,6 +511,16 @@ std::shared_ptr<const Snapshot> SchedulerCache::TakeSnapshot() {
   snap->namespace_labels = namespace_labels_;
   for (const auto& [key, pdb] : pdbs_) snap->pdbs.push_back(pdb);
   for (const auto& [key, quota] : quotas_) snap->quotas.push_back(quota);
+  if (!topology_) {
+    std::vector<std::shared_ptr<const api::HyperNode>> hypernodes;
+    for (const auto& [name, hn] : hypernodes_) hypernodes.push_back(hn);
+    std::vector<TopologyNode> nodes;
+    for (const auto& n : snap->nodes) nodes.push_back({n->name, &n->labels()});
+    std::vector<std::string> problems;
+    topology_ = HyperNodeTree::Build(hypernodes, nodes, &problems);
+    for (const auto& p : problems) LOG(WARNING) << "cache: topology: " << p;
+  }
+  snap->topology = topology_;
   return snap;
 }
 

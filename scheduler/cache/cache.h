@@ -18,7 +18,9 @@
 
 #include "api/core.h"
 #include "api/scheduling.h"
+#include "api/topology.h"
 #include "base/clock.h"
+#include "scheduler/model/hypernodes.h"
 #include "scheduler/model/model.h"
 #include "sync/mutex.h"
 
@@ -53,6 +55,8 @@ class SchedulerCache {
   void DeletePdb(const std::string& key);
   void UpsertQuota(std::shared_ptr<const QuotaInfo> quota);
   void DeleteQuota(const std::string& key);
+  void UpsertHyperNode(std::shared_ptr<const api::HyperNode> hypernode);
+  void DeleteHyperNode(const std::string& name);
 
   // ---- the scheduler's own changes ----
   // A bind request is about to be sent: the task occupies `node` from now on.
@@ -136,6 +140,9 @@ class SchedulerCache {
   std::map<std::string, std::map<std::string, std::string>> namespace_labels_ GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<const PdbInfo>> pdbs_ GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<const QuotaInfo>> quotas_ GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<const api::HyperNode>> hypernodes_ GUARDED_BY(mu_);
+  // Built at the next snapshot after HyperNodes, or the nodes they cover, changed.
+  std::shared_ptr<const HyperNodeTree> topology_ GUARDED_BY(mu_);
 };
 
 // Builds a QueueInfo from a Queue object (weight, capability, deserved, guarantee, state).

@@ -50,6 +50,17 @@ bool Arguments::GetBool(const std::string& key, bool fallback) const {
   return fallback;
 }
 
+std::string Arguments::GetChoice(const std::string& key,
+                                 const std::vector<std::string>& choices) const {
+  auto it = values_.find(key);
+  if (it == values_.end()) return choices.front();
+  if (std::find(choices.begin(), choices.end(), it->second) != choices.end()) return it->second;
+  std::string all;
+  for (const std::string& c : choices) all += (all.empty() ? "" : " or ") + c;
+  AddProblem(key + ": expected " + all + ", got \"" + it->second + "\"");
+  return choices.front();
+}
+
 std::map<std::string, std::string> Arguments::WithPrefix(const std::string& prefix) const {
   std::map<std::string, std::string> out;
   for (auto it = values_.lower_bound(prefix); it != values_.end(); ++it) {

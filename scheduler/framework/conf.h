@@ -36,6 +36,8 @@ class Arguments {
   int64_t GetInt(const std::string& key, int64_t fallback) const;
   double GetDouble(const std::string& key, double fallback) const;
   bool GetBool(const std::string& key, bool fallback) const;
+  // One of `choices` (the first when absent or not one of them: a problem then).
+  std::string GetChoice(const std::string& key, const std::vector<std::string>& choices) const;
   // A positive Go duration ("90m"); nullopt when absent or not one (a problem then).
   std::optional<std::chrono::nanoseconds> GetDuration(const std::string& key) const;
   // Values of keys starting with prefix, e.g. "binpack.resources.": suffix → value.

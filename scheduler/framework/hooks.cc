@@ -54,6 +54,7 @@ TEPHRA_ADD_FN(AddPreemptableFn, preemptable_, VictimsFn, kPreemptable)
 TEPHRA_ADD_FN(AddReclaimableFn, reclaimable_, VictimsFn, kReclaimable)
 TEPHRA_ADD_FN(AddPreemptableVetoFn, preemptable_veto_, VictimsFn, kPreemptable)
 TEPHRA_ADD_FN(AddReclaimableVetoFn, reclaimable_veto_, VictimsFn, kReclaimable)
+TEPHRA_ADD_FN(AddHyperNodeOrderFn, hypernode_order_, HyperNodeOrderFn, kHyperNodeOrder)
 #undef TEPHRA_ADD_FN
 
 // JobValid and event handlers are not switchable (as in Volcano).
@@ -186,6 +187,14 @@ void Hooks::NodeScoresSplit(const TaskInfo& task, const std::vector<const NodeIn
   for (const auto& tier : batch_node_order_.tiers()) {
     for (const auto& fn : tier) fn(task, nodes, batch);
   }
+}
+
+double Hooks::HyperNodeScore(const JobInfo& job, const HyperNodeTrial& trial) const {
+  double score = 0;
+  for (const auto& tier : hypernode_order_.tiers()) {
+    for (const auto& fn : tier) score += fn(job, trial);
+  }
+  return score;
 }
 
 double Hooks::NodeOrderScore(const TaskInfo& task, const NodeInfo& node) const {

@@ -73,6 +73,7 @@ class Hooks {
   void AddPreemptableVetoFn(std::string_view plugin, VictimsFn fn);
   void AddReclaimableVetoFn(std::string_view plugin, VictimsFn fn);
   void AddEventHandler(std::string_view plugin, EventHandler handler);
+  void AddHyperNodeOrderFn(std::string_view plugin, HyperNodeOrderFn fn);
 
   // ---- combined answers (see Session for each) ----
   bool JobOrder(const JobInfo& l, const JobInfo& r) const;
@@ -98,6 +99,8 @@ class Hooks {
   bool Overused(const QueueInfo& queue) const;
   bool Allocatable(const QueueInfo& queue, const TaskInfo& task) const;
   bool Preemptive(const QueueInfo& queue, const TaskInfo& task) const;
+  bool HasHyperNodeOrder() const { return !hypernode_order_.empty(); }
+  double HyperNodeScore(const JobInfo& job, const HyperNodeTrial& trial) const;
   std::vector<const TaskInfo*> Preemptable(const TaskInfo& preemptor,
                                            const std::vector<const TaskInfo*>& candidates) const;
   std::vector<const TaskInfo*> Reclaimable(const TaskInfo& preemptor,
@@ -144,6 +147,7 @@ class Hooks {
   TieredHooks<VictimsFn> preemptable_veto_;
   TieredHooks<VictimsFn> reclaimable_veto_;
   TieredHooks<EventHandler> handlers_;  // one tier
+  TieredHooks<HyperNodeOrderFn> hypernode_order_;
 
   // Static predicate results: spec → per node 0 unknown, 1 fit, 2+k failed with reason k.
   std::unordered_map<const SchedulingSpec*, std::vector<uint8_t>> static_fit_;

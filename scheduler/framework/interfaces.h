@@ -63,6 +63,15 @@ using VictimsFn = std::function<std::optional<std::vector<const TaskInfo*>>(
     const TaskInfo& preemptor, const std::vector<const TaskInfo*>& candidates)>;
 using JobNotifyFn = std::function<void(const JobInfo& job)>;
 
+// A job's trial placement inside one HyperNode (network topology), for HyperNodeOrder plugins
+// to score: higher goes first; equal scores keep the HyperNodes' order (tier, then name).
+struct HyperNodeTrial {
+  const HyperNodeInfo* hypernode = nullptr;
+  api::Resources allocatable;  // over its nodes
+  api::Resources idle_after;   // what its nodes have left once the trial placement is made
+};
+using HyperNodeOrderFn = std::function<double(const JobInfo& job, const HyperNodeTrial& trial)>;
+
 // Allocation changes inside a session, for plugins that keep running sums (drf shares,
 // proportion queue usage).
 struct TaskEvent {

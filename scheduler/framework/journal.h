@@ -79,6 +79,11 @@ class Journal {
   void NoteWithdrawn(size_t job, std::vector<std::string> uids);
   const std::vector<std::string>* JobWithdrawn(size_t job) const;
 
+  // The HyperNode a job with a network topology was placed in this session (its PodGroup's
+  // volcano.sh/job-allocated-hypernode annotation).
+  void SetAllocatedHyperNode(size_t job, std::string name);
+  const std::string* AllocatedHyperNode(size_t job) const;
+
   void ReportQueueShare(const std::string& queue, QueueShareReport report);
   const std::map<std::string, QueueShareReport>& queue_shares() const { return queue_shares_; }
 
@@ -88,6 +93,7 @@ class Journal {
   std::vector<std::optional<JobConditionOut>> conditions_;              // per job
   std::unordered_map<size_t, std::vector<JobNote>> notes_;              // by job index
   std::unordered_map<size_t, std::vector<std::string>> withdrawn_;      // by job index
+  std::unordered_map<size_t, std::string> allocated_hypernodes_;        // by job index
   std::map<std::string, QueueShareReport> queue_shares_;
 };
 

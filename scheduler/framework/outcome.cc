@@ -2,6 +2,8 @@
 
 #include <map>
 
+#include "api/labels.h"
+
 namespace tephra::scheduler {
 namespace {
 
@@ -85,7 +87,12 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
     queue_allocated[job.queue].Add(WithoutPods(job.allocated));
     if (!job.pod_group) continue;
     api::PodGroupStatus status = PodGroupStatusAfter(ssn, j, now);
-    if (!(status == job.pod_group->status)) {
+    const std::string* hypernode = ssn.AllocatedHyperNode(j);
+    if (hypernode != nullptr &&
+        *hypernode == job.pod_group->metadata.Annotation(api::kJobAllocatedHyperNodeAnnotation)) {
+      hypernode = nullptr;
+    }
+    if (!(status == job.pod_group->status) || hypernode != nullptr) {
       PodGroupUpdate u;
       u.job = job.id;
       u.namespace_ = job.namespace_;
@@ -105,6 +112,7 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
       bool newly_unschedulable = cond && cond->type == "Unschedulable" &&
                                  status.conditions != job.pod_group->status.conditions;
       u.urgent = acted_on || newly_unschedulable;
+      if (hypernode != nullptr) u.allocated_hypernode = *hypernode;
       u.status = std::move(status);
       bool condition_changed = false;
       if (cond) {

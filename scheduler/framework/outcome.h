@@ -21,6 +21,9 @@ struct PodGroupUpdate {
   // Someone acts on this change (a phase others react to, a new Unschedulable condition):
   // write it at once. Otherwise the write may wait a moment to take later changes along.
   bool urgent = true;
+  // The HyperNode the job now occupies, when it changed (network topology): written to the
+  // PodGroup's volcano.sh/job-allocated-hypernode annotation.
+  std::string allocated_hypernode;
   // Set when a condition changed: an Event on the PodGroup tells the same story.
   std::string event_type;  // Normal or Warning
   std::string event_reason;

@@ -41,6 +41,13 @@ void Session::Close() {
   for (auto& plugin : plugins_) plugin->OnSessionClose(*this);
 }
 
+const TopologyView& Session::topology() {
+  if (!topology_) {
+    topology_ = std::make_unique<TopologyView>(view_.snapshot().topology.get(), view_);
+  }
+  return *topology_;
+}
+
 size_t Session::NodesToFind(size_t n) const {
   size_t minimum = static_cast<size_t>(std::max(1, options_.minimum_feasible_nodes));
   if (n <= minimum) return n;
@@ -158,6 +165,10 @@ void Statement::Discard() {
     it->second.push_back(op.uid);
   }
   for (auto& [job, uids] : placed) session_.NoteWithdrawn(job, std::move(uids));
+  Undo();
+}
+
+void Statement::Undo() {
   for (auto it = ops_.rbegin(); it != ops_.rend(); ++it) {
     if (it->kind == Kind::kEvict) {
       session_.Unevict(it->job, it->uid, it->previous);

@@ -23,6 +23,7 @@
 #include "scheduler/framework/hooks.h"
 #include "scheduler/framework/interfaces.h"
 #include "scheduler/framework/journal.h"
+#include "scheduler/framework/topology_view.h"
 #include "scheduler/model/model.h"
 
 namespace tephra::scheduler {
@@ -148,6 +149,9 @@ class Session {
   void AddEventHandler(std::string_view plugin, EventHandler handler) {
     hooks_.AddEventHandler(plugin, std::move(handler));
   }
+  void AddHyperNodeOrderFn(std::string_view plugin, HyperNodeOrderFn fn) {
+    hooks_.AddHyperNodeOrderFn(plugin, std::move(fn));
+  }
 
   // ---- combined answers (actions; Hooks) ----
   // Orders: true when l goes before r.
@@ -209,6 +213,14 @@ class Session {
                                            const std::vector<const TaskInfo*>& candidates) const {
     return hooks_.Reclaimable(preemptor, candidates);
   }
+  // Whether jobs with a network topology are placed by it: a plugin (network-topology-aware)
+  // scores HyperNodes. Without one, allocate places them as if they had none.
+  bool TopologyAware() const { return hooks_.HasHyperNodeOrder(); }
+  double HyperNodeScore(const JobInfo& job, const HyperNodeTrial& trial) const {
+    return hooks_.HyperNodeScore(job, trial);
+  }
+  // The snapshot's HyperNodes over this session's nodes (built on first use).
+  const TopologyView& topology();
 
   // ---- state changes (through a Statement) ----
   // Each takes effect at once in this session (task status, node accounting, plugin event
@@ -256,6 +268,12 @@ class Session {
   const std::map<std::string, QueueShareReport>& queue_shares() const {
     return journal_.queue_shares();
   }
+  void SetAllocatedHyperNode(size_t job, std::string name) {
+    journal_.SetAllocatedHyperNode(job, std::move(name));
+  }
+  const std::string* AllocatedHyperNode(size_t job) const {
+    return journal_.AllocatedHyperNode(job);
+  }
   const std::shared_ptr<const Snapshot>& snapshot_ptr() const { return view_.snapshot_ptr(); }
 
   Binder* binder() const { return options_.binder; }
@@ -274,6 +292,7 @@ class Session {
   ClusterView view_;
   Journal journal_;
   Hooks hooks_;
+  std::unique_ptr<TopologyView> topology_;
 };
 
 // An ordered list of session changes, applied at once and then either committed (binds and
@@ -291,6 +310,8 @@ class Statement {
   Status Evict(size_t job, const std::string& uid, const std::string& reason);
   void Commit();
   void Discard();
+  // Discard for a trial: every change undone, nothing noted as withdrawn (explanations).
+  void Undo();
   // Neither: the changes stay in this session (a pipelined gang keeps its earmarked
   // resources) and nothing leaves the scheduler.
   void Keep() { done_ = true; }

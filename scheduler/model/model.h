@@ -17,6 +17,7 @@
 #include "api/core.h"
 #include "api/resources.h"
 #include "api/scheduling.h"
+#include "scheduler/model/hypernodes.h"
 #include "scheduler/model/pod_info.h"
 
 namespace tephra::scheduler {
@@ -219,6 +220,7 @@ struct Snapshot {
   std::map<std::string, std::map<std::string, std::string>> namespace_labels;
   std::vector<std::shared_ptr<const PdbInfo>> pdbs;
   std::vector<std::shared_ptr<const QuotaInfo>> quotas;  // by namespace, then name
+  std::shared_ptr<const HyperNodeTree> topology;         // never null from the cache
   api::Resources total;                                  // sum of allocatable over nodes
   uint64_t generation = 0;
 };

@@ -12,9 +12,7 @@ namespace tephra::scheduler {
 
 using Labels = std::map<std::string, std::string>;
 
-// metav1.LabelSelector: matchLabels AND every matchExpression (In, NotIn, Exists,
-// DoesNotExist). An empty selector matches everything; an unknown operator matches nothing.
-bool MatchesLabelSelector(const api::LabelSelector& selector, const Labels& labels);
+// Label selectors: api::MatchesLabelSelector (api/core.h), found by argument lookup.
 
 // One NodeSelectorTerm: every matchExpression (In, NotIn, Exists, DoesNotExist, Gt, Lt) on the
 // node's labels and every matchField (metadata.name) must hold. An empty term matches nothing.

@@ -29,6 +29,7 @@ std::unique_ptr<Plugin> NewPdbPlugin(const PluginOption& option);
 std::unique_ptr<Plugin> NewSlaPlugin(const PluginOption& option);
 std::unique_ptr<Plugin> NewNodeGroupPlugin(const PluginOption& option);
 std::unique_ptr<Plugin> NewResourceQuotaPlugin(const PluginOption& option);
+std::unique_ptr<Plugin> NewNetworkTopologyPlugin(const PluginOption& option);
 
 // The note a share plugin leaves on a job it did not admit (scheduler/explain shows it): which
 // resources of min + allocated + admitted exceed `limit`, and whether the queue's capability or

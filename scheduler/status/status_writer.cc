@@ -4,6 +4,7 @@
 #include <rapidjson/document.h>
 
 #include "api/kinds.h"
+#include "api/labels.h"
 #include "api/scheduling.h"
 
 namespace tephra::scheduler {
@@ -54,7 +55,13 @@ void StatusWriter::Apply(const SessionOutcome& outcome) {
     item.name = u.name;
     item.sched_plugins = u.sched_plugins;
     json::Writer w;
-    w.StartObject().Key("status").StartObject();
+    w.StartObject();
+    if (!u.allocated_hypernode.empty() && !u.sched_plugins) {
+      w.Key("metadata").StartObject().Key("annotations").StartObject();
+      w.Field(api::kJobAllocatedHyperNodeAnnotation, u.allocated_hypernode);
+      w.EndObject().EndObject();
+    }
+    w.Key("status").StartObject();
     if (u.sched_plugins) {
       w.Field("phase", api::SchedPluginsPhaseFor(u.status.phase));
       w.Field("running", int64_t{u.status.running});

@@ -45,20 +45,28 @@ TEST_CASE("Volcano's chart configuration loads unchanged, with nothing left out"
                                                        "proportion", "nodeorder", "binpack"});
 }
 
-TEST_CASE("Volcano's CI configuration loads: reclaim and preempt kept, one plugin left out") {
+TEST_CASE("Volcano's CI configuration loads whole: reclaim, preempt and network-topology-aware") {
   auto conf = ParseSchedulerConf(ReadConf("volcano-ci.conf"), BuiltinNames());
   REQUIRE(conf.ok());
   CHECK(conf->actions ==
         std::vector<std::string>{"enqueue", "allocate", "backfill", "reclaim", "preempt"});
   CHECK(PluginNames(*conf) == std::vector<std::string>{"priority", "gang", "conformance", "sla",
                                                        "overcommit", "drf", "predicates",
-                                                       "proportion", "nodeorder", "binpack"});
+                                                       "proportion", "nodeorder", "binpack",
+                                                       "network-topology-aware"});
+  CHECK(conf->unsupported.empty());
+  CHECK(conf->Warnings().empty());
+}
+
+TEST_CASE("a plugin Tephra only recognises is left out with a warning naming it") {
+  auto conf = ParseSchedulerConf(ReadConf("volcano-ci.conf") + "  - name: usage\n", BuiltinNames());
+  REQUIRE(conf.ok());
   REQUIRE(conf->unsupported.size() == 1);
-  CHECK(conf->unsupported[0].name == "network-topology-aware");
-  CHECK(conf->unsupported[0].where == "tiers[1].plugins[6].name");
+  CHECK(conf->unsupported[0].name == "usage");
+  CHECK(conf->unsupported[0].where == "tiers[1].plugins[7].name");
   std::vector<std::string> warnings = conf->Warnings();
   REQUIRE(warnings.size() == 1);
-  CHECK(warnings[0].rfind("tiers[1].plugins[6].name: plugin \"network-topology-aware\" (", 0) == 0);
+  CHECK(warnings[0].rfind("tiers[1].plugins[7].name: plugin \"usage\" (", 0) == 0);
   CHECK(warnings[0].find("is not implemented in Tephra; left out") != std::string::npos);
 }
 

@@ -2,6 +2,9 @@
 
 #include <stdexcept>
 
+#include "api/labels.h"
+#include "api/topology.h"
+
 namespace tephra::scheduler::testing {
 
 namespace {
@@ -113,6 +116,32 @@ Harness& Harness::AnnotateGroup(const std::string& key, const std::string& annot
   return *this;
 }
 
+Harness& Harness::GroupTopology(const std::string& key, const std::string& mode, int tier) {
+  auto pg = std::make_shared<api::PodGroup>(*groups_.at(key));
+  api::NetworkTopologySpec nt;
+  nt.mode = mode;
+  if (tier >= 0) nt.highest_tier_allowed = tier;
+  pg->spec.network_topology = nt;
+  groups_[key] = pg;
+  cache_.UpsertPodGroup(pg);
+  return *this;
+}
+
+Harness& Harness::HyperNode(const std::string& name, int tier,
+                            const std::vector<std::string>& members) {
+  auto hn = std::make_shared<api::HyperNode>();
+  hn->metadata.name = name;
+  hn->spec.tier = tier;
+  for (const std::string& m : members) {
+    api::HyperNodeMember member;
+    member.type = tier == 1 ? api::kHyperNodeMemberNode : api::kHyperNodeMemberHyperNode;
+    member.selector.exact_name = m;
+    hn->spec.members.push_back(member);
+  }
+  cache_.UpsertHyperNode(hn);
+  return *this;
+}
+
 Harness& Harness::PriorityClass(const std::string& name, int32_t value) {
   auto pc = std::make_shared<api::PriorityClass>();
   pc->metadata.name = name;
@@ -131,6 +160,10 @@ void Harness::ApplyOutcome(const SessionOutcome& outcome) {
     if (it == groups_.end()) continue;
     auto pg = std::make_shared<api::PodGroup>(*it->second);
     pg->status = u.status;
+    if (!u.allocated_hypernode.empty()) {
+      pg->metadata.annotations[std::string(api::kJobAllocatedHyperNodeAnnotation)] =
+          u.allocated_hypernode;
+    }
     it->second = pg;
     cache_.UpsertPodGroup(pg);
   }

@@ -53,6 +53,10 @@ class Harness {
   // Sets an annotation on PodGroup "ns/name" (added with Group before).
   Harness& AnnotateGroup(const std::string& key, const std::string& annotation,
                          const std::string& value);
+  // Sets PodGroup "ns/name"'s spec.networkTopology (mode hard or soft; tier < 0: no limit).
+  Harness& GroupTopology(const std::string& key, const std::string& mode, int tier);
+  // A HyperNode of `tier` whose members are the nodes (tier 1) or HyperNodes named.
+  Harness& HyperNode(const std::string& name, int tier, const std::vector<std::string>& members);
   Harness& PriorityClass(const std::string& name, int32_t value);
   // A pod "ns/name" of PodGroup `group`; finish with Add().
   PodBuilder Pod(const std::string& key, const std::string& group);

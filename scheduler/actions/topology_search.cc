@@ -1,0 +1,196 @@
+#include "scheduler/actions/topology_search.h"
+
+#include <algorithm>
+#include <map>
+
+#include "api/labels.h"
+
+namespace tephra::scheduler {
+namespace {
+
+bool Schedulable(const TaskInfo& t) {
+  return t.status == TaskStatus::kPending && !t.best_effort() &&
+         t.pod->spec->scheduling_gates.empty();
+}
+
+// Whether the task holds a place the job's next tasks should stay near.
+bool HoldsPlace(const TaskInfo& t) {
+  switch (t.status) {
+    case TaskStatus::kAllocated:
+    case TaskStatus::kPipelined:
+    case TaskStatus::kBinding:
+    case TaskStatus::kBound:
+    case TaskStatus::kRunning:
+      return !t.node.empty();
+    default:
+      return false;
+  }
+}
+
+bool Covers(const HyperNodeDomain& outer, const std::vector<size_t>& nodes) {
+  for (size_t n : nodes) {
+    if (!outer.member[n]) return false;
+  }
+  return true;
+}
+
+// How many times `free` covers `need` on its scarcest resource.
+double Coverage(const api::Resources& free, const api::Resources& need) {
+  double least = -1;
+  for (const std::string& name : need.Names()) {
+    int64_t want = need.Get(name);
+    if (want <= 0) continue;
+    double ratio = static_cast<double>(free.Get(name)) / static_cast<double>(want);
+    if (least < 0 || ratio < least) least = ratio;
+  }
+  return least < 0 ? 0 : least;
+}
+
+// `r` on `names` only, for messages that speak of what the job asks for.
+api::Resources On(const api::Resources& r, const std::vector<std::string>& names) {
+  api::Resources out;
+  for (const std::string& name : names) out.Set(name, r.Get(name));
+  return out;
+}
+
+}  // namespace
+
+TopologySearch::TopologySearch(Session& ssn, const TopologyView& topology, size_t job,
+                               const api::NetworkTopologySpec& spec)
+    : ssn_(ssn), topology_(topology), job_(job), hard_(spec.mode != "soft") {
+  const JobInfo& info = ssn.job(job);
+  limit_ = topology.tree()->top_tier();
+  if (hard_) {
+    if (spec.highest_tier_allowed) {
+      limit_ = *spec.highest_tier_allowed;
+    } else if (!spec.highest_tier_name.empty()) {
+      std::optional<int64_t> tier = topology.tree()->TierNamed(spec.highest_tier_name);
+      if (!tier) {
+        problem_ = "networkTopology.highestTierName " + spec.highest_tier_name +
+                   ": no HyperNode has this tierName";
+        return;
+      }
+      limit_ = *tier;
+    }
+  }
+
+  std::vector<size_t> occupied = OccupiedNodes();
+  was_placed_ = !occupied.empty();
+  const HyperNodeDomain* anchor = nullptr;
+  if (hard_) {
+    const std::string* given = ssn.AllocatedHyperNode(job);
+    std::string annotated =
+        info.pod_group ? info.pod_group->metadata.Annotation(api::kJobAllocatedHyperNodeAnnotation)
+                       : "";
+    anchor = topology.Find(given ? *given : annotated);
+  }
+  for (const HyperNodeDomain& d : topology.domains()) {
+    if (d.info->tier > limit_ || d.nodes.empty() || !Covers(d, occupied)) continue;
+    if (anchor != nullptr && !Covers(d, anchor->nodes)) continue;
+    if (tiers_.empty() || tiers_.back().front()->info->tier != d.info->tier) tiers_.emplace_back();
+    tiers_.back().push_back(&d);
+  }
+
+  // What the job still needs: its next tasks in TaskOrder up to its gang (at least one), and a
+  // lower bound of that on each resource (the smallest requests), for MayHold.
+  std::vector<const TaskInfo*> pending;
+  for (const auto& [uid, t] : info.tasks) {
+    if (Schedulable(t)) pending.push_back(&t);
+  }
+  std::sort(pending.begin(), pending.end(),
+            [&ssn](const TaskInfo* a, const TaskInfo* b) { return ssn.TaskOrder(*a, *b); });
+  size_t count = static_cast<size_t>(
+      std::max<int32_t>(1, info.min_available - info.ReadyCount() - info.WaitingCount()));
+  count = std::min(count, pending.size());
+  std::map<std::string, std::vector<int64_t>> requests;
+  for (size_t k = 0; k < pending.size(); ++k) {
+    api::Resources r = WithoutPods(pending[k]->request());
+    if (k < count) need_.Add(r);
+    for (const std::string& name : r.Names()) requests[name].push_back(r.Get(name));
+  }
+  for (auto& [name, values] : requests) {
+    if (values.size() < count) continue;  // some tasks do not ask for it
+    std::nth_element(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(count - 1),
+                     values.end());
+    int64_t sum = 0;
+    for (size_t k = 0; k < count; ++k) sum += values[k];
+    least_need_.Set(name, sum);
+  }
+}
+
+std::vector<size_t> TopologySearch::OccupiedNodes() const {
+  std::vector<size_t> nodes;
+  for (const auto& [uid, t] : ssn_.job(job_).tasks) {
+    if (!HoldsPlace(t)) continue;
+    if (auto i = ssn_.NodeIndex(t.node)) nodes.push_back(*i);
+  }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+api::Resources TopologySearch::FreeIn(const HyperNodeDomain& d) const {
+  api::Resources free;
+  for (size_t n : d.nodes) free.Add(ssn_.node(n).FutureIdle());
+  return WithoutPods(free);
+}
+
+bool TopologySearch::MayHold(const HyperNodeDomain& d) {
+  api::Resources free = FreeIn(d);
+  if (d.info->tier == tiers_.back().front()->info->tier &&
+      (roomiest_ == nullptr || Coverage(free, need_) > Coverage(roomiest_free_, need_))) {
+    roomiest_ = &d;
+    roomiest_free_ = free;
+  }
+  return least_need_.FitsIn(free);
+}
+
+HyperNodeTrial TopologySearch::Trial(const HyperNodeDomain& d) const {
+  HyperNodeTrial trial;
+  trial.hypernode = d.info;
+  for (size_t n : d.nodes) {
+    trial.allocatable.Add(ssn_.node(n).allocatable);
+    trial.idle_after.Add(ssn_.node(n).Idle());
+  }
+  trial.allocatable = WithoutPods(trial.allocatable);
+  trial.idle_after = WithoutPods(trial.idle_after);
+  return trial;
+}
+
+void TopologySearch::Placed(const HyperNodeDomain& d, const std::vector<std::string>& others) {
+  const HyperNodeDomain* lowest = topology_.Lowest(OccupiedNodes());
+  if (lowest != nullptr && !lowest->info->virtual_top) {
+    ssn_.SetAllocatedHyperNode(job_, lowest->info->name);
+  }
+  if (was_placed_) return;
+  std::string note =
+      "placed within " +
+      (d.info->virtual_top ? std::string("the whole cluster") : "HyperNode " + d.info->name) +
+      " (tier " + std::to_string(d.info->tier) + ")";
+  if (!others.empty()) {
+    note += "; not chosen: ";
+    for (size_t k = 0; k < others.size(); ++k) note += (k ? ", " : "") + others[k];
+  }
+  ssn_.AddJobNote(job_, {"network-topology-aware", note, ""});
+}
+
+std::string TopologySearch::Refusal() const {
+  const std::vector<std::string> names = need_.Names();
+  std::string out = "needs " + need_.ToString() + " within tier " + std::to_string(limit_) +
+                    (hard_ ? " (network topology, hard)" : "");
+  if (tiers_.empty()) {
+    return out + "; no HyperNode within that tier" +
+           (was_placed_ ? " holds the nodes its running tasks are on" : " has nodes");
+  }
+  int64_t tier = tiers_.back().front()->info->tier;
+  if (roomiest_ == nullptr) return out;
+  std::string free = On(roomiest_free_, names).ToString();
+  if (Coverage(roomiest_free_, need_) >= 1) {
+    return out + "; no tier-" + std::to_string(tier) + " HyperNode holds the gang on its nodes" +
+           " (the largest, " + roomiest_->info->name + ", has " + free + " free in all)";
+  }
+  return out + "; the largest tier-" + std::to_string(tier) + " HyperNode, " +
+         roomiest_->info->name + ", has " + free + " free";
+}
+
+}  // namespace tephra::scheduler

@@ -1,0 +1,58 @@
+// Where allocate may place a job with a network topology: the HyperNodes within its tier
+// limit, tier by tier, and what it says when none holds the job (docs/scheduler.md,
+// "Network topology").
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "api/batch.h"
+#include "scheduler/framework/session.h"
+#include "scheduler/framework/topology_view.h"
+
+namespace tephra::scheduler {
+
+class TopologySearch {
+ public:
+  TopologySearch(Session& ssn, const TopologyView& topology, size_t job,
+                 const api::NetworkTopologySpec& spec);
+
+  // Why the job cannot be placed at all (a tier name no HyperNode has); empty otherwise.
+  const std::string& problem() const { return problem_; }
+  // The candidate HyperNodes by tier, lowest first, up to the tier limit. A candidate holds
+  // every node the job already occupies, and in hard mode the HyperNode it was given before,
+  // so a growing or restarted job stays where it is.
+  const std::vector<std::vector<const HyperNodeDomain*>>& Tiers() const { return tiers_; }
+  // Whether `d`'s free resources (counting what is being released) cover the least the job
+  // still needs: a quick test before a trial placement.
+  bool MayHold(const HyperNodeDomain& d);
+  // `d` as HyperNodeOrder plugins score it, with the session's current (trial) placements.
+  HyperNodeTrial Trial(const HyperNodeDomain& d) const;
+  // The job was placed in `d` (the others of its tier, with why they were not chosen, in
+  // `others`): records the HyperNode it now occupies and, the first time, an explanation.
+  void Placed(const HyperNodeDomain& d, const std::vector<std::string>& others);
+  // Why no candidate holds the job: "needs cpu 12 within tier 1; the largest tier-1 HyperNode,
+  // rack-a, has cpu 8 free".
+  std::string Refusal() const;
+
+ private:
+  std::vector<size_t> OccupiedNodes() const;
+  api::Resources FreeIn(const HyperNodeDomain& d) const;
+
+  Session& ssn_;
+  const TopologyView& topology_;
+  size_t job_;
+  bool hard_;
+  int64_t limit_ = 0;
+  std::string problem_;
+  bool was_placed_ = false;  // the job occupied nodes before this turn
+  std::vector<std::vector<const HyperNodeDomain*>> tiers_;
+  api::Resources least_need_;  // a lower bound of what the job still needs
+  api::Resources need_;        // what its next tasks, up to its gang, request
+  // The candidate of the limit tier with the most free resources, for the refusal.
+  const HyperNodeDomain* roomiest_ = nullptr;
+  api::Resources roomiest_free_;
+};
+
+}  // namespace tephra::scheduler
