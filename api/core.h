@@ -70,6 +70,11 @@ struct LabelSelector {
   bool operator==(const LabelSelector&) const = default;
 };
 
+// metav1.LabelSelector: matchLabels AND every matchExpression (In, NotIn, Exists,
+// DoesNotExist). An empty selector matches everything; an unknown operator matches nothing.
+bool MatchesLabelSelector(const LabelSelector& selector,
+                          const std::map<std::string, std::string>& labels);
+
 struct NodeSelectorRequirement {
   std::string key;
   std::string op;  // In, NotIn, Exists, DoesNotExist, Gt, Lt

@@ -99,6 +99,29 @@ StatusOr<std::shared_ptr<HyperNode>> DecodeHyperNode(std::string_view text,
   return DecodeTypedObjectText<HyperNode>(text, options, "HyperNode", FillHyperNode);
 }
 
+std::string EncodeHyperNode(const HyperNode& hn) {
+  return EncodeObject(hn, [&](JsonObject& o) {
+    o.Edit("spec", [&](JsonObject& s) {
+      s.SetInt("tier", hn.spec.tier);
+      s.SetString("tierName", hn.spec.tier_name);
+      s.EditList("members", hn.spec.members.size(), [&](size_t i, JsonObject& m) {
+        const HyperNodeMember& member = hn.spec.members[i];
+        m.SetString("type", member.type);
+        m.Edit("selector", [&](JsonObject& sel) {
+          const MemberSelector& ms = member.selector;
+          sel.EditIf("exactMatch", ms.exact_name.has_value(),
+                     [&](JsonObject& e) { e.SetString("name", *ms.exact_name); });
+          sel.EditIf("regexMatch", ms.regex_pattern.has_value(),
+                     [&](JsonObject& e) { e.SetString("pattern", *ms.regex_pattern); });
+          sel.EditIf("labelMatch", ms.label_match.has_value(),
+                     [&](JsonObject& e) { EncodeLabelSelectorInto(*ms.label_match, e); });
+        });
+      });
+    });
+    o.Edit("status", [&](JsonObject& s) { s.SetInt("nodeCount", hn.status.node_count); });
+  });
+}
+
 FieldErrors ValidateHyperNode(const HyperNode& hn) {
   FieldErrors errors;
   if (hn.spec.tier < 0) errors.push_back({"spec.tier", "must be greater than or equal to 0"});

@@ -19,6 +19,7 @@
 
 namespace tephra::api {
 
+inline constexpr std::string_view kTopologyApiVersion = "topology.volcano.sh/v1alpha1";
 inline constexpr std::string_view kHyperNodeKind = "HyperNode";
 inline constexpr std::string_view kHyperNodeMemberNode = "Node";
 inline constexpr std::string_view kHyperNodeMemberHyperNode = "HyperNode";
@@ -50,6 +51,10 @@ StatusOr<std::shared_ptr<HyperNode>> DecodeHyperNode(const json::Value& value,
                                                      const DecodeOptions& options = {});
 StatusOr<std::shared_ptr<HyperNode>> DecodeHyperNode(std::string_view text,
                                                      const DecodeOptions& options = {});
+
+// The object as JSON: its raw text (unknown fields, status.conditions kept) with the modelled
+// fields written over it.
+std::string EncodeHyperNode(const HyperNode& hn);
 
 // CREATE and UPDATE (Volcano's /hypernodes/validate, with its CRD's rules): at least one member;
 // each member of type Node or HyperNode with exactly one selector; an exactMatch name that is a

@@ -17,33 +17,6 @@ bool ParseInt(const std::string& s, long long* out) {
   return end != nullptr && *end == '\0';
 }
 
-}  // namespace
-
-bool MatchesLabelSelector(const api::LabelSelector& selector, const Labels& labels) {
-  for (const auto& [k, v] : selector.match_labels) {
-    auto it = labels.find(k);
-    if (it == labels.end() || it->second != v) return false;
-  }
-  for (const auto& e : selector.match_expressions) {
-    auto it = labels.find(e.key);
-    bool has = it != labels.end();
-    if (e.op == "In") {
-      if (!has || !Contains(e.values, it->second)) return false;
-    } else if (e.op == "NotIn") {
-      if (has && Contains(e.values, it->second)) return false;
-    } else if (e.op == "Exists") {
-      if (!has) return false;
-    } else if (e.op == "DoesNotExist") {
-      if (has) return false;
-    } else {
-      return false;
-    }
-  }
-  return true;
-}
-
-namespace {
-
 bool MatchesRequirement(const api::NodeSelectorRequirement& r, const std::string* value) {
   if (r.op == "In") return value != nullptr && Contains(r.values, *value);
   if (r.op == "NotIn") return value == nullptr || !Contains(r.values, *value);

@@ -12,9 +12,8 @@ namespace tephra::scheduler {
 
 using Labels = std::map<std::string, std::string>;
 
-// metav1.LabelSelector: matchLabels AND every matchExpression (In, NotIn, Exists,
-// DoesNotExist). An empty selector matches everything; an unknown operator matches nothing.
-bool MatchesLabelSelector(const api::LabelSelector& selector, const Labels& labels);
+// metav1.LabelSelector matching lives in api/ (the controllers resolve HyperNode members too).
+using api::MatchesLabelSelector;
 
 // One NodeSelectorTerm: every matchExpression (In, NotIn, Exists, DoesNotExist, Gt, Lt) on the
 // node's labels and every matchField (metadata.name) must hold. An empty term matches nothing.
