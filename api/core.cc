@@ -308,6 +308,33 @@ bool IsPodLevelResource(std::string_view name) {
 // ---------------------------------------------------------------------------------------------
 // Shared pieces
 
+bool MatchesLabelSelector(const LabelSelector& selector,
+                          const std::map<std::string, std::string>& labels) {
+  auto contains = [](const std::vector<std::string>& values, const std::string& v) {
+    return std::find(values.begin(), values.end(), v) != values.end();
+  };
+  for (const auto& [k, v] : selector.match_labels) {
+    auto it = labels.find(k);
+    if (it == labels.end() || it->second != v) return false;
+  }
+  for (const auto& e : selector.match_expressions) {
+    auto it = labels.find(e.key);
+    const bool has = it != labels.end();
+    if (e.op == "In") {
+      if (!has || !contains(e.values, it->second)) return false;
+    } else if (e.op == "NotIn") {
+      if (has && contains(e.values, it->second)) return false;
+    } else if (e.op == "Exists") {
+      if (!has) return false;
+    } else if (e.op == "DoesNotExist") {
+      if (has) return false;
+    } else {
+      return false;
+    }
+  }
+  return true;
+}
+
 void DecodeLabelSelector(const json::Reader& r, LabelSelector* out) {
   out->match_labels = r["matchLabels"].StringMap();
   out->match_expressions = DecodeRequirements<LabelSelectorRequirement>(r["matchExpressions"]);
@@ -702,32 +729,6 @@ std::string EncodePodBinding(std::string_view namespace_, std::string_view name,
   w.Field("name", node).EndObject();
   w.EndObject();
   return w.str();
-}
-
-bool MatchesLabelSelector(const LabelSelector& selector,
-                          const std::map<std::string, std::string>& labels) {
-  for (const auto& [k, v] : selector.match_labels) {
-    auto it = labels.find(k);
-    if (it == labels.end() || it->second != v) return false;
-  }
-  for (const auto& e : selector.match_expressions) {
-    auto it = labels.find(e.key);
-    bool has = it != labels.end();
-    if (e.op == "In") {
-      if (!has || std::find(e.values.begin(), e.values.end(), it->second) == e.values.end())
-        return false;
-    } else if (e.op == "NotIn") {
-      if (has && std::find(e.values.begin(), e.values.end(), it->second) != e.values.end())
-        return false;
-    } else if (e.op == "Exists") {
-      if (!has) return false;
-    } else if (e.op == "DoesNotExist") {
-      if (has) return false;
-    } else {
-      return false;
-    }
-  }
-  return true;
 }
 
 }  // namespace tephra::api

@@ -1,5 +1,7 @@
 #include "api/informers.h"
 
+#include "api/topology.h"
+
 namespace tephra::api {
 namespace {
 
@@ -37,6 +39,9 @@ kube::ObjectDecoder PriorityClassDecoder() {
 }
 kube::ObjectDecoder QueueDecoder() {
   return Typed<Queue>(DecodeQueue);
+}
+kube::ObjectDecoder HyperNodeDecoder() {
+  return Typed<HyperNode>(DecodeHyperNode);
 }
 kube::ObjectDecoder PodGroupDecoder() {
   return Typed<PodGroup>(DecodePodGroup);

@@ -42,6 +42,7 @@ kube::ObjectDecoder PriorityClassDecoder();
 kube::ObjectDecoder QueueDecoder();
 kube::ObjectDecoder PodGroupDecoder();
 kube::ObjectDecoder SchedPluginsPodGroupDecoder();
+kube::ObjectDecoder HyperNodeDecoder();
 
 // Handlers for an informer whose objects are T: `upsert` for every add, update and resync
 // (with the new object), `remove` for every delete (with the last object seen).

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <re2/re2.h>
+#include <unordered_map>
 
 namespace tephra::api {
 namespace {
@@ -99,6 +100,29 @@ StatusOr<std::shared_ptr<HyperNode>> DecodeHyperNode(std::string_view text,
   return DecodeTypedObjectText<HyperNode>(text, options, "HyperNode", FillHyperNode);
 }
 
+std::string EncodeHyperNode(const HyperNode& hn) {
+  return EncodeObject(hn, [&](JsonObject& o) {
+    o.Edit("spec", [&](JsonObject& s) {
+      s.SetInt("tier", hn.spec.tier);
+      s.SetString("tierName", hn.spec.tier_name);
+      s.EditList("members", hn.spec.members.size(), [&](size_t i, JsonObject& m) {
+        const HyperNodeMember& member = hn.spec.members[i];
+        m.SetString("type", member.type);
+        m.Edit("selector", [&](JsonObject& sel) {
+          const MemberSelector& ms = member.selector;
+          sel.EditIf("exactMatch", ms.exact_name.has_value(),
+                     [&](JsonObject& e) { e.SetString("name", *ms.exact_name); });
+          sel.EditIf("regexMatch", ms.regex_pattern.has_value(),
+                     [&](JsonObject& e) { e.SetString("pattern", *ms.regex_pattern); });
+          sel.EditIf("labelMatch", ms.label_match.has_value(),
+                     [&](JsonObject& e) { EncodeLabelSelectorInto(*ms.label_match, e); });
+        });
+      });
+    });
+    o.Edit("status", [&](JsonObject& s) { s.SetInt("nodeCount", hn.status.node_count); });
+  });
+}
+
 FieldErrors ValidateHyperNode(const HyperNode& hn) {
   FieldErrors errors;
   if (hn.spec.tier < 0) errors.push_back({"spec.tier", "must be greater than or equal to 0"});
@@ -114,27 +138,78 @@ FieldErrors ValidateHyperNode(const HyperNode& hn) {
   return errors;
 }
 
-NodeMemberMatcher::NodeMemberMatcher(const MemberSelector& selector) : selector_(selector) {
-  if (selector_.regex_pattern && RegexProblem(*selector_.regex_pattern).empty()) {
-    RE2::Options options;
-    options.set_log_errors(false);
-    regex_ = std::make_unique<RE2>(*selector_.regex_pattern, options);
+std::vector<std::vector<uint32_t>> NodesUnder(
+    const std::vector<std::shared_ptr<const HyperNode>>& hypernodes,
+    const std::vector<TopologyNode>& nodes) {
+  std::unordered_map<std::string, uint32_t> node_index;
+  for (uint32_t i = 0; i < nodes.size(); ++i) node_index.emplace(nodes[i].name, i);
+  std::unordered_map<std::string, uint32_t> hn_index;
+  for (uint32_t i = 0; i < hypernodes.size(); ++i) {
+    hn_index.emplace(hypernodes[i]->metadata.name, i);
   }
-}
-NodeMemberMatcher::~NodeMemberMatcher() = default;
-NodeMemberMatcher::NodeMemberMatcher(NodeMemberMatcher&&) noexcept = default;
-NodeMemberMatcher& NodeMemberMatcher::operator=(NodeMemberMatcher&&) noexcept = default;
 
-const std::string* NodeMemberMatcher::exact_name() const {
-  return selector_.exact_name ? &*selector_.exact_name : nullptr;
-}
+  // The direct edges of each HyperNode: node indexes and HyperNode indexes.
+  std::vector<std::vector<uint32_t>> direct_nodes(hypernodes.size());
+  std::vector<std::vector<uint32_t>> children(hypernodes.size());
+  RE2::Options options;
+  options.set_log_errors(false);
+  static const std::map<std::string, std::string> kNoLabels;
+  for (uint32_t h = 0; h < hypernodes.size(); ++h) {
+    for (const HyperNodeMember& m : hypernodes[h]->spec.members) {
+      const MemberSelector& s = m.selector;
+      if (m.type == kHyperNodeMemberHyperNode) {
+        if (!s.exact_name) continue;
+        if (auto it = hn_index.find(*s.exact_name); it != hn_index.end()) {
+          children[h].push_back(it->second);
+        }
+      } else if (m.type == kHyperNodeMemberNode) {
+        if (s.exact_name) {
+          if (auto it = node_index.find(*s.exact_name); it != node_index.end()) {
+            direct_nodes[h].push_back(it->second);
+          }
+        } else if (s.regex_pattern) {
+          if (!RegexProblem(*s.regex_pattern).empty()) continue;
+          RE2 re(*s.regex_pattern, options);
+          for (uint32_t i = 0; i < nodes.size(); ++i) {
+            if (RE2::PartialMatch(nodes[i].name, re)) direct_nodes[h].push_back(i);
+          }
+        } else if (s.label_match) {
+          for (uint32_t i = 0; i < nodes.size(); ++i) {
+            const auto& labels = nodes[i].labels ? *nodes[i].labels : kNoLabels;
+            if (MatchesLabelSelector(*s.label_match, labels)) direct_nodes[h].push_back(i);
+          }
+        }
+      }
+    }
+  }
 
-bool NodeMemberMatcher::Matches(const std::string& name,
-                                const std::map<std::string, std::string>& labels) const {
-  if (selector_.exact_name) return *selector_.exact_name == name;
-  if (selector_.regex_pattern) return regex_ != nullptr && RE2::PartialMatch(name, *regex_);
-  if (selector_.label_match) return MatchesLabelSelector(*selector_.label_match, labels);
-  return false;
+  // Stamps instead of clearing sets: walk h marks what it has seen with h + 1.
+  std::vector<uint32_t> node_seen(nodes.size(), 0), hn_seen(hypernodes.size(), 0);
+  std::vector<std::vector<uint32_t>> under(hypernodes.size());
+  std::vector<uint32_t> stack;
+  for (uint32_t h = 0; h < hypernodes.size(); ++h) {
+    const uint32_t stamp = h + 1;
+    stack.assign(1, h);
+    hn_seen[h] = stamp;
+    while (!stack.empty()) {
+      const uint32_t cur = stack.back();
+      stack.pop_back();
+      for (uint32_t n : direct_nodes[cur]) {
+        if (node_seen[n] != stamp) {
+          node_seen[n] = stamp;
+          under[h].push_back(n);
+        }
+      }
+      for (uint32_t c : children[cur]) {
+        if (hn_seen[c] != stamp) {
+          hn_seen[c] = stamp;
+          stack.push_back(c);
+        }
+      }
+    }
+    std::sort(under[h].begin(), under[h].end());
+  }
+  return under;
 }
 
 }  // namespace tephra::api

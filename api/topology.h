@@ -18,12 +18,9 @@
 #include "json/json.h"
 #include "kube/object.h"
 
-namespace re2 {
-class RE2;
-}
-
 namespace tephra::api {
 
+inline constexpr std::string_view kTopologyApiVersion = "topology.volcano.sh/v1alpha1";
 inline constexpr std::string_view kHyperNodeKind = "HyperNode";
 inline constexpr std::string_view kHyperNodeMemberNode = "Node";
 inline constexpr std::string_view kHyperNodeMemberHyperNode = "HyperNode";
@@ -56,28 +53,30 @@ StatusOr<std::shared_ptr<HyperNode>> DecodeHyperNode(const json::Value& value,
 StatusOr<std::shared_ptr<HyperNode>> DecodeHyperNode(std::string_view text,
                                                      const DecodeOptions& options = {});
 
+// The object as JSON: its raw text (unknown fields, status.conditions kept) with the modelled
+// fields written over it.
+std::string EncodeHyperNode(const HyperNode& hn);
+
 // CREATE and UPDATE (Volcano's /hypernodes/validate, with its CRD's rules): at least one member;
 // each member of type Node or HyperNode with exactly one selector; an exactMatch name that is a
 // qualified name; a regexMatch pattern that compiles (Go syntax). A HyperNode member named by
 // a pattern or labels is accepted, as Volcano does, though only exactMatch names HyperNodes.
 FieldErrors ValidateHyperNode(const HyperNode& hn);
 
-// A Node member's selector, compiled once: which nodes it stands for. A pattern matches
-// anywhere in the name (Go's MatchString); one that does not compile matches nothing.
-class NodeMemberMatcher {
- public:
-  explicit NodeMemberMatcher(const MemberSelector& selector);
-  ~NodeMemberMatcher();
-  NodeMemberMatcher(NodeMemberMatcher&&) noexcept;
-  NodeMemberMatcher& operator=(NodeMemberMatcher&&) noexcept;
-
-  // The one node an exactMatch names; null for a pattern or labels (check every node).
-  const std::string* exact_name() const;
-  bool Matches(const std::string& name, const std::map<std::string, std::string>& labels) const;
-
- private:
-  MemberSelector selector_;
-  std::unique_ptr<re2::RE2> regex_;
+// A node as HyperNode members select it: by name or by labels.
+struct TopologyNode {
+  std::string name;
+  const std::map<std::string, std::string>* labels = nullptr;
 };
+
+// The nodes under each of `hypernodes` (indexes into `nodes`, ascending). Node members select
+// by exactMatch name, regexMatch pattern (Go's MatchString: it may match anywhere in the name;
+// one that does not compile selects nothing) or labelMatch; HyperNode members are followed by
+// exactMatch name only, down to the nodes, cycles cut. A member that names nothing adds
+// nothing. Work: one pass of each pattern or label member over the nodes, then one walk per
+// HyperNode over what lies beneath it, with an explicit stack.
+std::vector<std::vector<uint32_t>> NodesUnder(
+    const std::vector<std::shared_ptr<const HyperNode>>& hypernodes,
+    const std::vector<TopologyNode>& nodes);
 
 }  // namespace tephra::api

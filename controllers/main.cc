@@ -1,4 +1,5 @@
-// tephra-controller-manager: the job, queue, podgroup and garbage-collection controllers.
+// tephra-controller-manager: the job, queue, podgroup, garbage-collection and HyperNode
+// controllers.
 #include <atomic>
 #include <iostream>
 #include <thread>
@@ -7,6 +8,7 @@
 
 #include "controllers/framework/controller.h"
 #include "controllers/gc/gc_controller.h"
+#include "controllers/hypernode/hypernode_controller.h"
 #include "controllers/job/job_controller.h"
 #include "controllers/podgroup/pg_controller.h"
 #include "controllers/queue/queue_controller.h"
@@ -31,7 +33,8 @@ struct Options {
     f.SetGroup("Controllers");
     f.AddCommaList("controllers", &enabled,
                    "Controllers to run: '*' for all, 'name' or '+name' to add, '-name' to "
-                   "remove (job-controller, queue-controller, pg-controller, gc-controller).");
+                   "remove (job-controller, queue-controller, pg-controller, gc-controller, "
+                   "hyperNode-controller).");
     f.AddInt("worker-threads", &controllers.worker_threads, "Job controller workers.");
     f.AddInt("worker-threads-for-podgroup", &controllers.worker_threads_for_podgroup,
              "PodGroup controller workers.");
@@ -49,6 +52,9 @@ struct Options {
                 "queue controller then needs --queue-label-selector.");
     f.AddString("queue-label-selector", &controllers.queue_label_selector,
                 "Only Queues matching this label selector (default: all).");
+    f.AddString("controller-conf-configmap", &controllers.controller_conf_configmap,
+                "namespace/name of the ConfigMap whose volcano-controller.conf key configures "
+                "HyperNode discovery (networkTopologyDiscovery); empty: none.");
     f.AddDuration("resync-period", &controllers.resync_period,
                   "Re-check every object this often (0: only on changes).");
     f.SetGroup("Leader election");
@@ -65,6 +71,7 @@ std::unique_ptr<Controller> NewController(std::string_view name) {
   if (name == "queue-controller") return std::make_unique<queue::QueueController>();
   if (name == "pg-controller") return std::make_unique<podgroup::PodGroupController>();
   if (name == "gc-controller") return std::make_unique<gc::GarbageCollector>();
+  if (name == "hyperNode-controller") return std::make_unique<hypernode::HyperNodeController>();
   return nullptr;
 }
 

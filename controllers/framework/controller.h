@@ -37,6 +37,9 @@ struct ControllerOptions {
   std::string queue_label_selector;
   // Periodic full re-check of every object (0: none).
   std::chrono::milliseconds resync_period{0};
+  // namespace/name of the ConfigMap whose volcano-controller.conf holds HyperNode discovery
+  // (docs/controllers.md#hypernode-discovery); empty: no discovery.
+  std::string controller_conf_configmap;
 };
 
 struct ControllerContext {
@@ -62,8 +65,8 @@ class Controller {
 };
 
 // Every known controller name, in start order.
-inline constexpr std::string_view kControllerNames[] = {"job-controller", "queue-controller",
-                                                        "pg-controller", "gc-controller"};
+inline constexpr std::string_view kControllerNames[] = {
+    "job-controller", "queue-controller", "pg-controller", "gc-controller", "hyperNode-controller"};
 
 // Volcano's --controllers syntax: "*" enables every controller, "name" or "+name" enables one,
 // "-name" disables one; later items win. InvalidArgument for unknown names.

@@ -514,7 +514,7 @@ std::shared_ptr<const Snapshot> SchedulerCache::TakeSnapshot() {
   if (!topology_) {
     std::vector<std::shared_ptr<const api::HyperNode>> hypernodes;
     for (const auto& [name, hn] : hypernodes_) hypernodes.push_back(hn);
-    std::vector<TopologyNode> nodes;
+    std::vector<api::TopologyNode> nodes;
     for (const auto& n : snap->nodes) nodes.push_back({n->name, &n->labels()});
     std::vector<std::string> problems;
     topology_ = HyperNodeTree::Build(hypernodes, nodes, &problems);

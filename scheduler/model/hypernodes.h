@@ -25,21 +25,13 @@ struct HyperNodeInfo {
   bool virtual_top = false;
 };
 
-// A node as the topology needs it: its name and labels (for labelMatch members).
-struct TopologyNode {
-  std::string name;
-  const std::map<std::string, std::string>* labels = nullptr;
-};
-
 class HyperNodeTree {
  public:
-  // Resolves `hypernodes` over `nodes`. A HyperNode member of type HyperNode names a HyperNode
-  // of a lower tier by exactMatch (members of the same or a higher tier are left out, so the
-  // tree has no cycles and its depth is the number of tiers); Node members match by name,
-  // pattern or labels. Problems (unknown or misplaced members) are appended to `problems`.
+  // Resolves `hypernodes` over `nodes` (api::NodesUnder). HyperNode members that name no
+  // HyperNode are appended to `problems`.
   static std::shared_ptr<const HyperNodeTree> Build(
       const std::vector<std::shared_ptr<const api::HyperNode>>& hypernodes,
-      const std::vector<TopologyNode>& nodes, std::vector<std::string>* problems);
+      const std::vector<api::TopologyNode>& nodes, std::vector<std::string>* problems);
 
   // By tier, then name; the virtual top HyperNode last. Empty when there are no HyperNodes.
   const std::vector<HyperNodeInfo>& hypernodes() const { return hypernodes_; }

@@ -17,10 +17,6 @@ bool ParseInt(const std::string& s, long long* out) {
   return end != nullptr && *end == '\0';
 }
 
-}  // namespace
-
-namespace {
-
 bool MatchesRequirement(const api::NodeSelectorRequirement& r, const std::string* value) {
   if (r.op == "In") return value != nullptr && Contains(r.values, *value);
   if (r.op == "NotIn") return value == nullptr || !Contains(r.values, *value);

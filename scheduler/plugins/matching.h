@@ -12,7 +12,8 @@ namespace tephra::scheduler {
 
 using Labels = std::map<std::string, std::string>;
 
-// Label selectors: api::MatchesLabelSelector (api/core.h), found by argument lookup.
+// metav1.LabelSelector matching lives in api/ (the controllers resolve HyperNode members too).
+using api::MatchesLabelSelector;
 
 // One NodeSelectorTerm: every matchExpression (In, NotIn, Exists, DoesNotExist, Gt, Lt) on the
 // node's labels and every matchField (metadata.name) must hold. An empty term matches nothing.

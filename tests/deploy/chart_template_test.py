@@ -136,6 +136,14 @@ expect(not allows(sched, "", "secrets", "get"), "scheduler may read secrets")
 cm = rules_of(objs, "ClusterRole", "tephra-controller-manager")
 expect(allows(cm, "", "pods", "create"), "controller manager cannot create pods")
 expect(not allows(cm, "", "pods/binding", "create"), "controller manager may bind pods")
+expect(allows(cm, "topology.volcano.sh", "hypernodes", "delete") and
+       allows(cm, "topology.volcano.sh", "hypernodes/status", "patch"),
+       "controller manager cannot manage HyperNodes")
+expect(not allows(cm, "", "configmaps", "list"), "controller manager may list every ConfigMap")
+cm_config = rules_of(objs, "Role", "tephra-controller-manager-config")
+expect(allows(cm_config, "", "configmaps", "watch"), "controller manager cannot watch its ConfigMap")
+expect("volcano-controller.conf" in kinds(objs, "ConfigMap")["tephra-controller-configmap"]["data"],
+       "controller ConfigMap without volcano-controller.conf")
 adm = rules_of(objs, "ClusterRole", "tephra-admission")
 for cfg in hooks:
     res = cfg["kind"].lower() + "s"

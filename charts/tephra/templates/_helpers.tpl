@@ -186,6 +186,7 @@ the scheduler's --scheduler-conf) itself.
 {{- $a := include "tephra.suiteArgs" . | fromYamlArray -}}
 {{- $a = append $a (printf "--default-queue=%s" .Values.defaultQueue.name) -}}
 {{- $a = append $a (printf "--controllers=%s" (join "," $c.controllers)) -}}
+{{- $a = append $a (printf "--controller-conf-configmap=%s/%s" .Release.Namespace (include "tephra.componentName" (dict "root" . "component" "controller-configmap"))) -}}
 {{- $a = append $a (printf "--worker-threads=%d" (int $c.workerThreads)) -}}
 {{- $a = append $a (printf "--worker-threads-for-podgroup=%d" (int $c.workerThreadsForPodgroup)) -}}
 {{- $a = append $a (printf "--worker-threads-for-queue=%d" (int $c.workerThreadsForQueue)) -}}

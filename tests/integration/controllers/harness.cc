@@ -28,6 +28,8 @@ void InstallControllerPrerequisites(const Kubectl& kubectl) {
   static std::once_flag once;
   std::call_once(once, [&] {
     kubectl.ApplyShared({"-f", kSource + "/crds/"});
+    // The chart's Role for the controller configuration ConfigMap lives there.
+    kubectl.Run({"create", "namespace", "tephra-system"});  // AlreadyExists is fine
     // The chart's RBAC for the controller-manager identity; the tests run it without leader
     // election, so without the lease Role in tephra-system.
     kubectl.ApplyShared({"-f", "-"}, RenderChart("tephra", "tephra-system",

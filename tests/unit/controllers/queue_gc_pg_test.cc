@@ -117,10 +117,11 @@ TEST_CASE("a bare pod owns its own PodGroup of one") {
 TEST_CASE("the controllers flag accepts Volcano's * and +/- syntax") {
   auto all = SelectControllers({"*"});
   REQUIRE(all.ok());
-  CHECK(all->size() == 4);
+  CHECK(all->size() == 5);
   auto minus = SelectControllers({"*", "-queue-controller"});
   REQUIRE(minus.ok());
-  CHECK(*minus == std::vector<std::string>{"job-controller", "pg-controller", "gc-controller"});
+  CHECK(*minus == std::vector<std::string>{"job-controller", "pg-controller", "gc-controller",
+                                           "hyperNode-controller"});
   auto some = SelectControllers({"+gc-controller", "job-controller"});
   REQUIRE(some.ok());
   CHECK(*some == std::vector<std::string>{"job-controller", "gc-controller"});

@@ -61,9 +61,9 @@ std::string AllocatedHyperNode(const Harness::Result& r, const JobId& job) {
   return "";
 }
 
-TEST_CASE("topology: the tree resolves members by name, pattern and labels, lower tiers only") {
+TEST_CASE("topology: the tree resolves members by name, pattern and labels, cycles cut") {
   std::map<std::string, std::string> gpu{{"accel", "gpu"}}, none;
-  std::vector<TopologyNode> nodes{{"a-1", &gpu}, {"a-2", &none}, {"b-1", &gpu}};
+  std::vector<api::TopologyNode> nodes{{"a-1", &gpu}, {"a-2", &none}, {"b-1", &gpu}};
   auto member = [](const std::string& type, api::MemberSelector s) {
     return api::HyperNodeMember{type, std::move(s)};
   };
@@ -74,23 +74,26 @@ TEST_CASE("topology: the tree resolves members by name, pattern and labels, lowe
     h->spec.members = std::move(members);
     return std::shared_ptr<const api::HyperNode>(h);
   };
-  api::MemberSelector by_regex, by_labels, by_name, upper;
+  api::MemberSelector by_regex, by_labels, by_name, upper, back, ghost;
   by_regex.regex_pattern = "^a-";
   by_labels.label_match = api::LabelSelector{{{"accel", "gpu"}}, {}};
   by_name.exact_name = "rack-a";
   upper.exact_name = "top";
+  back.exact_name = "loop";
+  ghost.exact_name = "ghost";
   std::vector<std::string> problems;
   auto tree = HyperNodeTree::Build(
       {hn("rack-a", 1, {member("Node", by_regex)}), hn("gpus", 1, {member("Node", by_labels)}),
-       hn("top", 2, {member("HyperNode", by_name)}), hn("loop", 2, {member("HyperNode", upper)})},
+       hn("top", 2, {member("HyperNode", by_name), member("HyperNode", back)}),
+       hn("loop", 2, {member("HyperNode", upper), member("HyperNode", ghost)})},
       nodes, &problems);
   REQUIRE(tree->Find("rack-a") != nullptr);
   CHECK(tree->Find("rack-a")->nodes == std::vector<std::string>{"a-1", "a-2"});
   CHECK(tree->Find("gpus")->nodes == std::vector<std::string>{"a-1", "b-1"});
   CHECK(tree->Find("top")->nodes == std::vector<std::string>{"a-1", "a-2"});
-  CHECK(tree->Find("loop")->nodes.empty());  // a member of the same tier is left out
+  CHECK(tree->Find("loop")->nodes == std::vector<std::string>{"a-1", "a-2"});  // through top
   REQUIRE(problems.size() == 1);
-  CHECK(problems[0] == "HyperNode loop member 0: HyperNode top is not of a lower tier");
+  CHECK(problems[0] == "HyperNode loop member 1: no HyperNode is named ghost");
   CHECK(tree->top_tier() == 3);
   const HyperNodeInfo& cluster = tree->hypernodes().back();
   CHECK(cluster.virtual_top);
