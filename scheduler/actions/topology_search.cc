@@ -13,20 +13,6 @@ bool Schedulable(const TaskInfo& t) {
          t.pod->spec->scheduling_gates.empty();
 }
 
-// Whether the task holds a place the job's next tasks should stay near.
-bool HoldsPlace(const TaskInfo& t) {
-  switch (t.status) {
-    case TaskStatus::kAllocated:
-    case TaskStatus::kPipelined:
-    case TaskStatus::kBinding:
-    case TaskStatus::kBound:
-    case TaskStatus::kRunning:
-      return !t.node.empty();
-    default:
-      return false;
-  }
-}
-
 bool Covers(const HyperNodeDomain& outer, const std::vector<size_t>& nodes) {
   for (size_t n : nodes) {
     if (!outer.member[n]) return false;
@@ -57,7 +43,7 @@ api::Resources On(const api::Resources& r, const std::vector<std::string>& names
 
 TopologySearch::TopologySearch(Session& ssn, const TopologyView& topology, size_t job,
                                const api::NetworkTopologySpec& spec)
-    : ssn_(ssn), topology_(topology), job_(job), hard_(spec.mode != "soft") {
+    : ssn_(ssn), job_(job), hard_(spec.mode != "soft") {
   const JobInfo& info = ssn.job(job);
   limit_ = topology.tree()->top_tier();
   if (hard_) {
@@ -74,15 +60,12 @@ TopologySearch::TopologySearch(Session& ssn, const TopologyView& topology, size_
     }
   }
 
-  std::vector<size_t> occupied = OccupiedNodes();
+  std::vector<size_t> occupied = ssn.NodesHeldBy(job);
   was_placed_ = !occupied.empty();
   const HyperNodeDomain* anchor = nullptr;
-  if (hard_) {
-    const std::string* given = ssn.AllocatedHyperNode(job);
-    std::string annotated =
-        info.pod_group ? info.pod_group->metadata.Annotation(api::kJobAllocatedHyperNodeAnnotation)
-                       : "";
-    anchor = topology.Find(given ? *given : annotated);
+  if (hard_ && info.pod_group) {
+    anchor =
+        topology.Find(info.pod_group->metadata.Annotation(api::kJobAllocatedHyperNodeAnnotation));
   }
   for (const HyperNodeDomain& d : topology.domains()) {
     if (d.info->tier > limit_ || d.nodes.empty() || !Covers(d, occupied)) continue;
@@ -118,17 +101,6 @@ TopologySearch::TopologySearch(Session& ssn, const TopologyView& topology, size_
   }
 }
 
-std::vector<size_t> TopologySearch::OccupiedNodes() const {
-  std::vector<size_t> nodes;
-  for (const auto& [uid, t] : ssn_.job(job_).tasks) {
-    if (!HoldsPlace(t)) continue;
-    if (auto i = ssn_.NodeIndex(t.node)) nodes.push_back(*i);
-  }
-  std::sort(nodes.begin(), nodes.end());
-  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
-  return nodes;
-}
-
 api::Resources TopologySearch::FreeIn(const HyperNodeDomain& d) const {
   api::Resources free;
   for (size_t n : d.nodes) free.Add(ssn_.node(n).FutureIdle());
@@ -158,10 +130,6 @@ HyperNodeTrial TopologySearch::Trial(const HyperNodeDomain& d) const {
 }
 
 void TopologySearch::Placed(const HyperNodeDomain& d, const std::vector<std::string>& others) {
-  const HyperNodeDomain* lowest = topology_.Lowest(OccupiedNodes());
-  if (lowest != nullptr && !lowest->info->virtual_top) {
-    ssn_.SetAllocatedHyperNode(job_, lowest->info->name);
-  }
   if (was_placed_) return;
   std::string note =
       "placed within " +

@@ -30,18 +30,16 @@ class TopologySearch {
   // `d` as HyperNodeOrder plugins score it, with the session's current (trial) placements.
   HyperNodeTrial Trial(const HyperNodeDomain& d) const;
   // The job was placed in `d` (the others of its tier, with why they were not chosen, in
-  // `others`): records the HyperNode it now occupies and, the first time, an explanation.
+  // `others`): the first time, an explanation.
   void Placed(const HyperNodeDomain& d, const std::vector<std::string>& others);
   // Why no candidate holds the job: "needs cpu 12 within tier 1; the largest tier-1 HyperNode,
   // rack-a, has cpu 8 free".
   std::string Refusal() const;
 
  private:
-  std::vector<size_t> OccupiedNodes() const;
   api::Resources FreeIn(const HyperNodeDomain& d) const;
 
   Session& ssn_;
-  const TopologyView& topology_;
   size_t job_;
   bool hard_;
   int64_t limit_ = 0;

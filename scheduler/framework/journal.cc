@@ -51,16 +51,6 @@ void Journal::SetJobCondition(size_t job, JobConditionOut condition) {
   conditions_[job] = std::move(condition);
 }
 
-void Journal::SetAllocatedHyperNode(size_t job, std::string name) {
-  touched_[job] = true;
-  allocated_hypernodes_[job] = std::move(name);
-}
-
-const std::string* Journal::AllocatedHyperNode(size_t job) const {
-  auto it = allocated_hypernodes_.find(job);
-  return it == allocated_hypernodes_.end() ? nullptr : &it->second;
-}
-
 void Journal::AddJobNote(size_t job, JobNote note) {
   std::vector<JobNote>& notes = notes_[job];
   if (notes.size() < kMaxJobNotes) notes.push_back(std::move(note));

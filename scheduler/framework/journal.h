@@ -79,11 +79,6 @@ class Journal {
   void NoteWithdrawn(size_t job, std::vector<std::string> uids);
   const std::vector<std::string>* JobWithdrawn(size_t job) const;
 
-  // The HyperNode a job with a network topology was placed in this session (its PodGroup's
-  // volcano.sh/job-allocated-hypernode annotation).
-  void SetAllocatedHyperNode(size_t job, std::string name);
-  const std::string* AllocatedHyperNode(size_t job) const;
-
   void ReportQueueShare(const std::string& queue, QueueShareReport report);
   const std::map<std::string, QueueShareReport>& queue_shares() const { return queue_shares_; }
 

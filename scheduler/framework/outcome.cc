@@ -87,11 +87,17 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
     queue_allocated[job.queue].Add(WithoutPods(job.allocated));
     if (!job.pod_group) continue;
     api::PodGroupStatus status = PodGroupStatusAfter(ssn, j, now);
-    const std::string* hypernode = ssn.AllocatedHyperNode(j);
-    if (hypernode != nullptr &&
-        *hypernode == job.pod_group->metadata.Annotation(api::kJobAllocatedHyperNodeAnnotation)) {
-      hypernode = nullptr;
+    // Where a job with a network topology is, said on its PodGroup whenever that changed (so
+    // also after a lost write or a restart).
+    const HyperNodeInfo* occupied = nullptr;
+    if (job.pod_group->spec.network_topology && ssn.TopologyAware()) {
+      occupied = ssn.OccupiedHyperNode(j);
+      if (occupied != nullptr && occupied->name == job.pod_group->metadata.Annotation(
+                                                       api::kJobAllocatedHyperNodeAnnotation)) {
+        occupied = nullptr;
+      }
     }
+    const std::string* hypernode = occupied ? &occupied->name : nullptr;
     if (!(status == job.pod_group->status) || hypernode != nullptr) {
       PodGroupUpdate u;
       u.job = job.id;

@@ -41,11 +41,36 @@ void Session::Close() {
   for (auto& plugin : plugins_) plugin->OnSessionClose(*this);
 }
 
-const TopologyView& Session::topology() {
+const TopologyView& Session::topology() const {
   if (!topology_) {
     topology_ = std::make_unique<TopologyView>(view_.snapshot().topology.get(), view_);
   }
   return *topology_;
+}
+
+std::vector<size_t> Session::NodesHeldBy(size_t job) const {
+  std::vector<size_t> nodes;
+  for (const auto& [uid, t] : view_.job(job).tasks) {
+    switch (t.status) {
+      case TaskStatus::kAllocated:
+      case TaskStatus::kPipelined:
+      case TaskStatus::kBinding:
+      case TaskStatus::kBound:
+      case TaskStatus::kRunning:
+        if (auto i = view_.NodeIndex(t.node)) nodes.push_back(*i);
+        break;
+      default:
+        break;
+    }
+  }
+  std::sort(nodes.begin(), nodes.end());
+  nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());
+  return nodes;
+}
+
+const HyperNodeInfo* Session::OccupiedHyperNode(size_t job) const {
+  const HyperNodeDomain* lowest = topology().Lowest(NodesHeldBy(job));
+  return lowest == nullptr || lowest->info->virtual_top ? nullptr : lowest->info;
 }
 
 size_t Session::NodesToFind(size_t n) const {

@@ -220,7 +220,14 @@ class Session {
     return hooks_.HyperNodeScore(job, trial);
   }
   // The snapshot's HyperNodes over this session's nodes (built on first use).
-  const TopologyView& topology();
+  const TopologyView& topology() const;
+  // The nodes (ascending indexes) job j's tasks are placed on: Allocated, Pipelined, Binding,
+  // Bound or Running.
+  std::vector<size_t> NodesHeldBy(size_t job) const;
+  // The lowest real HyperNode holding every node job j holds, for its PodGroup's
+  // volcano.sh/job-allocated-hypernode annotation; null when it holds none, or only the whole
+  // cluster does.
+  const HyperNodeInfo* OccupiedHyperNode(size_t job) const;
 
   // ---- state changes (through a Statement) ----
   // Each takes effect at once in this session (task status, node accounting, plugin event
@@ -268,12 +275,6 @@ class Session {
   const std::map<std::string, QueueShareReport>& queue_shares() const {
     return journal_.queue_shares();
   }
-  void SetAllocatedHyperNode(size_t job, std::string name) {
-    journal_.SetAllocatedHyperNode(job, std::move(name));
-  }
-  const std::string* AllocatedHyperNode(size_t job) const {
-    return journal_.AllocatedHyperNode(job);
-  }
   const std::shared_ptr<const Snapshot>& snapshot_ptr() const { return view_.snapshot_ptr(); }
 
   Binder* binder() const { return options_.binder; }
@@ -292,7 +293,7 @@ class Session {
   ClusterView view_;
   Journal journal_;
   Hooks hooks_;
-  std::unique_ptr<TopologyView> topology_;
+  mutable std::unique_ptr<TopologyView> topology_;
 };
 
 // An ordered list of session changes, applied at once and then either committed (binds and

@@ -15,6 +15,7 @@ are the same on both sides (no UIDs, generated names or timestamps). README.md l
     xpg/NS/NAME.phase                      scheduler-plugins PodGroups
     configmap/NS/NAME.KEY                  data of ConfigMaps in the scenario's namespaces
     (with `details: [job-objects]`, what job plugins write, for Volcano Job pods and objects)
+    pods/NS/GROUP.domains, pg/NS/ID.allocatedHyperNode   with `details: [placement]`
     podspec/NS/POD.C.env.VAR               a container's env entry: its value, or where from
     podspec/NS/POD.C.ports, .mounts        its ports (name:port/protocol) and volume mounts
     podspec/NS/POD.hostname, .subdomain    the pod's DNS names
@@ -276,7 +277,9 @@ def in_flight(pods_by_ns):
 
 
 # Optional fact families a scenario asks for with `details:` (README.md, "Facts").
-DETAILS = ("job-objects", "pod-restarts")
+DETAILS = ("job-objects", "pod-restarts", "placement")
+# The node label whose values `placement` reports (node names differ between the two sides).
+DOMAIN_LABEL = "compat.tephra.dev/domain"
 _KEY_MATERIAL = ("id_rsa", "id_rsa.pub", "authorized_keys")
 
 
@@ -354,6 +357,28 @@ def _observe_pod_restarts(state, ns, pods, group_of):
         state[k] = state.get(k, 0) + sum(c.get("restartCount", 0) for c in statuses)
 
 
+def _observe_placement(state, ns, pods, pgs, group_of, nodes):
+    """Where each group's bound pods are, as the DOMAIN_LABEL values of their nodes, and the
+    HyperNode the scheduler says each PodGroup occupies (network topology)."""
+    domain = {n["metadata"]["name"]: (n["metadata"].get("labels") or {}).get(DOMAIN_LABEL, "?")
+              for n in nodes}
+    seen = {}
+    for pod in pods:
+        meta, spec = pod["metadata"], pod.get("spec") or {}
+        if meta.get("deletionTimestamp") or not spec.get("nodeName"):
+            continue
+        group = group_of[meta["name"]]  # job:NAME/TASK for a Job's pod: the job too
+        for g in {group, group.split("/")[0]}:
+            seen.setdefault(g, set()).add(domain.get(spec["nodeName"], "?"))
+    for g, domains in seen.items():
+        state[f"pods/{ns}/{g}.domains"] = ",".join(sorted(domains))
+    ids = _podgroup_ids(pgs)
+    for pg in pgs:
+        hn = (pg["metadata"].get("annotations") or {}).get("volcano.sh/job-allocated-hypernode")
+        if hn:
+            state[f"pg/{ns}/{ids[pg['metadata']['name']]}.allocatedHyperNode"] = hn
+
+
 def observe(cluster, namespaces, event_reasons=(), invariants=(), details=()):
     """(facts, pods in flight) of `cluster`; `namespaces` maps the scenario's namespace names
     (used in the facts) to the cluster's. Raises OSError when the API server cannot be
@@ -376,6 +401,8 @@ def observe(cluster, namespaces, event_reasons=(), invariants=(), details=()):
                 state[f"configmap/{ns}/{cm['metadata']['name']}.{key}"] = value
         if reasons:
             _observe_events(state, ns, _list(cluster, EVENT, actual), reasons, group_of, pg_ids)
+        if "placement" in details:
+            _observe_placement(state, ns, pods, pgs, group_of, _list(cluster, NODE))
         if "pod-restarts" in details:
             _observe_pod_restarts(state, ns, pods, group_of)
         if "job-objects" in details:
