@@ -258,6 +258,7 @@ class AllocateAction : public Action {
       const HyperNodeDomain* best = nullptr;
       double best_score = 0;
       bool best_ready = false;
+      std::vector<const HyperNodeDomain*> fitting;
       for (const HyperNodeDomain* d : tier) {
         if (!search.MayHold(*d)) {
           tried.push_back(d->info->name + " lacks room");
@@ -275,6 +276,7 @@ class AllocateAction : public Action {
         }
         double score = ssn.HyperNodeScore(job, search.Trial(*d));
         trial.Undo();
+        fitting.push_back(d);
         // A HyperNode where the gang runs now beats one where it waits for evictions.
         if (best == nullptr || (ready && !best_ready) ||
             (ready == best_ready && score > best_score)) {
@@ -284,6 +286,9 @@ class AllocateAction : public Action {
         }
       }
       if (best == nullptr) continue;
+      for (const HyperNodeDomain* d : fitting) {
+        if (d != best) tried.push_back(d->info->name + " fits, ranked lower");
+      }
       picker.Restrict(&best->nodes);
       Statement stmt(ssn);
       bool more = PlaceTasks(ssn, picker, queue, j, stmt, /*record=*/true);

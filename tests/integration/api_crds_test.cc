@@ -105,7 +105,7 @@ TEST_CASE("every example applies cleanly") {
         std::string::npos);
   for (const char* file : {"job-single-task.yaml", "job-mpi.yaml", "job-pytorch.yaml",
                            "job-tensorflow.yaml", "podgroup-plain-pods.yaml", "hypernodes.yaml",
-                           "optional/scheduler-plugins-podgroup.yaml"}) {
+                           "job-topology.yaml", "optional/scheduler-plugins-podgroup.yaml"}) {
     INFO(file);
     TestNamespace ns(k, "it-api-ex");
     CommandResult r = k.Run({"apply", "-n", ns.name(), "-f", kSource + "/examples/" + file});

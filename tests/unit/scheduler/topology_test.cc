@@ -151,7 +151,15 @@ TEST_CASE("topology: the tightest HyperNode is chosen, first-feasible takes the 
     h.Group("ns/busy", "default", 1);
     h.Pod("ns/busy-0", "busy").Request("cpu=4").On("n3").Add();  // r2 has one node left
     Gang(h, "one", 1, "hard", 1);
+    std::string note;
+    h.inspect = [&](const Session& ssn) {
+      auto j = ssn.JobIndex("ns/one");
+      if (j && ssn.JobNotes(*j) != nullptr) note = ssn.JobNotes(*j)->front().message;
+    };
     Harness::Result r = h.Run(tightest ? std::string(kTopologyConf) : FirstFeasibleConf());
+    CHECK(note == (tightest
+                       ? "placed within HyperNode r2 (tier 1); not chosen: r1 fits, ranked lower"
+                       : "placed within HyperNode r1 (tier 1); not chosen: r2 fits, ranked lower"));
     REQUIRE(r.binds.size() == 1);
     CHECK(r.binds.at("one-0") == (tightest ? "n4" : "n1"));
     CHECK(AllocatedHyperNode(r, "ns/one") == (tightest ? "r2" : "r1"));
