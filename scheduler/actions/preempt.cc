@@ -3,8 +3,8 @@
 // planner in victims.h — and then from lower-priority tasks of its own job. The preemptor's
 // tasks are pipelined onto the nodes being freed; its statement is committed (evictions sent)
 // only if the whole job becomes pipelined, so no pod is evicted for a gang that still could
-// not run. Tasks with preemptionPolicy: Never never preempt. Jobs with a network topology are
-// left to allocate, as in Volcano.
+// not run. Tasks with preemptionPolicy: Never never preempt. A job with a network topology takes
+// its victims inside one HyperNode it may use (WithinTopology).
 #include <map>
 
 #include "scheduler/actions/actions.h"
@@ -23,7 +23,6 @@ class PreemptAction : public Action {
     for (size_t j = 0; j < ssn.job_count(); ++j) {
       const JobInfo& job = ssn.job(j);
       if (job.IsPending() || job.Count(TaskStatus::kPending) == 0) continue;
-      if (job.pod_group && job.pod_group->spec.network_topology) continue;
       if (!ssn.JobValid(job).pass || !ssn.JobStarving(job)) continue;
       by_queue[job.queue].push_back(j);
     }
@@ -55,27 +54,30 @@ class PreemptAction : public Action {
 
  private:
   void PreemptFor(Session& ssn, VictimPlanner& planner, size_t j) {
-    Statement stmt(ssn);
     const std::string preemptor = ssn.job(j).id;
     const std::string reason = "preempted by job " + preemptor + " (priority " +
                                std::to_string(ssn.job(j).priority) + ") in queue " +
                                ssn.job(j).queue;
-    for (const auto& uid : TasksNeedingRoom(ssn, j)) {
-      if (!ssn.JobStarving(ssn.job(j))) break;
-      const TaskInfo& t = ssn.job(j).tasks.at(uid);
-      if (t.pod->spec->preempt_never) continue;
-      FitErrors why;
-      if (!planner.MakeRoom(stmt, j, uid, reason, &why)) {
-        ssn.RecordFitErrors(j, uid, std::move(why));
+    WithinTopology(ssn, planner, j, [&] {
+      Statement stmt(ssn);
+      for (const auto& uid : TasksNeedingRoom(ssn, j)) {
+        if (!ssn.JobStarving(ssn.job(j))) break;
+        const TaskInfo& t = ssn.job(j).tasks.at(uid);
+        if (t.pod->spec->preempt_never) continue;
+        FitErrors why;
+        if (!planner.MakeRoom(stmt, j, uid, reason, &why)) {
+          ssn.RecordFitErrors(j, uid, std::move(why));
+        }
       }
-    }
-    if (ssn.JobPipelined(ssn.job(j)) && !stmt.empty()) {
+      if (!ssn.JobPipelined(ssn.job(j)) || stmt.empty()) {
+        stmt.Discard();
+        return false;
+      }
       auto evicted = stmt.Evictions();
       stmt.Commit();
       NoteWaiting(ssn, j, evicted.size());
-    } else {
-      stmt.Discard();
-    }
+      return true;
+    });
   }
 
   // The preemptor's condition says what it waits for.

@@ -2,7 +2,8 @@
 // queue that is not overused, its starving jobs' pending tasks evict running tasks of other,
 // reclaimable queues, as the Reclaimable tier rules allow (proportion: only from queues above
 // their deserved share; capacity: never below a queue's guarantee). A task reclaims only if
-// its queue may grow by it (Preemptive). Committed per job once the job is pipelined.
+// its queue may grow by it (Preemptive). Committed per job once the job is pipelined. A job
+// with a network topology reclaims inside one HyperNode it may use (WithinTopology).
 //
 // Jobs not admitted yet count too: a Pending PodGroup whose queue is under its share but whose
 // minResources do not fit the cluster reclaims on its own behalf (it has no pods yet), so it
@@ -51,22 +52,24 @@ class ReclaimAction : public Action {
     const QueueInfo& queue = *ssn.queue(ssn.job(j).queue);
     const std::string reason =
         "reclaimed for queue " + queue.name + " (below its deserved share) by job " + ssn.job(j).id;
-    std::vector<std::string> pending = TasksNeedingRoom(ssn, j);
-    Statement stmt(ssn);
-    for (const auto& uid : pending) {
-      if (!ssn.JobStarving(ssn.job(j))) break;
-      const TaskInfo& t = ssn.job(j).tasks.at(uid);
-      if (t.pod->spec->preempt_never) continue;
-      if (!ssn.Preemptive(queue, t)) continue;
-      FitErrors why;
-      if (!planner.MakeRoom(stmt, j, uid, reason, &why))
-        ssn.RecordFitErrors(j, uid, std::move(why));
-    }
-    if (ssn.JobPipelined(ssn.job(j)) && !stmt.empty()) {
-      stmt.Commit();
-    } else {
+    WithinTopology(ssn, planner, j, [&] {
+      Statement stmt(ssn);
+      for (const auto& uid : TasksNeedingRoom(ssn, j)) {
+        if (!ssn.JobStarving(ssn.job(j))) break;
+        const TaskInfo& t = ssn.job(j).tasks.at(uid);
+        if (t.pod->spec->preempt_never) continue;
+        if (!ssn.Preemptive(queue, t)) continue;
+        FitErrors why;
+        if (!planner.MakeRoom(stmt, j, uid, reason, &why))
+          ssn.RecordFitErrors(j, uid, std::move(why));
+      }
+      if (ssn.JobPipelined(ssn.job(j)) && !stmt.empty()) {
+        stmt.Commit();
+        return true;
+      }
       stmt.Discard();
-    }
+      return false;
+    });
   }
 
   // A Pending PodGroup has no pods: it reclaims for its minResources as a whole, across nodes,

@@ -5,6 +5,8 @@
 #include <map>
 #include <optional>
 
+#include "scheduler/actions/topology_search.h"
+
 namespace tephra::scheduler {
 
 TaskInfo AdmissionProxy(const JobInfo& job) {
@@ -226,6 +228,7 @@ bool VictimPlanner::MakeRoom(Statement& stmt, size_t job, const std::string& uid
   std::vector<NodeBound> bounds;
   std::vector<size_t> resolvable;
   for (size_t i = 0; i < session_.node_count(); ++i) {
+    if (member_ != nullptr && !(*member_)[i]) continue;
     const NodeScan& scan = Scan(task, job, i);
     if (scan.fit.code == Fit::Code::kUnschedulableUnresolvable) {
       if (why != nullptr) why->Add(scan.fit.reason);
@@ -335,6 +338,25 @@ bool VictimPlanner::WholeGang(Statement& stmt, size_t job, const std::string& ui
     return false;
   stmt.Merge(sub);
   return true;
+}
+
+bool WithinTopology(Session& ssn, VictimPlanner& planner, size_t job,
+                    const std::function<bool()>& attempt) {
+  const auto& pg = ssn.job(job).pod_group;
+  if (!pg || !pg->spec.network_topology || !ssn.TopologyAware() || ssn.topology().empty()) {
+    return attempt();
+  }
+  TopologySearch search(ssn, ssn.topology(), job, *pg->spec.network_topology);
+  if (!search.problem().empty()) return false;
+  for (const auto& tier : search.Tiers()) {
+    for (const HyperNodeDomain* d : tier) {
+      planner.Restrict(&d->member);
+      bool done = attempt();
+      planner.Restrict(nullptr);
+      if (done) return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace tephra::scheduler

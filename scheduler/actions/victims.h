@@ -12,6 +12,7 @@
 // it will be bound once the victims are gone.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -45,6 +46,8 @@ class VictimPlanner {
   // On failure nothing is added to `stmt` and `why` says what was tried.
   bool MakeRoom(Statement& stmt, size_t job, const std::string& uid, const std::string& reason,
                 FitErrors* why);
+  // Looks only at nodes with (*member)[node] set (null: every node) until told otherwise.
+  void Restrict(const std::vector<bool>* member) { member_ = member; }
 
  private:
   struct Victim {
@@ -99,6 +102,15 @@ class VictimPlanner {
   size_t scan_job_ = 0;
   const SchedulingSpec* scan_spec_ = nullptr;
   std::vector<NodeScan> scans_;
+  const std::vector<bool>* member_ = nullptr;
 };
+
+// Runs `attempt` (fill a statement; commit it and return true if the job is then pipelined)
+// with `planner` over every node; or, for a job with a network topology under the
+// network-topology-aware plugin, once per candidate HyperNode, tier by tier, with the planner
+// restricted to it, until an attempt succeeds: victims come from inside the HyperNode the job
+// will use, never across it (docs/scheduler.md, "Network topology").
+bool WithinTopology(Session& ssn, VictimPlanner& planner, size_t job,
+                    const std::function<bool()>& attempt);
 
 }  // namespace tephra::scheduler

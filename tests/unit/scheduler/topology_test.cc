@@ -188,6 +188,34 @@ TEST_CASE("topology: a growing job stays in the HyperNode its running tasks are 
   CHECK(AllocatedHyperNode(r, "ns/grow") == "r2");
 }
 
+TEST_CASE("topology: a hard gang preempts inside one HyperNode, never across") {
+  Harness h;
+  Racks(h);
+  h.PriorityClass("high", 1000).PriorityClass("low", 10);
+  for (const char* node : {"n1", "n3"}) {  // one busy node per rack: n2 and n4 are free
+    std::string name = std::string("low-") + node;
+    h.Group("ns/" + name, "default", 1, "Running", "", "low");
+    h.Pod("ns/" + name + "-0", name).Request("cpu=4").Priority(10).On(node).Add();
+  }
+  h.Group("ns/high", "default", 2, "Inqueue", "", "high");
+  h.GroupTopology("ns/high", "hard", 1);
+  for (int i = 0; i < 2; ++i) {
+    h.Pod("ns/high-" + std::to_string(i), "high").Request("cpu=4").Priority(1000).Add();
+  }
+  std::string conf = std::string(kTopologyConf);
+  conf.replace(conf.find("allocate, backfill"), 18, "allocate, preempt, backfill");
+  Harness::Result r = h.Run(conf);
+  CHECK(r.binds.empty());  // n2 and n4 would hold it, but in two racks
+  REQUIRE(r.evictions.size() == 1);
+  std::set<std::string> nominated;
+  for (const auto& p : r.outcome.pods) {
+    if (p.name.rfind("high-", 0) == 0) nominated.insert(p.nominated_node);
+  }
+  // The victim and both pods in one rack: r1 (n1 freed, n2 free), the first of two equal ones.
+  CHECK(r.evictions[0] == "low-n1-0");
+  CHECK(nominated == std::set<std::string>{"n1", "n2"});
+}
+
 TEST_CASE("topology: without the plugin a job's networkTopology is not enforced") {
   Harness h;
   Racks(h);
