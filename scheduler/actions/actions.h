@@ -17,6 +17,10 @@ std::unique_ptr<Action> NewBackfillAction(const Arguments& arguments);
 std::unique_ptr<Action> NewPreemptAction(const Arguments& arguments);
 std::unique_ptr<Action> NewReclaimAction(const Arguments& arguments);
 
+// A task allocate may place: Pending, with requests (backfill places the others) and no
+// scheduling gate.
+bool Schedulable(const TaskInfo& task);
+
 // A priority queue over indexes, ordered by a "goes first" predicate that may read state
 // which changes between pops (shares move as tasks are placed).
 class IndexHeap {

@@ -5,17 +5,30 @@
 // one Statement: committed (bound) once the job is ready, kept in the session if it is only
 // pipelined (its resources stay earmarked), discarded otherwise — a gang that does not fit
 // gets nothing. A ready job with tasks left goes back in line, so big jobs do not starve
-// small ones. Pending (not yet admitted) jobs are skipped when enqueue is configured.
+// small ones. Pending (not yet admitted) jobs are skipped when enqueue is configured. A job
+// with a network topology is placed inside one HyperNode, and a job with sub-gangs one
+// sub-gang at a time, each whole (docs/scheduler.md, "Network topology").
 // Arguments: predicateErrorCacheEnable (true): once a task fails everywhere, identical tasks
 // of the same job are not tried again this session.
 #include <chrono>
+#include <functional>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "scheduler/actions/actions.h"
+#include "scheduler/actions/sub_groups.h"
 #include "scheduler/actions/topology_search.h"
 
 namespace tephra::scheduler {
 namespace {
+
+// Which of a job's pending tasks PlaceTasks places.
+struct TaskSet {
+  const std::unordered_set<std::string>* only = nullptr;  // null: all of them
+  // All or nothing (a sub-gang): stop at the first task that does not fit, and not once the job
+  // is ready.
+  bool whole = false;
+};
 
 class AllocateAction : public Action {
  public:
@@ -83,11 +96,6 @@ class AllocateAction : public Action {
   }
 
  private:
-  static bool Schedulable(const TaskInfo& t) {
-    return t.status == TaskStatus::kPending && !t.best_effort() &&
-           t.pod->spec->scheduling_gates.empty();
-  }
-
   static bool HasPendingWork(const JobInfo& job) {
     if (job.Count(TaskStatus::kPending) == 0) return false;
     for (const auto& [uid, t] : job.tasks) {
@@ -153,6 +161,9 @@ class AllocateAction : public Action {
       return false;
     }
     const auto& pg = ssn.job(j).pod_group;
+    if (std::vector<SubGroup> groups = SubGroupsOf(ssn, j); !groups.empty()) {
+      return AllocateSubGroups(ssn, picker, queue, j, groups);
+    }
     if (pg && pg->spec.network_topology && ssn.TopologyAware() && !ssn.topology().empty()) {
       return AllocateInTopology(ssn, picker, queue, j, *pg->spec.network_topology);
     }
@@ -182,10 +193,12 @@ class AllocateAction : public Action {
   // the job is ready or no task is left; fit errors are recorded when `record`. Returns whether
   // tasks remain once the job became ready: other jobs get a turn before it places more.
   bool PlaceTasks(Session& ssn, NodePicker& picker, const QueueInfo& queue, size_t j,
-                  Statement& stmt, bool record) {
+                  Statement& stmt, bool record, TaskSet set = {}) {
     std::vector<const TaskInfo*> pending;
     for (const auto& [uid, t] : ssn.job(j).tasks) {
-      if (Schedulable(t)) pending.push_back(&t);
+      if (Schedulable(t) && (set.only == nullptr || set.only->count(uid) != 0)) {
+        pending.push_back(&t);
+      }
     }
     std::sort(pending.begin(), pending.end(),
               [&ssn](const TaskInfo* a, const TaskInfo* b) { return ssn.TaskOrder(*a, *b); });
@@ -207,7 +220,7 @@ class AllocateAction : public Action {
         auto cached = failed.find(spec);
         if (cached != failed.end()) {
           fail(uid, cached->second);
-          if (!CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;
+          if (set.whole || !CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;
           continue;
         }
       }
@@ -223,85 +236,170 @@ class AllocateAction : public Action {
         }
         if (error_cache_) failed[spec] = e;
         fail(uid, std::move(e));
-        if (!CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;
+        if (set.whole || !CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;
         continue;
       }
       Placement p = picker.Pick(task, /*allow_pipeline=*/true);
       if (!p.node) {
         if (error_cache_) failed[spec] = p.errors;
         fail(uid, std::move(p.errors));
-        if (!CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;
+        if (set.whole || !CanStillBeReady(ssn.job(j), order.size() - k - 1)) break;
         continue;
       }
       Status st = p.pipelined ? stmt.Pipeline(j, uid, *p.node) : stmt.Allocate(j, uid, *p.node);
-      if (!st.ok()) continue;
+      if (!st.ok()) {
+        if (set.whole) break;
+        continue;
+      }
       if (!p.pipelined) picker.Placed(ssn.job(j).tasks.at(uid), *p.node);
-      if (ssn.JobReady(ssn.job(j))) return k + 1 < order.size();
+      if (!set.whole && ssn.JobReady(ssn.job(j))) return k + 1 < order.size();
     }
     return false;
   }
 
+  // How a placement went: a job ready (or a sub-gang whole) beats one only pipelined.
+  enum class Placed { kNo, kPipelined, kReady };
+  using PlaceFn = std::function<Placed(Statement& stmt, bool record)>;
+
   // A job with a network topology (docs/scheduler.md, "Network topology"): placed whole inside
   // one HyperNode of the lowest tier that can hold it, never above its tier limit (hard mode;
-  // soft mode has none). Each HyperNode of a tier is tried in a placement that is then undone;
-  // of those that fit, the HyperNodeOrder plugins' favourite is placed for real.
+  // soft mode has none).
   bool AllocateInTopology(Session& ssn, NodePicker& picker, const QueueInfo& queue, size_t j,
                           const api::NetworkTopologySpec& nt) {
-    const TopologyView& topo = ssn.topology();
-    TopologySearch search(ssn, topo, j, nt);
+    TopologySearch search(ssn, ssn.topology(), j, nt);
     if (!search.problem().empty()) {
       RecordJobProblem(ssn, j, search.problem());
       return false;
     }
-    std::vector<std::string> tried;  // for the explanation
-    for (const auto& tier : search.Tiers()) {
-      const HyperNodeDomain* best = nullptr;
-      double best_score = 0;
-      bool best_ready = false;
-      std::vector<const HyperNodeDomain*> fitting;
-      for (const HyperNodeDomain* d : tier) {
-        if (!search.MayHold(*d)) {
-          tried.push_back(d->info->name + " lacks room");
+    bool more = false;
+    Statement stmt(ssn);
+    bool placed = PlaceInTopology(ssn, picker, search, stmt, [&](Statement& s, bool record) {
+      more = PlaceTasks(ssn, picker, queue, j, s, record);
+      const JobInfo& job = ssn.job(j);
+      if (s.empty()) return Placed::kNo;
+      if (ssn.JobReady(job)) return Placed::kReady;
+      return ssn.JobPipelined(job) ? Placed::kPipelined : Placed::kNo;
+    });
+    if (!placed) {
+      RecordJobProblem(ssn, j, search.Refusal());
+      return false;
+    }
+    return Settle(ssn, j, stmt, more);
+  }
+
+  // A job with sub-gangs (subGroupPolicy; a Volcano Job task's partitionPolicy): each is placed
+  // whole or not at all, inside its own network topology (its policy's, else the job's); tasks
+  // of no sub-gang as usual. The job's gang (minAvailable: minSubGroups whole sub-gangs for a
+  // partitioned task) decides, as for any job, whether the placements stand.
+  bool AllocateSubGroups(Session& ssn, NodePicker& picker, const QueueInfo& queue, size_t j,
+                         const std::vector<SubGroup>& groups) {
+    const auto& job_topology = ssn.job(j).pod_group->spec.network_topology;
+    const bool topology = ssn.TopologyAware() && !ssn.topology().empty();
+    Statement stmt(ssn);
+    std::unordered_set<std::string> grouped;
+    for (const SubGroup& g : groups) {
+      grouped.insert(g.pending.begin(), g.pending.end());
+      if (g.pending.empty()) continue;
+      std::unordered_set<std::string> only(g.pending.begin(), g.pending.end());
+      PlaceFn place = [&](Statement& s, bool record) {
+        PlaceTasks(ssn, picker, queue, j, s, record, {&only, /*whole=*/true});
+        Placed how = Placed::kReady;
+        for (const std::string& uid : g.pending) {
+          TaskStatus status = ssn.job(j).tasks.at(uid).status;
+          if (status == TaskStatus::kPending) return Placed::kNo;
+          if (status == TaskStatus::kPipelined) how = Placed::kPipelined;
+        }
+        return how;
+      };
+      const api::NetworkTopologySpec* nt = g.policy->network_topology
+                                               ? &*g.policy->network_topology
+                                               : (job_topology ? &*job_topology : nullptr);
+      Statement sub(ssn);
+      if (nt != nullptr && topology) {
+        SearchScope scope{g.name, g.pending, g.held};
+        TopologySearch search(ssn, ssn.topology(), j, *nt, &scope);
+        std::string problem = search.problem();
+        if (problem.empty() && !PlaceInTopology(ssn, picker, search, sub, place)) {
+          problem = search.Refusal();
+        }
+        if (!problem.empty()) {
+          RecordTasksProblem(ssn, j, g.pending, problem);
           continue;
         }
-        Statement trial(ssn);
-        picker.Restrict(&d->nodes);
-        PlaceTasks(ssn, picker, queue, j, trial, /*record=*/false);
-        const JobInfo& job = ssn.job(j);
-        bool ready = ssn.JobReady(job);
-        if (trial.empty() || (!ready && !ssn.JobPipelined(job))) {
-          tried.push_back(d->info->name + " cannot hold the gang");
-          trial.Undo();
+      } else {
+        picker.Restrict(nullptr);
+        if (place(sub, /*record=*/true) == Placed::kNo) {
+          sub.Undo();
           continue;
         }
-        double score = ssn.HyperNodeScore(job, search.Trial(*d));
-        trial.Undo();
-        fitting.push_back(d);
-        // A HyperNode where the gang runs now beats one where it waits for evictions.
-        if (best == nullptr || (ready && !best_ready) ||
-            (ready == best_ready && score > best_score)) {
-          best = d;
-          best_score = score;
-          best_ready = ready;
-        }
       }
-      if (best == nullptr) continue;
-      for (const HyperNodeDomain* d : fitting) {
-        if (d != best) tried.push_back(d->info->name + " fits, ranked lower");
-      }
-      picker.Restrict(&best->nodes);
-      Statement stmt(ssn);
-      bool more = PlaceTasks(ssn, picker, queue, j, stmt, /*record=*/true);
-      picker.Restrict(nullptr);
-      bool placed = !stmt.empty();
-      more = Settle(ssn, j, stmt, more);
-      if (placed) search.Placed(*best, tried);
-      return more;
+      stmt.Merge(sub);
     }
     picker.Restrict(nullptr);
-    RecordJobProblem(ssn, j, search.Refusal());
+    std::unordered_set<std::string> rest;
+    for (const auto& [uid, t] : ssn.job(j).tasks) {
+      if (Schedulable(t) && grouped.count(uid) == 0) rest.insert(uid);
+    }
+    if (!rest.empty()) PlaceTasks(ssn, picker, queue, j, stmt, /*record=*/true, {&rest});
+    return Settle(ssn, j, stmt, /*more=*/false);
+  }
+
+  // Tries `place` inside the candidate HyperNodes of `search`, tier by tier, each tier's best
+  // ranked first (TopologySearch::Ranked): the first where the job becomes ready keeps the
+  // placement (in `stmt`); failing that, the first where it is pipelined. The search stops at
+  // the first tier where one works. Returns whether it placed anything.
+  static bool PlaceInTopology(Session& ssn, NodePicker& picker, TopologySearch& search,
+                              Statement& stmt, const PlaceFn& place) {
+    std::vector<std::string> passed;  // for the explanation
+    for (const auto& tier : search.Tiers()) {
+      const HyperNodeDomain* pipelined = nullptr;
+      std::vector<const HyperNodeDomain*> ranked = search.Ranked(tier, &passed);
+      for (size_t k = 0; k < ranked.size(); ++k) {
+        const HyperNodeDomain* d = ranked[k];
+        Statement trial(ssn);
+        picker.Restrict(&d->nodes);
+        Placed how = place(trial, /*record=*/false);
+        trial.Undo();
+        if (how == Placed::kNo) {
+          passed.push_back(d->info->name + " cannot hold the gang");
+          continue;
+        }
+        if (how == Placed::kPipelined) {
+          if (pipelined == nullptr) pipelined = d;
+          continue;
+        }
+        for (size_t rest = k + 1; rest < ranked.size(); ++rest) {
+          passed.push_back(ranked[rest]->info->name + " ranked lower");
+        }
+        return PlaceIn(*d, picker, search, stmt, place, passed);
+      }
+      if (pipelined != nullptr) return PlaceIn(*pipelined, picker, search, stmt, place, passed);
+    }
+    picker.Restrict(nullptr);
     return false;
   }
+
+  // Places for real inside `d`, where a trial worked.
+  static bool PlaceIn(const HyperNodeDomain& d, NodePicker& picker, TopologySearch& search,
+                      Statement& stmt, const PlaceFn& place,
+                      const std::vector<std::string>& passed) {
+    picker.Restrict(&d.nodes);
+    place(stmt, /*record=*/true);
+    picker.Restrict(nullptr);
+    if (stmt.empty()) return false;
+    search.Placed(d, passed);
+    return true;
+  }
+
+  static void RecordTasksProblem(Session& ssn, size_t j, const std::vector<std::string>& uids,
+                                 const std::string& message) {
+    for (const std::string& uid : uids) {
+      FitErrors e;
+      e.other = message;
+      ssn.RecordFitErrors(j, uid, std::move(e));
+    }
+  }
+
   // Whether the job could still reach its gang with `remaining` more tasks placed.
   static bool CanStillBeReady(const JobInfo& job, size_t remaining) {
     return job.ReadyCount() + job.WaitingCount() + static_cast<int32_t>(remaining) >=

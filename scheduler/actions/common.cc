@@ -4,6 +4,11 @@
 
 namespace tephra::scheduler {
 
+bool Schedulable(const TaskInfo& t) {
+  return t.status == TaskStatus::kPending && !t.best_effort() &&
+         t.pod->spec->scheduling_gates.empty();
+}
+
 void IndexHeap::Push(size_t i) {
   items_.push_back(i);
   // std heaps keep the "largest" on top: invert so the element that goes first is on top.

@@ -4,14 +4,10 @@
 #include <map>
 
 #include "api/labels.h"
+#include "scheduler/actions/actions.h"
 
 namespace tephra::scheduler {
 namespace {
-
-bool Schedulable(const TaskInfo& t) {
-  return t.status == TaskStatus::kPending && !t.best_effort() &&
-         t.pod->spec->scheduling_gates.empty();
-}
 
 bool Covers(const HyperNodeDomain& outer, const std::vector<size_t>& nodes) {
   for (size_t n : nodes) {
@@ -42,7 +38,7 @@ api::Resources On(const api::Resources& r, const std::vector<std::string>& names
 }  // namespace
 
 TopologySearch::TopologySearch(Session& ssn, const TopologyView& topology, size_t job,
-                               const api::NetworkTopologySpec& spec)
+                               const api::NetworkTopologySpec& spec, const SearchScope* scope)
     : ssn_(ssn), job_(job), hard_(spec.mode != "soft") {
   const JobInfo& info = ssn.job(job);
   limit_ = topology.tree()->top_tier();
@@ -60,10 +56,11 @@ TopologySearch::TopologySearch(Session& ssn, const TopologyView& topology, size_
     }
   }
 
-  std::vector<size_t> occupied = ssn.NodesHeldBy(job);
+  if (scope != nullptr) who_ = "sub-group " + scope->name + " ";
+  std::vector<size_t> occupied = scope ? scope->held : ssn.NodesHeldBy(job);
   was_placed_ = !occupied.empty();
   const HyperNodeDomain* anchor = nullptr;
-  if (hard_ && info.pod_group) {
+  if (hard_ && info.pod_group && scope == nullptr) {
     anchor =
         topology.Find(info.pod_group->metadata.Annotation(api::kJobAllocatedHyperNodeAnnotation));
   }
@@ -74,17 +71,24 @@ TopologySearch::TopologySearch(Session& ssn, const TopologyView& topology, size_
     tiers_.back().push_back(&d);
   }
 
-  // What the job still needs: its next tasks in TaskOrder up to its gang (at least one), and a
-  // lower bound of that on each resource (the smallest requests), for MayHold.
+  // What the job still needs: its next tasks in TaskOrder up to its gang (at least one), or all
+  // of a sub-gang's, and a lower bound of that on each resource (the smallest requests), for
+  // Ranked.
   std::vector<const TaskInfo*> pending;
-  for (const auto& [uid, t] : info.tasks) {
-    if (Schedulable(t)) pending.push_back(&t);
+  if (scope != nullptr) {
+    for (const std::string& uid : scope->pending) pending.push_back(&info.tasks.at(uid));
+  } else {
+    for (const auto& [uid, t] : info.tasks) {
+      if (Schedulable(t)) pending.push_back(&t);
+    }
+    std::sort(pending.begin(), pending.end(),
+              [&ssn](const TaskInfo* a, const TaskInfo* b) { return ssn.TaskOrder(*a, *b); });
   }
-  std::sort(pending.begin(), pending.end(),
-            [&ssn](const TaskInfo* a, const TaskInfo* b) { return ssn.TaskOrder(*a, *b); });
-  size_t count = static_cast<size_t>(
-      std::max<int32_t>(1, info.min_available - info.ReadyCount() - info.WaitingCount()));
+  size_t count = scope ? pending.size()
+                       : static_cast<size_t>(std::max<int32_t>(
+                             1, info.min_available - info.ReadyCount() - info.WaitingCount()));
   count = std::min(count, pending.size());
+  if (count == 0) return;
   std::map<std::string, std::vector<int64_t>> requests;
   for (size_t k = 0; k < pending.size(); ++k) {
     api::Resources r = WithoutPods(pending[k]->request());
@@ -107,32 +111,48 @@ api::Resources TopologySearch::FreeIn(const HyperNodeDomain& d) const {
   return WithoutPods(free);
 }
 
-bool TopologySearch::MayHold(const HyperNodeDomain& d) {
-  api::Resources free = FreeIn(d);
-  if (d.info->tier == tiers_.back().front()->info->tier &&
-      (roomiest_ == nullptr || Coverage(free, need_) > Coverage(roomiest_free_, need_))) {
-    roomiest_ = &d;
-    roomiest_free_ = free;
+std::vector<const HyperNodeDomain*> TopologySearch::Ranked(
+    const std::vector<const HyperNodeDomain*>& tier, std::vector<std::string>* passed) {
+  struct Candidate {
+    const HyperNodeDomain* domain;
+    double score;
+  };
+  std::vector<Candidate> candidates;
+  const bool limit_tier =
+      !tier.empty() && tier.front()->info->tier == tiers_.back().front()->info->tier;
+  for (const HyperNodeDomain* d : tier) {
+    api::Resources free = FreeIn(*d);
+    if (limit_tier &&
+        (roomiest_ == nullptr || Coverage(free, need_) > Coverage(roomiest_free_, need_))) {
+      roomiest_ = d;
+      roomiest_free_ = free;
+    }
+    if (!least_need_.FitsIn(free)) {
+      passed->push_back(d->info->name + " lacks room");
+      continue;
+    }
+    HyperNodeTrial estimate;
+    estimate.hypernode = d->info;
+    for (size_t n : d->nodes) estimate.allocatable.Add(ssn_.node(n).allocatable);
+    estimate.allocatable = WithoutPods(estimate.allocatable);
+    estimate.idle_after = free;
+    for (const std::string& name : need_.Names()) {
+      estimate.idle_after.Set(name, std::max<int64_t>(0, free.Get(name) - need_.Get(name)));
+    }
+    candidates.push_back({d, ssn_.HyperNodeScore(ssn_.job(job_), estimate)});
   }
-  return least_need_.FitsIn(free);
-}
-
-HyperNodeTrial TopologySearch::Trial(const HyperNodeDomain& d) const {
-  HyperNodeTrial trial;
-  trial.hypernode = d.info;
-  for (size_t n : d.nodes) {
-    trial.allocatable.Add(ssn_.node(n).allocatable);
-    trial.idle_after.Add(ssn_.node(n).Idle());
-  }
-  trial.allocatable = WithoutPods(trial.allocatable);
-  trial.idle_after = WithoutPods(trial.idle_after);
-  return trial;
+  std::stable_sort(candidates.begin(), candidates.end(),
+                   [](const Candidate& a, const Candidate& b) { return a.score > b.score; });
+  std::vector<const HyperNodeDomain*> out;
+  out.reserve(candidates.size());
+  for (const Candidate& c : candidates) out.push_back(c.domain);
+  return out;
 }
 
 void TopologySearch::Placed(const HyperNodeDomain& d, const std::vector<std::string>& others) {
   if (was_placed_) return;
   std::string note =
-      "placed within " +
+      who_ + "placed within " +
       (d.info->virtual_top ? std::string("the whole cluster") : "HyperNode " + d.info->name) +
       " (tier " + std::to_string(d.info->tier) + ")";
   if (!others.empty()) {
@@ -144,7 +164,7 @@ void TopologySearch::Placed(const HyperNodeDomain& d, const std::vector<std::str
 
 std::string TopologySearch::Refusal() const {
   const std::vector<std::string> names = need_.Names();
-  std::string out = "needs " + need_.ToString() + " within tier " + std::to_string(limit_) +
+  std::string out = who_ + "needs " + need_.ToString() + " within tier " + std::to_string(limit_) +
                     (hard_ ? " (network topology, hard)" : "");
   if (tiers_.empty()) {
     return out + "; no HyperNode within that tier" +

@@ -51,17 +51,8 @@ const TopologyView& Session::topology() const {
 std::vector<size_t> Session::NodesHeldBy(size_t job) const {
   std::vector<size_t> nodes;
   for (const auto& [uid, t] : view_.job(job).tasks) {
-    switch (t.status) {
-      case TaskStatus::kAllocated:
-      case TaskStatus::kPipelined:
-      case TaskStatus::kBinding:
-      case TaskStatus::kBound:
-      case TaskStatus::kRunning:
-        if (auto i = view_.NodeIndex(t.node)) nodes.push_back(*i);
-        break;
-      default:
-        break;
-    }
+    if (!HoldsPlace(t.status)) continue;
+    if (auto i = view_.NodeIndex(t.node)) nodes.push_back(*i);
   }
   std::sort(nodes.begin(), nodes.end());
   nodes.erase(std::unique(nodes.begin(), nodes.end()), nodes.end());

@@ -221,8 +221,7 @@ class Session {
   }
   // The snapshot's HyperNodes over this session's nodes (built on first use).
   const TopologyView& topology() const;
-  // The nodes (ascending indexes) job j's tasks are placed on: Allocated, Pipelined, Binding,
-  // Bound or Running.
+  // The nodes (ascending indexes) job j's tasks are placed on (HoldsPlace).
   std::vector<size_t> NodesHeldBy(size_t job) const;
   // The lowest real HyperNode holding every node job j holds, for its PodGroup's
   // volcano.sh/job-allocated-hypernode annotation; null when it holds none, or only the whole

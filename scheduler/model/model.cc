@@ -42,6 +42,11 @@ std::string_view TaskStatusName(TaskStatus s) {
   return "?";
 }
 
+bool HoldsPlace(TaskStatus s) {
+  return s == TaskStatus::kAllocated || s == TaskStatus::kPipelined || s == TaskStatus::kBinding ||
+         s == TaskStatus::kBound || s == TaskStatus::kRunning;
+}
+
 bool OccupiesNode(TaskStatus s) {
   return s == TaskStatus::kAllocated || s == TaskStatus::kBinding || s == TaskStatus::kBound ||
          s == TaskStatus::kRunning || s == TaskStatus::kReleasing;

@@ -45,6 +45,9 @@ std::string_view TaskStatusName(TaskStatus s);
 bool OccupiesNode(TaskStatus s);
 // Counts as "allocated" for jobs and queues: Allocated, Binding, Bound, Running.
 bool IsAllocatedStatus(TaskStatus s);
+// Placed and staying (where a job with a network topology is): Allocated, Pipelined, Binding,
+// Bound, Running.
+bool HoldsPlace(TaskStatus s);
 // Status of a pod as the API reports it (before any session placed it).
 TaskStatus StatusFromPod(const PodInfo& pod);
 

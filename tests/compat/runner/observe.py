@@ -368,7 +368,11 @@ def _observe_placement(state, ns, pods, pgs, group_of, nodes):
         if meta.get("deletionTimestamp") or not spec.get("nodeName"):
             continue
         group = group_of[meta["name"]]  # job:NAME/TASK for a Job's pod: the job too
-        for g in {group, group.split("/")[0]}:
+        groups = {group, group.split("/")[0]}
+        partition = (meta.get("labels") or {}).get("volcano.sh/partition-id")
+        if partition is not None:  # and its partition (a sub-gang)
+            groups.add(f"{group}/partition-{partition}")
+        for g in groups:
             seen.setdefault(g, set()).add(domain.get(spec["nodeName"], "?"))
     for g, domains in seen.items():
         state[f"pods/{ns}/{g}.domains"] = ",".join(sorted(domains))

@@ -116,15 +116,22 @@ Harness& Harness::AnnotateGroup(const std::string& key, const std::string& annot
   return *this;
 }
 
-Harness& Harness::GroupTopology(const std::string& key, const std::string& mode, int tier) {
+Harness& Harness::ChangeGroup(const std::string& key,
+                              const std::function<void(api::PodGroup&)>& change) {
   auto pg = std::make_shared<api::PodGroup>(*groups_.at(key));
-  api::NetworkTopologySpec nt;
-  nt.mode = mode;
-  if (tier >= 0) nt.highest_tier_allowed = tier;
-  pg->spec.network_topology = nt;
+  change(*pg);
   groups_[key] = pg;
   cache_.UpsertPodGroup(pg);
   return *this;
+}
+
+Harness& Harness::GroupTopology(const std::string& key, const std::string& mode, int tier) {
+  return ChangeGroup(key, [&](api::PodGroup& pg) {
+    api::NetworkTopologySpec nt;
+    nt.mode = mode;
+    if (tier >= 0) nt.highest_tier_allowed = tier;
+    pg.spec.network_topology = nt;
+  });
 }
 
 Harness& Harness::HyperNode(const std::string& name, int tier,

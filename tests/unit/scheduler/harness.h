@@ -53,6 +53,8 @@ class Harness {
   // Sets an annotation on PodGroup "ns/name" (added with Group before).
   Harness& AnnotateGroup(const std::string& key, const std::string& annotation,
                          const std::string& value);
+  // Changes PodGroup "ns/name" (added with Group before) as `change` says.
+  Harness& ChangeGroup(const std::string& key, const std::function<void(api::PodGroup&)>& change);
   // Sets PodGroup "ns/name"'s spec.networkTopology (mode hard or soft; tier < 0: no limit).
   Harness& GroupTopology(const std::string& key, const std::string& mode, int tier);
   // A HyperNode of `tier` whose members are the nodes (tier 1) or HyperNodes named.

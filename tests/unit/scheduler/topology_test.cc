@@ -157,9 +157,8 @@ TEST_CASE("topology: the tightest HyperNode is chosen, first-feasible takes the 
       if (j && ssn.JobNotes(*j) != nullptr) note = ssn.JobNotes(*j)->front().message;
     };
     Harness::Result r = h.Run(tightest ? std::string(kTopologyConf) : FirstFeasibleConf());
-    CHECK(note == (tightest
-                       ? "placed within HyperNode r2 (tier 1); not chosen: r1 fits, ranked lower"
-                       : "placed within HyperNode r1 (tier 1); not chosen: r2 fits, ranked lower"));
+    CHECK(note == (tightest ? "placed within HyperNode r2 (tier 1); not chosen: r1 ranked lower"
+                            : "placed within HyperNode r1 (tier 1); not chosen: r2 ranked lower"));
     REQUIRE(r.binds.size() == 1);
     CHECK(r.binds.at("one-0") == (tightest ? "n4" : "n1"));
     CHECK(AllocatedHyperNode(r, "ns/one") == (tightest ? "r2" : "r1"));
@@ -214,6 +213,44 @@ TEST_CASE("topology: a hard gang preempts inside one HyperNode, never across") {
   // The victim and both pods in one rack: r1 (n1 freed, n2 free), the first of two equal ones.
   CHECK(r.evictions[0] == "low-n1-0");
   CHECK(nominated == std::set<std::string>{"n1", "n2"});
+}
+
+TEST_CASE("topology: each sub-gang is placed whole inside its own HyperNode") {
+  Harness h;
+  Racks(h);
+  h.Group("ns/filler", "default", 1);
+  h.Pod("ns/filler-0", "filler").Request("cpu=4").On("n3").Add();  // rack r2 has one node left
+  h.Group("ns/parts", "default", 2);  // minPartitions 1 × partitionSize 2
+  h.ChangeGroup("ns/parts", [](api::PodGroup& pg) {
+    api::SubGroupPolicy policy;
+    policy.name = "worker";
+    policy.sub_group_size = 2;
+    policy.min_sub_groups = 1;
+    policy.label_selector = api::LabelSelector{{{"volcano.sh/task-spec", "worker"}}, {}};
+    policy.match_label_keys = {"volcano.sh/partition-id"};
+    policy.network_topology = api::NetworkTopologySpec{"hard", 1, ""};
+    pg.spec.sub_group_policy = {policy};
+  });
+  for (int i = 0; i < 4; ++i) {
+    h.Pod("ns/parts-" + std::to_string(i), "parts")
+        .Request("cpu=4")
+        .Labels({{"volcano.sh/task-spec", "worker"},
+                 {"volcano.sh/partition-id", std::to_string(i / 2)}})
+        .Add();
+  }
+  Harness::Result r = h.Run(kTopologyConf);
+  // Partition 0 fills rack r1; partition 1 would need two nodes of one rack: n4 alone is not it.
+  CHECK(NodesOf(r, "parts-") == std::set<std::string>{"n1", "n2"});
+  CHECK(r.binds.count("parts-0") == 1);
+  CHECK(r.binds.count("parts-1") == 1);
+  bool explained = false;
+  for (const auto& p : r.outcome.pods) {
+    if (p.name != "parts-2") continue;
+    INFO(p.condition.message);
+    explained = p.condition.message.find("sub-group worker/1 needs cpu 8 within tier 1") !=
+                std::string::npos;
+  }
+  CHECK(explained);
 }
 
 TEST_CASE("topology: without the plugin a job's networkTopology is not enforced") {
