@@ -35,11 +35,20 @@ api::Resources On(const api::Resources& r, const std::vector<std::string>& names
   return out;
 }
 
+// `free` less `need` on the resources `need` names, never below zero.
+api::Resources Less(const api::Resources& free, const api::Resources& need) {
+  api::Resources out = free;
+  for (const std::string& name : need.Names()) {
+    out.Set(name, std::max<int64_t>(0, free.Get(name) - need.Get(name)));
+  }
+  return out;
+}
+
 }  // namespace
 
 TopologySearch::TopologySearch(Session& ssn, const TopologyView& topology, size_t job,
                                const api::NetworkTopologySpec& spec, const SearchScope* scope)
-    : ssn_(ssn), job_(job), hard_(spec.mode != "soft") {
+    : ssn_(ssn), topology_(topology), job_(job), hard_(spec.mode != "soft") {
   const JobInfo& info = ssn.job(job);
   limit_ = topology.tree()->top_tier();
   if (hard_) {
@@ -105,12 +114,6 @@ TopologySearch::TopologySearch(Session& ssn, const TopologyView& topology, size_
   }
 }
 
-api::Resources TopologySearch::FreeIn(const HyperNodeDomain& d) const {
-  api::Resources free;
-  for (size_t n : d.nodes) free.Add(ssn_.node(n).FutureIdle());
-  return WithoutPods(free);
-}
-
 std::vector<const HyperNodeDomain*> TopologySearch::Ranked(
     const std::vector<const HyperNodeDomain*>& tier, std::vector<std::string>* passed) {
   struct Candidate {
@@ -121,7 +124,7 @@ std::vector<const HyperNodeDomain*> TopologySearch::Ranked(
   const bool limit_tier =
       !tier.empty() && tier.front()->info->tier == tiers_.back().front()->info->tier;
   for (const HyperNodeDomain* d : tier) {
-    api::Resources free = FreeIn(*d);
+    const api::Resources& free = topology_.Free(*d);
     if (limit_tier &&
         (roomiest_ == nullptr || Coverage(free, need_) > Coverage(roomiest_free_, need_))) {
       roomiest_ = d;
@@ -133,11 +136,12 @@ std::vector<const HyperNodeDomain*> TopologySearch::Ranked(
     }
     HyperNodeTrial estimate;
     estimate.hypernode = d->info;
-    for (size_t n : d->nodes) estimate.allocatable.Add(ssn_.node(n).allocatable);
-    estimate.allocatable = WithoutPods(estimate.allocatable);
-    estimate.idle_after = free;
-    for (const std::string& name : need_.Names()) {
-      estimate.idle_after.Set(name, std::max<int64_t>(0, free.Get(name) - need_.Get(name)));
+    estimate.allocatable = topology_.Allocatable(*d);
+    estimate.idle_after = Less(free, need_);
+    if (d->parent != nullptr) {
+      estimate.parent = d->parent->info;
+      estimate.parent_allocatable = topology_.Allocatable(*d->parent);
+      estimate.parent_idle_after = Less(topology_.Free(*d->parent), need_);
     }
     candidates.push_back({d, ssn_.HyperNodeScore(ssn_.job(job_), estimate)});
   }

@@ -48,9 +48,8 @@ class TopologySearch {
   std::string Refusal() const;
 
  private:
-  api::Resources FreeIn(const HyperNodeDomain& d) const;
-
   Session& ssn_;
+  const TopologyView& topology_;
   size_t job_;
   bool hard_;
   int64_t limit_ = 0;

@@ -69,6 +69,10 @@ struct HyperNodeTrial {
   const HyperNodeInfo* hypernode = nullptr;
   api::Resources allocatable;  // over its nodes
   api::Resources idle_after;   // what its nodes have left once the trial placement is made
+  // The same for the lowest HyperNode above it (none at the top).
+  const HyperNodeInfo* parent = nullptr;
+  api::Resources parent_allocatable;
+  api::Resources parent_idle_after;
 };
 using HyperNodeOrderFn = std::function<double(const JobInfo& job, const HyperNodeTrial& trial)>;
 

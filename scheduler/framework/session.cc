@@ -92,6 +92,7 @@ Status Session::Allocate(size_t job, const std::string& uid, size_t node) {
   journal_.Touch(job);
   TEPHRA_ASSIGN_OR_RETURN(const TaskInfo* task,
                           view_.Place(job, uid, node, TaskStatus::kAllocated));
+  NodeChanged(node);
   hooks_.FireAllocate(*task, view_.node(node).name);
   return Status::Ok();
 }
@@ -100,6 +101,7 @@ Status Session::Pipeline(size_t job, const std::string& uid, size_t node) {
   journal_.Touch(job);
   TEPHRA_ASSIGN_OR_RETURN(const TaskInfo* task,
                           view_.Place(job, uid, node, TaskStatus::kPipelined));
+  NodeChanged(node);
   hooks_.FireAllocate(*task, view_.node(node).name);
   return Status::Ok();
 }
@@ -107,6 +109,7 @@ Status Session::Pipeline(size_t job, const std::string& uid, size_t node) {
 Status Session::Evict(size_t job, const std::string& uid) {
   journal_.Touch(job);
   TEPHRA_ASSIGN_OR_RETURN(const TaskInfo* task, view_.Release(job, uid));
+  if (auto node = view_.NodeIndex(task->node)) NodeChanged(*node);
   hooks_.FireDeallocate(*task, task->node);
   return Status::Ok();
 }
@@ -114,13 +117,20 @@ Status Session::Evict(size_t job, const std::string& uid) {
 void Session::Unallocate(size_t job, const std::string& uid, size_t node) {
   journal_.Touch(job);
   std::optional<TaskInfo> before = view_.Unplace(job, uid, node);
+  NodeChanged(node);
   if (before) hooks_.FireDeallocate(*before, view_.node(node).name);
 }
 
 void Session::Unevict(size_t job, const std::string& uid, TaskStatus previous) {
   journal_.Touch(job);
   const TaskInfo* task = view_.Unrelease(job, uid, previous);
-  if (task != nullptr) hooks_.FireAllocate(*task, task->node);
+  if (task == nullptr) return;
+  if (auto node = view_.NodeIndex(task->node)) NodeChanged(*node);
+  hooks_.FireAllocate(*task, task->node);
+}
+
+void Session::NodeChanged(size_t node) {
+  if (topology_) topology_->NodeChanged(node);
 }
 
 void Session::SetJobPhase(size_t job, api::PodGroupPhase phase) {

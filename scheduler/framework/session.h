@@ -281,6 +281,8 @@ class Session {
 
  private:
   friend class Statement;
+  // Keeps the topology's sums over node `node` current.
+  void NodeChanged(size_t node);
   void NoteWithdrawn(size_t job, std::vector<std::string> uids) {
     journal_.NoteWithdrawn(job, std::move(uids));
   }

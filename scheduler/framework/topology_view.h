@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "api/resources.h"
 #include "scheduler/model/hypernodes.h"
 
 namespace tephra::scheduler {
@@ -14,8 +15,9 @@ class ClusterView;
 
 struct HyperNodeDomain {
   const HyperNodeInfo* info = nullptr;
-  std::vector<size_t> nodes;  // session node indexes, ascending
-  std::vector<bool> member;   // by session node index
+  const HyperNodeDomain* parent = nullptr;  // the lowest-tier HyperNode holding all its nodes
+  std::vector<size_t> nodes;                // session node indexes, ascending
+  std::vector<bool> member;                 // by session node index
 };
 
 class TopologyView {
@@ -31,10 +33,25 @@ class TopologyView {
   const HyperNodeDomain* Lowest(const std::vector<size_t>& nodes) const;
   const HyperNodeTree* tree() const { return tree_; }
 
+  // What `d`'s nodes have free, counting what is being released (FutureIdle), and their
+  // allocatable, without the pod count: summed once per session, then kept current from the
+  // nodes the session changes (NodeChanged), so asking costs nothing per job.
+  const api::Resources& Free(const HyperNodeDomain& d) const;
+  const api::Resources& Allocatable(const HyperNodeDomain& d) const;
+  // Node `node` changed (a task placed, evicted or undone): the sums over it follow.
+  void NodeChanged(size_t node);
+
  private:
+  void Sum() const;
+
   const HyperNodeTree* tree_;
+  const ClusterView& view_;
   std::vector<HyperNodeDomain> domains_;
   std::map<std::string, size_t> by_name_;
+  std::vector<std::vector<uint32_t>> domains_of_;  // by node index: the domains holding it
+  mutable bool summed_ = false;
+  mutable std::vector<api::Resources> free_, allocatable_;  // by domain
+  mutable std::vector<api::Resources> node_free_;           // by node, as last summed
 };
 
 }  // namespace tephra::scheduler
