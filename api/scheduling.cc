@@ -1,5 +1,7 @@
 #include "api/scheduling.h"
 
+#include <charconv>
+
 #include "api/labels.h"
 
 namespace tephra::api {
@@ -162,6 +164,29 @@ PodGroup ToVolcanoPodGroup(const SchedPluginsPodGroup& in, std::string_view queu
   pg.status.succeeded = in.status.succeeded;
   pg.status.failed = in.status.failed;
   return pg;
+}
+
+std::optional<NetworkTopologySpec> NetworkTopologyFromMetadata(const kube::ObjectMeta& meta) {
+  auto value = [&meta](std::string_view key) {
+    std::string a = meta.Annotation(key);
+    return a.empty() ? meta.Label(key) : a;
+  };
+  std::string mode = value(kNetworkTopologyModeAnnotation);
+  if (mode.empty()) return std::nullopt;
+  NetworkTopologySpec nt;
+  nt.mode = mode;
+  std::string tier = value(kNetworkTopologyHighestTierAnnotation);
+  int32_t t = 0;
+  auto [end, ec] = std::from_chars(tier.data(), tier.data() + tier.size(), t);
+  if (!tier.empty() && ec == std::errc() && end == tier.data() + tier.size()) {
+    nt.highest_tier_allowed = t;
+  }
+  return nt;
+}
+
+std::optional<NetworkTopologySpec> NetworkTopologyOf(const PodGroup& pg) {
+  if (pg.spec.network_topology) return pg.spec.network_topology;
+  return NetworkTopologyFromMetadata(pg.metadata);
 }
 
 std::string ImplicitPodGroupName(const kube::ObjectMeta& pod) {

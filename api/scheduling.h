@@ -222,6 +222,12 @@ std::string ImplicitPodGroupName(const kube::ObjectMeta& pod);
 // The name of that PodGroup for pods whose controller (or which itself) has this uid.
 std::string ImplicitPodGroupNameOf(std::string_view owner_uid);
 
+// The network topology `volcano.sh/network-topology-mode` and `-highest-tier` ask for, as
+// annotations or, as KubeRay writes them, labels (annotations win); nullopt without a mode.
+std::optional<NetworkTopologySpec> NetworkTopologyFromMetadata(const kube::ObjectMeta& meta);
+// A PodGroup's network topology: spec.networkTopology, else from its metadata.
+std::optional<NetworkTopologySpec> NetworkTopologyOf(const PodGroup& pg);
+
 StatusOr<std::shared_ptr<Queue>> DecodeQueue(const json::Value& value,
                                              const DecodeOptions& options = {});
 StatusOr<std::shared_ptr<Queue>> DecodeQueue(std::string_view text,

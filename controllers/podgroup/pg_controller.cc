@@ -78,18 +78,7 @@ api::PodGroup BuildPodGroupForPod(const api::Pod& pod,
     std::string a = pod.metadata.Annotation(key);
     if (!a.empty()) pg.metadata.annotations[std::string(key)] = a;
   }
-  std::string mode = pod.metadata.Annotation(api::kNetworkTopologyModeAnnotation);
-  if (!mode.empty()) {
-    api::NetworkTopologySpec nt;
-    nt.mode = mode;
-    std::string tier = pod.metadata.Annotation(api::kNetworkTopologyHighestTierAnnotation);
-    int32_t t = 0;
-    auto [end, ec] = std::from_chars(tier.data(), tier.data() + tier.size(), t);
-    if (!tier.empty() && ec == std::errc() && end == tier.data() + tier.size()) {
-      nt.highest_tier_allowed = t;
-    }
-    pg.spec.network_topology = nt;
-  }
+  pg.spec.network_topology = api::NetworkTopologyFromMetadata(pod.metadata);
   pg.spec.min_member = min_member;
   std::string queue = pod.metadata.Annotation(api::kSchedulingQueueNameAnnotation);
   pg.spec.queue = queue.empty() ? default_queue : queue;

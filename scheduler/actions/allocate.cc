@@ -160,12 +160,12 @@ class AllocateAction : public Action {
               ""});
       return false;
     }
-    const auto& pg = ssn.job(j).pod_group;
     if (std::vector<SubGroup> groups = SubGroupsOf(ssn, j); !groups.empty()) {
       return AllocateSubGroups(ssn, picker, queue, j, groups);
     }
-    if (pg && pg->spec.network_topology && ssn.TopologyAware() && !ssn.topology().empty()) {
-      return AllocateInTopology(ssn, picker, queue, j, *pg->spec.network_topology);
+    if (const auto& nt = ssn.job(j).network_topology;
+        nt && ssn.TopologyAware() && !ssn.topology().empty()) {
+      return AllocateInTopology(ssn, picker, queue, j, *nt);
     }
     picker.Restrict(nullptr);
     Statement stmt(ssn);
@@ -293,7 +293,7 @@ class AllocateAction : public Action {
   // partitioned task) decides, as for any job, whether the placements stand.
   bool AllocateSubGroups(Session& ssn, NodePicker& picker, const QueueInfo& queue, size_t j,
                          const std::vector<SubGroup>& groups) {
-    const auto& job_topology = ssn.job(j).pod_group->spec.network_topology;
+    const auto& job_topology = ssn.job(j).network_topology;
     const bool topology = ssn.TopologyAware() && !ssn.topology().empty();
     Statement stmt(ssn);
     std::unordered_set<std::string> grouped;

@@ -342,11 +342,9 @@ bool VictimPlanner::WholeGang(Statement& stmt, size_t job, const std::string& ui
 
 bool WithinTopology(Session& ssn, VictimPlanner& planner, size_t job,
                     const std::function<bool()>& attempt) {
-  const auto& pg = ssn.job(job).pod_group;
-  if (!pg || !pg->spec.network_topology || !ssn.TopologyAware() || ssn.topology().empty()) {
-    return attempt();
-  }
-  TopologySearch search(ssn, ssn.topology(), job, *pg->spec.network_topology);
+  const auto& nt = ssn.job(job).network_topology;
+  if (!nt || !ssn.TopologyAware() || ssn.topology().empty()) return attempt();
+  TopologySearch search(ssn, ssn.topology(), job, *nt);
   if (!search.problem().empty()) return false;
   for (const auto& tier : search.Tiers()) {
     for (const HyperNodeDomain* d : tier) {

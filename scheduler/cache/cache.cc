@@ -111,6 +111,7 @@ void SchedulerCache::RefreshJobFromPodGroupLocked(JobInfo& job) const {
   job.min_task_member = pg.spec.min_task_member;
   job.min_resources.reset();
   if (pg.spec.min_resources) job.min_resources = ReservedMinResources(*pg.spec.min_resources);
+  job.network_topology = api::NetworkTopologyOf(pg);
   const api::PodGroupPhase before = job.phase;
   job.phase = api::PodGroupPhaseFromString(pg.status.phase);
   if (job.phase != api::PodGroupPhase::kInqueue) {

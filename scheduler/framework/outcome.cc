@@ -90,7 +90,7 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
     // Where a job with a network topology is, said on its PodGroup whenever that changed (so
     // also after a lost write or a restart).
     const HyperNodeInfo* occupied = nullptr;
-    if (job.pod_group->spec.network_topology && ssn.TopologyAware()) {
+    if (job.network_topology && ssn.TopologyAware()) {
       occupied = ssn.OccupiedHyperNode(j);
       if (occupied != nullptr && occupied->name == job.pod_group->metadata.Annotation(
                                                        api::kJobAllocatedHyperNodeAnnotation)) {

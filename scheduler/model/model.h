@@ -138,6 +138,9 @@ struct JobInfo {
   int32_t min_available = 0;
   std::map<std::string, int32_t> min_task_member;
   std::optional<api::Resources> min_resources;
+  // Where its gang must be placed (api::NetworkTopologyOf its PodGroup; docs/scheduler.md,
+  // "Network topology").
+  std::optional<api::NetworkTopologySpec> network_topology;
   api::PodGroupPhase phase =
       api::PodGroupPhase::kNone;  // status.phase (a session may move it to Inqueue)
   bool preemptable = false;

@@ -253,6 +253,20 @@ TEST_CASE("topology: each sub-gang is placed whole inside its own HyperNode") {
   CHECK(explained);
 }
 
+TEST_CASE("topology: a PodGroup labelled as KubeRay labels it is placed by its topology") {
+  Harness h;
+  Racks(h);
+  h.Group("ns/ray", "default", 3);
+  h.ChangeGroup("ns/ray", [](api::PodGroup& pg) {
+    pg.metadata.labels[std::string(api::kNetworkTopologyModeAnnotation)] = "hard";
+    pg.metadata.labels[std::string(api::kNetworkTopologyHighestTierAnnotation)] = "1";
+  });
+  for (int i = 0; i < 3; ++i) h.Pod("ns/ray-" + std::to_string(i), "ray").Request("cpu=4").Add();
+  Harness::Result r = h.Run(kTopologyConf);
+  CHECK(r.binds.empty());  // three whole nodes: no rack has them
+  REQUIRE(WrittenCondition(r, "ns/ray", "Unschedulable") != nullptr);
+}
+
 TEST_CASE("topology: without the plugin a job's networkTopology is not enforced") {
   Harness h;
   Racks(h);
