@@ -5,10 +5,21 @@
 #include <fstream>
 #include <iostream>
 #include <thread>
+#include <time.h>
 
 #include "kube/config.h"
 
 namespace tephra::bench {
+
+double Millis(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+double ThreadCpuMillis() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
 
 std::string Arg(int argc, char** argv, const std::string& name, const std::string& def) {
   for (int i = 1; i + 1 < argc; ++i) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -20,6 +21,11 @@ std::string Arg(int argc, char** argv, const std::string& name, const std::strin
 
 // A client for the kubeconfig, effectively unthrottled (the API server is what is measured).
 std::shared_ptr<kube::Client> UnthrottledClient(const std::string& kubeconfig);
+
+// Milliseconds of a steady-clock duration, and CPU milliseconds this thread has used (what an
+// in-process benchmark reports beside wall time on a shared machine).
+double Millis(std::chrono::steady_clock::duration d);
+double ThreadCpuMillis();
 
 // VmHWM / VmRSS / ... of a process ("self" or a pid) in MiB, 0 when unreadable.
 double ProcStatusMiB(const std::string& pid, const char* key);

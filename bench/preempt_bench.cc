@@ -38,17 +38,9 @@ namespace {
 using namespace tephra;
 using namespace tephra::scheduler;
 using tephra::bench::Arg;
+using tephra::bench::Millis;
+using tephra::bench::ThreadCpuMillis;
 using Clock = std::chrono::steady_clock;
-
-double Millis(Clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
-
-double ThreadCpuMillis() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
 
 const char* kConf = R"(actions: "enqueue, allocate, preempt, reclaim, backfill"
 tiers:

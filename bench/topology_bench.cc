@@ -68,35 +68,17 @@ using namespace tephra;
 using namespace tephra::scheduler;
 using tephra::bench::Arg;
 using tephra::bench::Die;
+using tephra::bench::Millis;
+using tephra::bench::ThreadCpuMillis;
 using Clock = std::chrono::steady_clock;
-
-double Millis(Clock::duration d) {
-  return std::chrono::duration<double, std::milli>(d).count();
-}
-
-double ThreadCpuMillis() {
-  timespec ts{};
-  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
-}
 
 // The default tiers (DefaultSchedulerConfYaml) with network-topology-aware; enqueue left out
 // so admission is not what limits placement. `binpack` adds the binpack plugin to every
 // variant (nodeorder alone spreads small pods over a HyperNode's nodes).
 std::string Conf(const std::string& variant, bool binpack) {
-  std::string conf = R"(actions: "allocate, backfill"
-tiers:
-- plugins:
-  - name: priority
-  - name: gang
-  - name: conformance
-- plugins:
-  - name: overcommit
-  - name: drf
-  - name: predicates
-  - name: proportion
-  - name: nodeorder
-)";
+  std::string conf = DefaultSchedulerConfYaml();
+  const std::string actions = "enqueue, allocate, backfill";
+  conf.replace(conf.find(actions), actions.size(), "allocate, backfill");
   if (binpack) conf += "  - name: binpack\n";
   if (variant == "tightest-fit") conf += "  - name: network-topology-aware\n";
   if (variant == "first-feasible") {
@@ -338,12 +320,7 @@ class Cluster {
     for (const auto& u : r.outcome.pod_groups) {
       auto it = groups_.find(u.job);
       if (it == groups_.end()) continue;
-      auto pg = std::make_shared<api::PodGroup>(*it->second);
-      pg->status = u.status;
-      if (!u.allocated_hypernode.empty()) {
-        pg->metadata.annotations[std::string(api::kJobAllocatedHyperNodeAnnotation)] =
-            u.allocated_hypernode;
-      }
+      auto pg = std::make_shared<api::PodGroup>(WrittenPodGroup(*it->second, u));
       it->second = pg;
       cache_.UpsertPodGroup(pg);
     }

@@ -77,6 +77,16 @@ api::PodGroupStatus PodGroupStatusAfter(const Session& ssn, size_t j, base::Time
   return status;
 }
 
+api::PodGroup WrittenPodGroup(const api::PodGroup& pg, const PodGroupUpdate& update) {
+  api::PodGroup out = pg;
+  out.status = update.status;
+  if (!update.allocated_hypernode.empty()) {
+    out.metadata.annotations[std::string(api::kJobAllocatedHyperNodeAnnotation)] =
+        update.allocated_hypernode;
+  }
+  return out;
+}
+
 SessionOutcome ComputeOutcome(const Session& ssn) {
   SessionOutcome out;
   // Whole seconds, as the API server keeps them: the written status then equals its echo.

@@ -64,6 +64,10 @@ struct SessionOutcome {
 // docs/compatibility.md §4.3).
 SessionOutcome ComputeOutcome(const Session& session);
 
+// The PodGroup as the API server holds it once `update` is written: what an in-process driver
+// (tests, benchmarks) standing in for the API server and informer feeds back to the cache.
+api::PodGroup WrittenPodGroup(const api::PodGroup& pg, const PodGroupUpdate& update);
+
 // The PodGroup status a job should have after the session.
 api::PodGroupStatus PodGroupStatusAfter(const Session& session, size_t job, base::Time now);
 

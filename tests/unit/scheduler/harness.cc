@@ -2,7 +2,6 @@
 
 #include <stdexcept>
 
-#include "api/labels.h"
 #include "api/topology.h"
 
 namespace tephra::scheduler::testing {
@@ -165,12 +164,7 @@ void Harness::ApplyOutcome(const SessionOutcome& outcome) {
   for (const auto& u : outcome.pod_groups) {
     auto it = groups_.find(u.job);
     if (it == groups_.end()) continue;
-    auto pg = std::make_shared<api::PodGroup>(*it->second);
-    pg->status = u.status;
-    if (!u.allocated_hypernode.empty()) {
-      pg->metadata.annotations[std::string(api::kJobAllocatedHyperNodeAnnotation)] =
-          u.allocated_hypernode;
-    }
+    auto pg = std::make_shared<api::PodGroup>(WrittenPodGroup(*it->second, u));
     it->second = pg;
     cache_.UpsertPodGroup(pg);
   }
