@@ -384,9 +384,12 @@ class AllocateAction : public Action {
                       Statement& stmt, const PlaceFn& place,
                       const std::vector<std::string>& passed) {
     picker.Restrict(&d.nodes);
-    place(stmt, /*record=*/true);
+    Placed how = place(stmt, /*record=*/true);
     picker.Restrict(nullptr);
-    if (stmt.empty()) return false;
+    if (how == Placed::kNo) {  // the trial worked; node sampling may differ the second time
+      stmt.Undo();
+      return false;
+    }
     search.Placed(d, passed);
     return true;
   }
