@@ -710,6 +710,7 @@ Status JobController::DeletePodGroup(const api::Job& job, Expectations& exp) {
     return s.WithContext("deleting PodGroup " + name);
   }
   exp.deleted_podgroup_uid = pg->metadata.uid;
+  exp.allocated_hypernode = pg->metadata.Annotation(api::kJobAllocatedHyperNodeAnnotation);
   return Status::Ok();
 }
 
@@ -727,6 +728,10 @@ StatusOr<std::string> JobController::EnsurePodGroup(const api::Job& job, Expecta
     return Conflict("PodGroup " + want.metadata.name + " is still being deleted");
   }
   if (!cached) {
+    if (!exp.allocated_hypernode.empty()) {
+      want.metadata.annotations[std::string(api::kJobAllocatedHyperNodeAnnotation)] =
+          exp.allocated_hypernode;
+    }
     StatusOr<std::string> created =
         ctx_.client->Create(api::kPodGroups, job.metadata.namespace_, api::EncodePodGroup(want));
     if (created.ok()) {

@@ -52,6 +52,9 @@ class JobController : public Controller {
     std::map<std::string, base::Time> created;  // pod name → when
     std::set<std::string> deleted_pod_uids;
     std::string deleted_podgroup_uid;
+    // The HyperNode the deleted PodGroup recorded (volcano.sh/job-allocated-hypernode): the
+    // PodGroup a restart creates keeps it, so the job goes back where it ran.
+    std::string allocated_hypernode;
     int64_t plugins_updated_generation = -1;
   };
 
