@@ -137,12 +137,11 @@ class AllocateAction : public Action {
   }
 
   static void RecordJobProblem(Session& ssn, size_t j, const std::string& message) {
+    std::vector<std::string> pending;
     for (const auto& [uid, t] : ssn.job(j).tasks) {
-      if (t.status != TaskStatus::kPending) continue;
-      FitErrors e;
-      e.other = message;
-      ssn.RecordFitErrors(j, uid, std::move(e));
+      if (t.status == TaskStatus::kPending) pending.push_back(uid);
     }
+    RecordTasksProblem(ssn, j, pending, message);
   }
 
   // Places as many of job j's pending tasks as belong together. Returns true when the job is

@@ -58,26 +58,8 @@ class PreemptAction : public Action {
     const std::string reason = "preempted by job " + preemptor + " (priority " +
                                std::to_string(ssn.job(j).priority) + ") in queue " +
                                ssn.job(j).queue;
-    WithinTopology(ssn, planner, j, [&] {
-      Statement stmt(ssn);
-      for (const auto& uid : TasksNeedingRoom(ssn, j)) {
-        if (!ssn.JobStarving(ssn.job(j))) break;
-        const TaskInfo& t = ssn.job(j).tasks.at(uid);
-        if (t.pod->spec->preempt_never) continue;
-        FitErrors why;
-        if (!planner.MakeRoom(stmt, j, uid, reason, &why)) {
-          ssn.RecordFitErrors(j, uid, std::move(why));
-        }
-      }
-      if (!ssn.JobPipelined(ssn.job(j)) || stmt.empty()) {
-        stmt.Discard();
-        return false;
-      }
-      auto evicted = stmt.Evictions();
-      stmt.Commit();
-      NoteWaiting(ssn, j, evicted.size());
-      return true;
-    });
+    size_t victims = EvictForJob(ssn, planner, j, reason, [](const TaskInfo&) { return true; });
+    NoteWaiting(ssn, j, victims);
   }
 
   // The preemptor's condition says what it waits for.

@@ -52,24 +52,8 @@ class ReclaimAction : public Action {
     const QueueInfo& queue = *ssn.queue(ssn.job(j).queue);
     const std::string reason =
         "reclaimed for queue " + queue.name + " (below its deserved share) by job " + ssn.job(j).id;
-    WithinTopology(ssn, planner, j, [&] {
-      Statement stmt(ssn);
-      for (const auto& uid : TasksNeedingRoom(ssn, j)) {
-        if (!ssn.JobStarving(ssn.job(j))) break;
-        const TaskInfo& t = ssn.job(j).tasks.at(uid);
-        if (t.pod->spec->preempt_never) continue;
-        if (!ssn.Preemptive(queue, t)) continue;
-        FitErrors why;
-        if (!planner.MakeRoom(stmt, j, uid, reason, &why))
-          ssn.RecordFitErrors(j, uid, std::move(why));
-      }
-      if (ssn.JobPipelined(ssn.job(j)) && !stmt.empty()) {
-        stmt.Commit();
-        return true;
-      }
-      stmt.Discard();
-      return false;
-    });
+    EvictForJob(ssn, planner, j, reason,
+                [&](const TaskInfo& t) { return ssn.Preemptive(queue, t); });
   }
 
   // A Pending PodGroup has no pods: it reclaims for its minResources as a whole, across nodes,

@@ -357,4 +357,29 @@ bool WithinTopology(Session& ssn, VictimPlanner& planner, size_t job,
   return false;
 }
 
+size_t EvictForJob(Session& ssn, VictimPlanner& planner, size_t job, const std::string& reason,
+                   const std::function<bool(const TaskInfo&)>& may_ask) {
+  size_t evicted = 0;
+  WithinTopology(ssn, planner, job, [&] {
+    Statement stmt(ssn);
+    for (const auto& uid : TasksNeedingRoom(ssn, job)) {
+      if (!ssn.JobStarving(ssn.job(job))) break;
+      const TaskInfo& t = ssn.job(job).tasks.at(uid);
+      if (t.pod->spec->preempt_never || !may_ask(t)) continue;
+      FitErrors why;
+      if (!planner.MakeRoom(stmt, job, uid, reason, &why)) {
+        ssn.RecordFitErrors(job, uid, std::move(why));
+      }
+    }
+    if (!ssn.JobPipelined(ssn.job(job)) || stmt.empty()) {
+      stmt.Discard();
+      return false;
+    }
+    evicted = stmt.Evictions().size();
+    stmt.Commit();
+    return true;
+  });
+  return evicted;
+}
+
 }  // namespace tephra::scheduler

@@ -113,4 +113,10 @@ class VictimPlanner {
 bool WithinTopology(Session& ssn, VictimPlanner& planner, size_t job,
                     const std::function<bool()>& attempt);
 
+// Makes room for job `job`'s tasks (TasksNeedingRoom, while it starves; skipping preemptionPolicy
+// Never and tasks `may_ask` refuses) with `planner`, WithinTopology; commits once the job is
+// pipelined, else discards. Returns the evictions committed.
+size_t EvictForJob(Session& ssn, VictimPlanner& planner, size_t job, const std::string& reason,
+                   const std::function<bool(const TaskInfo&)>& may_ask);
+
 }  // namespace tephra::scheduler
