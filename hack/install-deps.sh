@@ -5,6 +5,7 @@
 #   hack/install-deps.sh              build and dev: everything to build, test and benchmark
 #   hack/install-deps.sh build        only what compiling the daemons needs (deploy/Dockerfile)
 #   hack/install-deps.sh image        the image tools of hack/build-image.sh and its e2e test
+#   hack/install-deps.sh browser      headless Chromium for the dashboard's browser test
 set -euo pipefail
 
 declare -A groups=(
@@ -18,13 +19,15 @@ declare -A groups=(
   # builds, unpacking and running the image (runc: crun refuses hosts with hybrid cgroups), and
   # iptables to route the webhook's Service IP.
   [image]="mmdebstrap buildah umoci runc iptables"
+  # the dashboard's browser test (tests/e2e/dashboard): headless Chromium
+  [browser]="chromium"
 )
 
 selected=("$@")
 [[ ${#selected[@]} -gt 0 ]] || selected=(build dev)
 packages=()
 for g in "${selected[@]}"; do
-  [[ -n "${groups[$g]:-}" ]] || { echo "install-deps: unknown group '$g' (build, dev, image)" >&2; exit 2; }
+  [[ -n "${groups[$g]:-}" ]] || { echo "install-deps: unknown group '$g' (build, dev, image, browser)" >&2; exit 2; }
   # shellcheck disable=SC2206
   packages+=(${groups[$g]})
 done

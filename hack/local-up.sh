@@ -53,14 +53,15 @@ fi
 # The daemons stop first so that their ports are free again; fresh free ports every run keep
 # several local clusters (and tests) apart.
 hack/local-daemons.sh stop --name "$name"
-read -r p_webhook p_admission p_cm p_sched p_admin <<<"$(python3 hack/free_ports.py 5)"
+read -r p_webhook p_admission p_cm p_sched p_admin p_dashboard <<<"$(python3 hack/free_ports.py 6)"
 
 step "helm upgrade --install tephra (local mode) into $TEPHRA_NAMESPACE"
 helm_ upgrade --install tephra charts/tephra --namespace "$TEPHRA_NAMESPACE" --create-namespace \
   -f charts/tephra/values-local.yaml --set "admission.port=$p_webhook" \
   --set "admission.healthzPort=$p_admission" --set "controllerManager.healthzPort=$p_cm" \
   --set "scheduler.metricsPort=$p_sched" \
-  --set "scheduler.admin.enabled=true" --set "scheduler.admin.port=$p_admin" >/dev/null
+  --set "scheduler.admin.enabled=true" --set "scheduler.admin.port=$p_admin" \
+  --set "scheduler.dashboard.enabled=true" --set "scheduler.dashboard.port=$p_dashboard" >/dev/null
 # tephractl finds the scheduler's admin API (job explain, queue usage) through the control
 # plane's environment.
 sed -i '/^export TEPHRA_ADMIN_ADDRESS=/d' "$TEPHRA_CP_DIR/env"
@@ -76,6 +77,9 @@ kubectl create namespace demo --dry-run=client -o yaml | kubectl apply -f - >/de
 # Submitted afresh each run so that every run shows a gang being scheduled.
 kubectl -n demo delete job.batch.volcano.sh tf-dist-mnist --ignore-not-found --wait=true >/dev/null
 kubectl -n demo apply -f examples/job-tensorflow.yaml >/dev/null
+# A gang that waits (no node is large enough), so the dashboard has a waiting job to explain.
+kubectl -n demo delete job.batch.volcano.sh big-gang --ignore-not-found --wait=true >/dev/null
+kubectl -n demo apply -f examples/job-waiting.yaml >/dev/null
 # The PodGroup is named <job>-<job uid>.
 uid=$(kubectl -n demo get job.batch.volcano.sh tf-dist-mnist -o 'jsonpath={.metadata.uid}')
 pg="tf-dist-mnist-$uid"
@@ -101,6 +105,8 @@ Logs:
   $logs/tephra-controller-manager.log
   $logs/tephra-scheduler.log
   $logs/{kube-apiserver,etcd,kwok,kube-controller-manager}.log
+Dashboard: http://127.0.0.1:$p_dashboard/  (queues and their shares, jobs and why they wait, nodes, the last hour)
+  demo/big-gang waits on purpose: http://127.0.0.1:$p_dashboard/#/job/demo/big-gang
 Metrics: http://127.0.0.1:$p_sched/metrics (scheduler), :$p_cm (controller manager), :$p_admission (admission)
 Admin API: 127.0.0.1:$p_admin (TEPHRA_ADMIN_ADDRESS in the environment above), e.g.
   build/dev/bin/tephractl -n demo job explain tf-dist-mnist

@@ -8,6 +8,9 @@
 #   hack/test.sh -L operators    the operator e2e tests, with every operator built
 #   TEPHRA_PRESET=asan hack/test.sh
 #
+# Debian's chromium is installed for the dashboard's browser test (tests/e2e/dashboard) unless the
+# selection leaves it out.
+#
 # Real job operators (tests/e2e/operators) are built from the Go module proxy and cached like the
 # control-plane tools. The default run builds only the training-operator; the tests of operators
 # not built are skipped; `-L operators` builds all of them, a selection without operator tests
@@ -21,6 +24,13 @@ preset=${TEPHRA_PRESET:-dev}
 
 step "installing Debian packages"
 bash hack/install-deps.sh
+# Chromium for the dashboard's browser test: for the default run and selections naming it.
+case " $* " in
+  *browser*|*dashboard*|*e2e*) browser=1 ;;
+  *" -L "*|*" -R "*) browser=0 ;;
+  *) browser=1 ;;
+esac
+if (( browser )); then bash hack/install-deps.sh browser; fi
 step "building control-plane tools (cached under ~/.cache/tephra)"
 hack/build-tools.sh >/dev/null
 # Which operators this run needs: all for -L operators, none for a -L or -R selection that

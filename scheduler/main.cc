@@ -13,6 +13,7 @@
 #include "scheduler/admin/admin_server.h"
 #include "scheduler/app/scheduler.h"
 #include "scheduler/builtins.h"
+#include "scheduler/dashboard/dashboard_server.h"
 #include "scheduler/replay/replay.h"
 
 namespace {
@@ -27,6 +28,7 @@ struct Flags {
   std::chrono::milliseconds sync_timeout{120000};
   std::vector<std::string> names;
   scheduler::AdminServerOptions admin;
+  std::string dashboard_address;
   int explain_cache_size = 10000;
   std::string replay;
   std::string check_conf;
@@ -182,6 +184,11 @@ int main(int argc, char** argv) {
   flags.AddBool(
       "admin-allow-anonymous", &f.admin.allow_anonymous,
       "Serve the admin API on an address beyond loopback without requiring client certificates.");
+  flags.AddString(
+      "dashboard-address", &f.dashboard_address,
+      "host:port for the read-only web dashboard (queues, jobs and why they wait, the cluster, "
+      "the last hour; docs/dashboard.md); empty: off. Uses the --admin-tls-* options: HTTPS "
+      "with --admin-tls-cert, client certificates with --admin-tls-client-ca.");
   flags.AddInt("explain-cache-size", &f.explain_cache_size,
                "Jobs whose last explanation is kept (least recently updated dropped first).");
   flags.AddString(
@@ -276,6 +283,24 @@ int main(int argc, char** argv) {
     admin = std::move(*started);
   }
 
+  std::unique_ptr<scheduler::DashboardServer> dashboard;
+  if (!f.dashboard_address.empty()) {
+    scheduler::DashboardSources sources;
+    sources.recorder = &sched.recorder();
+    sources.cache = &sched.cache();
+    sources.history = &sched.history();
+    sources.client = *client;
+    sources.scheduler_names = f.scheduler.scheduler_names;
+    sources.version = TEPHRA_VERSION;
+    StatusOr<std::unique_ptr<scheduler::DashboardServer>> started =
+        scheduler::DashboardServer::Start(f.dashboard_address, f.admin, sources);
+    if (!started.ok()) {
+      LOG(ERROR) << started.status().message();
+      return 2;
+    }
+    dashboard = std::move(*started);
+  }
+
   Status synced = sched.Start(f.sync_timeout);
   if (!synced.ok()) {
     LOG(ERROR) << "scheduler: " << synced.ToString();
@@ -295,6 +320,7 @@ int main(int argc, char** argv) {
   };
   int exit_code = (*lease)->Run(shutdown, std::move(callbacks));
   if (admin) admin->Stop(std::chrono::seconds(2));
+  if (dashboard) dashboard->Stop(std::chrono::seconds(2));
   sched.Stop();
   events.Flush(std::chrono::seconds(2));
   if (*server) (*server)->Stop(std::chrono::seconds(2));

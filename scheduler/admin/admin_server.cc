@@ -108,12 +108,6 @@ bool IsLoopback(const std::string& host) {
   return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
-bool OwnedBy(const JobInfo& job, const std::string& name) {
-  if (!job.pod_group) return false;
-  const kube::OwnerReference* owner = job.pod_group->metadata.ControllerRef();
-  return owner != nullptr && owner->kind == api::kJobKind && owner->name == name;
-}
-
 class AdminService final : public pb::SchedulerAdmin::Service {
  public:
   AdminService(AdminSources sources, bool tls) : s_(std::move(sources)), tls_(tls) {}
@@ -135,11 +129,7 @@ class AdminService final : public pb::SchedulerAdmin::Service {
                     " in the scheduler's cache (scheduler names: " + Names() + ")"};
       }
     } else {
-      for (const auto& candidate : s_.cache->JobsIn(req->namespace_())) {
-        if (!OwnedBy(*candidate, req->job())) continue;
-        if (!job || (candidate->creation && job->creation && *candidate->creation > *job->creation))
-          job = candidate;
-      }
+      job = s_.cache->JobOfVolcanoJob(req->namespace_(), req->job());
       if (!job) {
         return {grpc::StatusCode::NOT_FOUND,
                 "no PodGroup of Job " + req->namespace_() + "/" + req->job() +
@@ -250,18 +240,9 @@ class AdminService final : public pb::SchedulerAdmin::Service {
     }
     out->mutable_gang()->set_min_available(job.min_available);
     out->mutable_gang()->set_tasks(static_cast<int32_t>(job.tasks.size()));
-    std::shared_ptr<const QueueInfo> queue = s_.cache->Queue(job.queue);
-    if (!job.pod_group) {
-      out->set_summary("not considered: its pods name PodGroup " + job.name +
-                       ", which does not exist");
-      out->add_hints(
-          "create the PodGroup, or fix the pods' scheduling.k8s.io/group-name annotation");
-    } else if (!queue) {
-      out->set_summary("not considered: queue " + job.queue + " does not exist");
-      out->add_hints("create queue " + job.queue + " or move the job to an existing queue");
-    } else {
-      out->set_summary("not considered by a session yet (it arrived after the last one)");
-    }
+    NotConsidered why = ExplainNotConsidered(job, s_.cache->Queue(job.queue) != nullptr);
+    out->set_summary(why.summary);
+    if (!why.hint.empty()) out->add_hints(why.hint);
   }
 
   AdminSources s_;
@@ -293,25 +274,33 @@ void AdminServer::Stop(std::chrono::milliseconds grace) {
   impl_->server.reset();
 }
 
+Status CheckListenerOptions(std::string_view address_flag, const std::string& address,
+                            const AdminServerOptions& options) {
+  const std::string flag(address_flag);
+  TEPHRA_ASSIGN_OR_RETURN(auto host_port, kube::SplitHostPort(flag, address));
+  if (!IsLoopback(host_port.first) && options.tls_client_ca_file.empty() &&
+      !options.allow_anonymous) {
+    return InvalidArgument(
+        "--" + flag + " " + address +
+        ": beyond loopback anyone who connects could read the cluster's jobs and queues; require "
+        "client certificates (--admin-tls-cert, --admin-tls-key, --admin-tls-client-ca) or "
+        "accept anonymous clients with --admin-allow-anonymous");
+  }
+  if (options.tls_cert_file.empty() != options.tls_key_file.empty())
+    return InvalidArgument("--admin-tls-cert and --admin-tls-key must be given together");
+  if (!options.tls_client_ca_file.empty() && options.tls_cert_file.empty())
+    return InvalidArgument("--admin-tls-client-ca needs --admin-tls-cert and --admin-tls-key");
+  return Status::Ok();
+}
+
 StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(const AdminServerOptions& options,
                                                           AdminSources sources) {
   if (sources.recorder == nullptr || sources.cache == nullptr)
     return Internal("admin server: missing sources");
-  TEPHRA_ASSIGN_OR_RETURN(auto host_port, kube::SplitHostPort("admin-address", options.address));
-  if (!IsLoopback(host_port.first) && options.tls_client_ca_file.empty() &&
-      !options.allow_anonymous) {
-    return InvalidArgument(
-        "--admin-address " + options.address +
-        ": beyond loopback anyone who connects could read a cluster-wide snapshot; require "
-        "client certificates (--admin-tls-cert, --admin-tls-key, --admin-tls-client-ca) or "
-        "accept anonymous clients with --admin-allow-anonymous");
-  }
+  TEPHRA_RETURN_IF_ERROR(CheckListenerOptions("admin-address", options.address, options));
   const bool tls = !options.tls_cert_file.empty() || !options.tls_key_file.empty();
   std::shared_ptr<grpc::ServerCredentials> creds;
   if (tls) {
-    if (options.tls_cert_file.empty() || options.tls_key_file.empty()) {
-      return InvalidArgument("--admin-tls-cert and --admin-tls-key must be given together");
-    }
     grpc::SslServerCredentialsOptions ssl;
     grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
     TEPHRA_ASSIGN_OR_RETURN(pair.cert_chain, ReadFile("admin-tls-cert", options.tls_cert_file));
@@ -324,9 +313,6 @@ StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(const AdminServerOptio
     }
     creds = grpc::SslServerCredentials(ssl);
   } else {
-    if (!options.tls_client_ca_file.empty()) {
-      return InvalidArgument("--admin-tls-client-ca needs --admin-tls-cert and --admin-tls-key");
-    }
     creds = grpc::InsecureServerCredentials();
   }
   auto impl = std::make_unique<Impl>();

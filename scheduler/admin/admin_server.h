@@ -11,6 +11,7 @@
 #include <chrono>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -29,6 +30,12 @@ struct AdminServerOptions {
   // needs tls_client_ca_file, as anyone reaching it could read a cluster-wide snapshot.
   bool allow_anonymous = false;
 };
+
+// The rules every admin listener (the gRPC API, the dashboard) follows, errors naming the flags:
+// beyond loopback, client certificates or --admin-allow-anonymous; certificate and key together;
+// a client CA only with them. `address_flag` names the listener's address flag.
+Status CheckListenerOptions(std::string_view address_flag, const std::string& address,
+                            const AdminServerOptions& options);
 
 // What the server reads. Everything must outlive the server.
 struct AdminSources {

@@ -374,6 +374,7 @@ CycleResult Scheduler::RunOnce() {
   so.percentage_nodes_to_find = options_.percentage_nodes_to_find;
   auto start = std::chrono::steady_clock::now();
   size_t unplaced_tasks = 0, unplaced_jobs = 0;
+  std::optional<SessionSample> sample;
   CycleResult r = RunCycle(cache_.TakeSnapshot(), conf, plugins_, so, [&](const Session& ssn) {
     for (size_t j = 0; j < ssn.job_count(); ++j) {
       const auto* errors = ssn.JobFitErrors(j);
@@ -381,7 +382,9 @@ CycleResult Scheduler::RunOnce() {
       ++unplaced_jobs;
       unplaced_tasks += errors->size();
     }
-    recorder_.Record(ssn, decisions.Take(ssn), ssn.Now());
+    Decisions taken = decisions.Take(ssn);
+    sample = SampleSession(ssn, taken, ssn.Now());
+    recorder_.Record(ssn, std::move(taken), ssn.Now());
   });
   // Tag PodGroups that came from scheduling.x-k8s.io so their status is written there.
   for (auto& u : r.outcome.pod_groups) {
@@ -393,6 +396,10 @@ CycleResult Scheduler::RunOnce() {
   writer_->Apply(r.outcome);
   WarnAboutQueues(r.outcome.queue_warnings);
   auto elapsed = std::chrono::steady_clock::now() - start;
+  if (sample) {
+    sample->duration = elapsed;
+    history_.Add(std::move(*sample));
+  }
   last_cycle_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(
                        std::chrono::steady_clock::now().time_since_epoch())
                        .count();

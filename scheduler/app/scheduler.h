@@ -18,6 +18,7 @@
 #include "metrics/metrics.h"
 #include "scheduler/binder/binder.h"
 #include "scheduler/cache/cache.h"
+#include "scheduler/explain/history.h"
 #include "scheduler/explain/recorder.h"
 #include "scheduler/framework/conf.h"
 #include "scheduler/framework/cycle.h"
@@ -72,6 +73,8 @@ class Scheduler {
   SchedulerCache& cache() { return cache_; }
   // What each session concluded (for the admin API).
   const SessionRecorder& recorder() const { return recorder_; }
+  // The last hour of sessions, binds and queue allocations (for the dashboard).
+  const History& history() const { return history_; }
   // Runs one cycle now (tests).
   CycleResult RunOnce();
 
@@ -107,6 +110,7 @@ class Scheduler {
   std::unique_ptr<KubeBinder> binder_;
   std::unique_ptr<StatusWriter> writer_;
   SessionRecorder recorder_;
+  History history_;
 
   sync::Mutex conf_mu_;
   SchedulerConf conf_ GUARDED_BY(conf_mu_);

@@ -4,6 +4,7 @@
 
 #include <glog/logging.h>
 
+#include "api/batch.h"
 #include "api/labels.h"
 #include "base/flags.h"
 
@@ -578,6 +579,20 @@ std::vector<std::shared_ptr<const JobInfo>> SchedulerCache::JobsIn(
     if (job->namespace_ == namespace_) out.push_back(job);
   }
   return out;
+}
+
+std::shared_ptr<const JobInfo> SchedulerCache::JobOfVolcanoJob(const std::string& namespace_,
+                                                               const std::string& job) const {
+  std::shared_ptr<const JobInfo> newest;
+  for (const auto& candidate : JobsIn(namespace_)) {
+    if (!candidate->pod_group) continue;
+    const kube::OwnerReference* owner = candidate->pod_group->metadata.ControllerRef();
+    if (owner == nullptr || owner->kind != api::kJobKind || owner->name != job) continue;
+    if (!newest ||
+        (candidate->creation && newest->creation && *candidate->creation > *newest->creation))
+      newest = candidate;
+  }
+  return newest;
 }
 
 std::shared_ptr<const QueueInfo> SchedulerCache::Queue(const std::string& name) const {

@@ -89,6 +89,9 @@ class SchedulerCache {
   // For the admin API: the jobs of one namespace (to find a Volcano Job's PodGroup) and a queue.
   std::vector<std::shared_ptr<const JobInfo>> JobsIn(const std::string& namespace_) const;
   std::shared_ptr<const QueueInfo> Queue(const std::string& name) const;
+  // The newest PodGroup (by creation) of Volcano Job `job` in `namespace_`, or null.
+  std::shared_ptr<const JobInfo> JobOfVolcanoJob(const std::string& namespace_,
+                                                 const std::string& job) const;
 
  private:
   struct PodLocation {

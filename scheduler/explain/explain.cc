@@ -485,4 +485,16 @@ std::vector<std::string> Hints(const JobExplanation& e) {
   return hints;
 }
 
+NotConsidered ExplainNotConsidered(const JobInfo& job, bool queue_exists) {
+  if (!job.pod_group) {
+    return {"not considered: its pods name PodGroup " + job.name + ", which does not exist",
+            "create the PodGroup, or fix the pods' scheduling.k8s.io/group-name annotation"};
+  }
+  if (!queue_exists) {
+    return {"not considered: queue " + job.queue + " does not exist",
+            "create queue " + job.queue + " or move the job to an existing queue"};
+  }
+  return {"not considered by a session yet (it arrived after the last one)", ""};
+}
+
 }  // namespace tephra::scheduler

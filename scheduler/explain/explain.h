@@ -140,6 +140,14 @@ std::map<std::string, QueueView> QueueViewsOf(const Snapshot& snapshot);
 void ApplyShares(const std::map<std::string, QueueShareReport>& shares,
                  std::map<std::string, QueueView>* views);
 
+// Why a job no session has considered is where it is, from the cache alone: a summary, and what
+// to do about it ("" when nothing).
+struct NotConsidered {
+  std::string summary;
+  std::string hint;
+};
+NotConsidered ExplainNotConsidered(const JobInfo& job, bool queue_exists);
+
 // One line, as in the header comment.
 std::string Summarize(const JobExplanation& e);
 // "3rd of 7 waiting in queue q, after ns/a, ns/b and 1 more: ...", or "" when it is not waiting.

@@ -283,6 +283,31 @@ local_args = yaml.safe_load(kinds(local_admin, "ConfigMap")["tephra-local"]["dat
 expect("--admin-address=127.0.0.1:8091" in local_args and
        not any(a.startswith("--admin-tls") for a in local_args), f"local admin arguments: {local_args}")
 
+# 11b. The dashboard: off by default; when on, the admin API's TLS (also without the admin API),
+#      a Service port, and the same loopback rule.
+expect(not any(a.startswith("--dashboard") for a in scheduler_of(objs)["containers"][0]["args"]),
+       "dashboard on by default")
+dash = render("--set", "scheduler.dashboard.enabled=true")
+args = scheduler_of(dash)["containers"][0]["args"]
+for flag in ("--dashboard-address=127.0.0.1:8092", "--admin-tls-cert=/etc/tephra-admin-tls/tls.crt",
+             "--admin-tls-key=/etc/tephra-admin-tls/tls.key"):
+    expect(flag in args, f"dashboard arguments lack {flag}: {args}")
+expect(not any(a.startswith("--admin-address") for a in args), f"admin API on with the dashboard: {args}")
+expect("tephra-scheduler-admin-tls" in kinds(dash, "Secret"), "no TLS Secret for the dashboard")
+rules = kinds(dash, "ClusterRole")["tephra-scheduler"]["rules"]
+expect(any("events" in r["resources"] and r["verbs"] == ["list"] for r in rules),
+       f"the dashboard cannot list Events: {rules}")
+ports = {p["name"]: p for p in kinds(dash, "Service")["tephra-scheduler"]["spec"]["ports"]}
+expect(ports.get("dashboard", {}).get("port") == 8092, f"dashboard Service port: {ports}")
+r = helm("template", "tephra", CHART, "--namespace", NS, "--set", "scheduler.dashboard.enabled=true",
+         "--set", "scheduler.dashboard.address=0.0.0.0")
+expect(r.returncode != 0 and "scheduler.dashboard.address" in r.stderr,
+       f"anonymous dashboard beyond loopback rendered: {r.stderr.strip()}")
+local_dash = render(*LOCAL, "--set", "scheduler.dashboard.enabled=true", "--set", "scheduler.dashboard.port=9999")
+local_args = yaml.safe_load(kinds(local_dash, "ConfigMap")["tephra-local"]["data"]["scheduler.args"])
+expect("--dashboard-address=127.0.0.1:9999" in local_args and
+       not any(a.startswith("--admin-tls") for a in local_args), f"local dashboard arguments: {local_args}")
+
 # 12. NetworkPolicy: off by default; when on, metrics only from metricsFrom, the webhook open.
 expect(not kinds(objs, "NetworkPolicy"), "NetworkPolicy although disabled")
 policies = kinds(render("--set", "networkPolicy.enabled=true",

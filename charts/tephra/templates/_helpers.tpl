@@ -133,18 +133,28 @@ A list value without empty strings, as YAML: `--set key={}` gives [""], which me
 
 {{- define "tephra.scheduler.adminTlsDir" -}}/etc/tephra-admin-tls{{- end -}}
 
-{{/* Whether the admin API serves TLS: on by default, never in local mode (no Secret volumes). */}}
+{{/* Whether the admin API and the dashboard serve TLS: on by default, never in local mode (no
+Secret volumes). */}}
 {{- define "tephra.scheduler.adminTls" -}}
-{{- if and .Values.scheduler.admin.enabled .Values.scheduler.admin.tls.enabled (not .Values.local.enabled) -}}true{{- end -}}
+{{- $s := .Values.scheduler -}}
+{{- if and (or $s.admin.enabled $s.dashboard.enabled) $s.admin.tls.enabled (not .Values.local.enabled) -}}true{{- end -}}
 {{- end -}}
 
 {{- define "tephra.scheduler.adminArgs" -}}
 {{- $adm := .Values.scheduler.admin -}}
+{{- $dash := .Values.scheduler.dashboard -}}
 {{- $a := list -}}
 {{- if $adm.enabled -}}
 {{- $host := $adm.address -}}
 {{- if contains ":" $host -}}{{- $host = printf "[%s]" $host -}}{{- end -}}
 {{- $a = append $a (printf "--admin-address=%s:%d" $host (int $adm.port)) -}}
+{{- end -}}
+{{- if $dash.enabled -}}
+{{- $host := $dash.address -}}
+{{- if contains ":" $host -}}{{- $host = printf "[%s]" $host -}}{{- end -}}
+{{- $a = append $a (printf "--dashboard-address=%s:%d" $host (int $dash.port)) -}}
+{{- end -}}
+{{- if or $adm.enabled $dash.enabled -}}
 {{- if include "tephra.scheduler.adminTls" . -}}
 {{- $dir := include "tephra.scheduler.adminTlsDir" . -}}
 {{- $a = append $a (printf "--admin-tls-cert=%s/tls.crt" $dir) -}}
@@ -309,6 +319,12 @@ readinessProbe:
 {{- if and $adm.enabled (not (has $adm.address (list "127.0.0.1" "::1" "localhost"))) (not .Values.local.enabled) -}}
 {{- if not (and $adm.tls.enabled $adm.tls.clientAuth) -}}
 {{- fail (printf "scheduler.admin.address %s: beyond loopback the admin API needs scheduler.admin.tls.enabled and scheduler.admin.tls.clientAuth (it serves a cluster-wide snapshot)" $adm.address) -}}
+{{- end -}}
+{{- end -}}
+{{- $dash := .Values.scheduler.dashboard -}}
+{{- if and $dash.enabled (not (has $dash.address (list "127.0.0.1" "::1" "localhost"))) (not .Values.local.enabled) -}}
+{{- if not (and $adm.tls.enabled $adm.tls.clientAuth) -}}
+{{- fail (printf "scheduler.dashboard.address %s: beyond loopback the dashboard needs scheduler.admin.tls.enabled and scheduler.admin.tls.clientAuth (it shows every job and queue)" $dash.address) -}}
 {{- end -}}
 {{- end -}}
 {{- if and .Values.local.enabled .Values.admission.certificate.existingSecret -}}
