@@ -160,7 +160,8 @@ class DashboardServer::Impl {
       kube::ListOptions options;
       options.field_selector = "involvedObject.name=" + name;
       options.limit = kEventsListed;
-      StatusOr<kube::ListPage> page = s_.client->List(kube::resources::kEvents, job.namespace_, options);
+      StatusOr<kube::ListPage> page =
+          s_.client->List(kube::resources::kEvents, job.namespace_, options);
       if (!page.ok()) {
         LOG_EVERY_N(WARNING, 20) << "dashboard: listing events of " << job.id << ": "
                                  << page.status().ToString();

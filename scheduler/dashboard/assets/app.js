@@ -243,7 +243,8 @@ async function drawJobs(main, params) {
   const phase = el('select', {name: 'phase'}, PHASES.map(p =>
     el('option', {value: p, selected: (params.get('phase') || '') === p}, p || 'any phase')));
   phase.addEventListener('change', () => applyFilters(main));
-  const rows = doc.jobs.map(j => el('tr', {class: 'job-row', 'data-job': j.namespace + '/' + j.name},
+  const rows = doc.jobs.map(j => el('tr', {class: 'job-row', 'data-job': j.namespace + '/' + j.name,
+                                           'data-priority': j.priority, 'data-age': j.age_seconds},
     el('td', {}, j.namespace),
     el('td', {}, el('a', {href: jobHref(j.namespace, j.name)}, j.job || j.name),
        j.job ? el('div', {class: 'muted'}, j.name) : null),
@@ -259,8 +260,28 @@ async function drawJobs(main, params) {
        input('name', 'name contains')),
     el('p', {class: 'muted'}, doc.truncated ? 'Showing the newest ' + doc.shown + ' of ' + doc.total + ' jobs.'
                                              : doc.total + ' jobs.'),
-    table(['namespace', 'job', 'queue', 'phase', 'priority#', 'age#', 'pods placed#', 'why it waits'],
-          rows, {id: 'jobs-table'}));
+    sortable(table(['namespace', 'job', 'queue', 'phase', 'priority#', 'age#', 'pods placed#', 'why it waits'],
+                   rows, {id: 'jobs-table'}), {priority: 4, age: 5}));
+}
+
+// Clicking the named columns' headings sorts the rows by their data-<name> number (again:
+// the other way).
+function sortable(tbl, columns) {
+  const heads = tbl.querySelectorAll('thead th');
+  for (const [key, index] of Object.entries(columns)) {
+    const th = heads[index];
+    th.classList.add('sortable');
+    th.title = 'sort by ' + key;
+    let descending = true;
+    th.addEventListener('click', () => {
+      const body = tbl.querySelector('tbody');
+      const sorted = [...body.children].sort((a, b) =>
+        (Number(a.dataset[key]) - Number(b.dataset[key])) * (descending ? -1 : 1));
+      descending = !descending;
+      body.replaceChildren(...sorted);
+    });
+  }
+  return tbl;
 }
 
 function applyFilters(main) {
