@@ -6,14 +6,19 @@
 //   bench_e2e run --kubeconfig F --namespace NS --mode pods|grouped|jobs --scheduler-name S
 //                 --pods P [--gang-size 10] [--queues 4] [--shape uniform] [--creators 16]
 //                 [--create-qps 0] [--pids name=PID,...] [--json OUT] [--series OUT.csv]
-//                 [--timeout 900] [--stall 60]
+//                 [--timeout 900] [--stall 60] [--settle-seconds 20] [--idle-seconds 10]
 //       creates the workload in a fresh namespace with concurrent creators (pods: bare pods,
 //       one per job; grouped: PodGroups and their annotated pods; jobs: Volcano Jobs whose
 //       pods the controller-manager makes), watches every pod of the namespace and records
 //       when it was first seen and when it was first seen bound. Stops when all P pods are
-//       bound, when binding stalls for --stall seconds, or after --timeout. Writes a summary
+//       bound, when binding stalls, or after --timeout. Binding has stalled when no pod was
+//       bound for --stall seconds and for ten times the longest gap between binds so far, so
+//       a slow contender that keeps binding is measured rather than cut. Then, with every pod
+//       placed, waits --settle-seconds (status writes, pods turning Running) and measures each
+//       --pids process for --idle-seconds (the CPU it burns with nothing to do). Writes a summary
 //       (first create → last bind, pods/s, creation → bind latency percentiles, per-second bind
-//       rates, CPU seconds and peak RSS of each --pids process) and a per-second series.
+//       rates, CPU seconds, peak RSS, idle cores and RSS of each
+//       --pids process, the load average before and after) and a per-second series.
 //   bench_e2e manifests [--nodes 10] [--shape uniform|mixed|taints] [--mode pods|grouped|jobs]
 //                       [--pods 100] [--gang-size 10] [--plain-fraction 0.2] [--queues 4]
 //       prints the cluster and the workload as one v1 List of JSON objects (no server needed).
@@ -171,6 +176,14 @@ int Reset(int argc, char** argv) {
 }
 
 // CPU seconds (user + system) of a process, from /proc/PID/stat; -1 when unreadable.
+// The 1, 5 and 15 minute load averages ("3.20 2.65 2.02").
+std::string LoadAverage() {
+  std::ifstream in("/proc/loadavg");
+  std::string a, b, c;
+  in >> a >> b >> c;
+  return a + " " + b + " " + c;
+}
+
 double CpuSeconds(const std::string& pid) {
   std::ifstream in("/proc/" + pid + "/stat");
   std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -309,6 +322,8 @@ int Run(int argc, char** argv) {
   const double create_qps = std::stod(Arg(argc, argv, "--create-qps", "0"));
   const double timeout = std::stod(Arg(argc, argv, "--timeout", "900"));
   const double stall = std::stod(Arg(argc, argv, "--stall", "60"));
+  const double settle_seconds = std::stod(Arg(argc, argv, "--settle-seconds", "20"));
+  const double idle_seconds = std::stod(Arg(argc, argv, "--idle-seconds", "10"));
   const std::string json_path = Arg(argc, argv, "--json", "");
   const std::string series_path = Arg(argc, argv, "--series", "");
   bench::WorkloadSpec work;
@@ -341,6 +356,7 @@ int Run(int argc, char** argv) {
   // The creation stream, planned before the clock starts.
   const std::vector<Item> items = CreationStream(work, mode);
 
+  const std::string load_before = LoadAverage();
   std::map<std::string, double> cpu0;
   for (const auto& [name, pid] : pids) cpu0[name] = CpuSeconds(pid);
   const auto t0 = Clock::now();
@@ -369,7 +385,7 @@ int Run(int argc, char** argv) {
   for (const auto& [name, pid] : pids) series << " " << name << "_cpu_s " << name << "_rss_mib";
   series << "\n";
   int64_t last_bound_count = -1;
-  double last_progress = 0;
+  double last_progress = 0, longest_gap = 0;
   std::string outcome = "complete";
   for (int tick = 1;; ++tick) {
     auto wake = t0 + std::chrono::milliseconds(250 * tick);
@@ -384,11 +400,12 @@ int Run(int argc, char** argv) {
       series << "\n";
     }
     if (bound != last_bound_count) {
+      if (last_bound_count > 0) longest_gap = std::max(longest_gap, now - last_progress);
       last_bound_count = bound;
       last_progress = now;
     }
     if (bound >= work.pods) break;
-    if (now - last_progress > stall) {
+    if (now - last_progress > std::max(stall, 10 * longest_gap)) {
       outcome = "stalled";
       break;
     }
@@ -406,6 +423,20 @@ int Run(int argc, char** argv) {
   }
   creator.join();
   watcher.Stop();
+  // What each process costs once its work is done (only when it finished: a stalled run's
+  // daemons are still busy).
+  std::map<std::string, double> idle_cores, idle_rss;
+  if (outcome == "complete" && idle_seconds > 0) {
+    std::this_thread::sleep_for(std::chrono::duration<double>(settle_seconds));
+    std::map<std::string, double> before;
+    for (const auto& [name, pid] : pids) before[name] = CpuSeconds(pid);
+    std::this_thread::sleep_for(std::chrono::duration<double>(idle_seconds));
+    for (const auto& [name, pid] : pids) {
+      idle_cores[name] = (CpuSeconds(pid) - before[name]) / idle_seconds;
+      idle_rss[name] = bench::ProcStatusMiB(pid, "VmRSS");
+    }
+  }
+  const std::string load_after = LoadAverage();
 
   std::vector<double> latencies, binds;
   for (const auto& t : watcher.Times()) {
@@ -451,10 +482,16 @@ int Run(int argc, char** argv) {
   for (const auto& [name, pid] : pids) {
     out << (first ? "" : ",") << "\"" << name << "\":{\"cpu_seconds\":" << cpu[name]
         << ",\"cpu_cores_avg\":" << (last_bind > 0 ? cpu[name] / end : 0)
-        << ",\"peak_rss_mib\":" << hwm[name] << ",\"rss_mib\":" << rss[name] << "}";
+        << ",\"peak_rss_mib\":" << hwm[name] << ",\"rss_mib\":" << rss[name];
+    if (idle_cores.count(name) != 0) {
+      out << ",\"idle_cores\":" << idle_cores[name] << ",\"idle_rss_mib\":" << idle_rss[name];
+    }
+    out << "}";
     first = false;
   }
-  out << "},\"measured_s\":" << end << "}\n";
+  out << "},\"measured_s\":" << end << ",\"settle_seconds\":" << settle_seconds
+      << ",\"idle_seconds\":" << idle_seconds << ",\"load_before\":" << json::Quote(load_before)
+      << ",\"load_after\":" << json::Quote(load_after) << "}\n";
   std::cout << out.str();
   if (!json_path.empty()) std::ofstream(json_path) << out.str();
   if (!series_path.empty()) std::ofstream(series_path) << series.str();

@@ -90,6 +90,18 @@ if e2e and e2e["sizes"]:
         targets.append(("end to end ahead of kube-scheduler on plain pods",
                         "%s vs %s pods/s" % (fmt(plain["pods_per_second"]), fmt(kube["pods_per_second"])),
                         plain["pods_per_second"] > kube["pods_per_second"]))
+    gang = runs.get("tephra-gang")
+    if ceiling and gang and ceiling["pods_per_second"]:
+        ratio = gang["pods_per_second"] / ceiling["pods_per_second"]
+        targets.append(("gang Jobs ≥ 90%% of the bind ceiling, p50 ≤ 2 s, p99 ≤ 4 s (tephra, %s nodes)" % fmt(e2e["sizes"][-1]["nodes"]),
+                        "%.0f%%, p50 %.2f s, p99 %.2f s" % (100 * ratio, gang["latency_s"]["p50"], gang["latency_s"]["p99"]),
+                        ratio >= 0.9 and gang["latency_s"]["p50"] <= 2 and gang["latency_s"]["p99"] <= 4))
+    vgang = runs.get("volcano-gang")
+    if gang and vgang:
+        targets.append(("gang Jobs ahead of Volcano's", "%s vs %s pods/s (%.2f×)" % (
+            fmt(gang["pods_per_second"]), fmt(vgang["pods_per_second"]),
+            gang["pods_per_second"] / vgang["pods_per_second"] if vgang["pods_per_second"] else 0),
+            gang["pods_per_second"] > vgang["pods_per_second"]))
 if targets:
     w("## Targets")
     w("")
@@ -165,10 +177,13 @@ if inproc:
 # ------------------------------------------------------------------ end to end
 if e2e:
     sizes = e2e["sizes"]
-    order_all = ["ceiling", "kube-scheduler", "tephra-plain", "tephra-gang"]
+    order_all = ["ceiling", "kube-scheduler", "tephra-plain", "tephra-gang", "volcano-plain", "volcano-gang"]
+    vc = (e2e.get("volcano") or {}).get("commit", "")
     labels = {"ceiling": "bind ceiling (bench_binder)", "kube-scheduler": "kube-scheduler v1.37.2, plain pods",
-              "tephra-plain": "tephra-scheduler, plain pods", "tephra-gang": "tephra-scheduler, gang Jobs (10 pods)"}
-    colors = {"ceiling": "#000000", "kube-scheduler": "#1f77b4", "tephra-plain": "#d62728", "tephra-gang": "#2ca02c"}
+              "tephra-plain": "tephra-scheduler, plain pods", "tephra-gang": "tephra-scheduler, gang Jobs (10 pods)",
+              "volcano-plain": "Volcano %s, plain pods" % vc[:8], "volcano-gang": "Volcano %s, gang Jobs (10 pods)" % vc[:8]}
+    colors = {"ceiling": "#000000", "kube-scheduler": "#1f77b4", "tephra-plain": "#d62728", "tephra-gang": "#2ca02c",
+              "volcano-plain": "#ff7f0e", "volcano-gang": "#9467bd"}
     w("## End to end on the real control plane")
     w("")
     w("etcd 3.7.3 + kube-apiserver v1.37.2 + kube-controller-manager + kwok on 127.0.0.1, kwok "
@@ -186,7 +201,19 @@ if e2e:
       "(/proc/PID/stat); peak RSS = VmHWM; **created/s** is the creation stream's rate, an upper "
       "bound for every contender's pods/s; **API writes/pod** = creates, updates, patches and "
       "deletes the API server served during the run (kube-apiserver's apiserver_request_total), per "
-      "bound pod — the creation stream's own create included." % (fmt(e2e["pods"]), e2e["client_qps"], e2e.get("workers", 32)))
+      "bound pod — the creation stream's own create included; **idle cores** and **RSS after** = "
+      "each daemon's CPU use and resident memory over 10 s, starting 20 s after the last bind (once "
+      "status writes and pods turning Running have settled); **load** = the "
+      "machine's 1-minute load average before → after the run. Every daemon logs at its default "
+      "verbosity." % (fmt(e2e["pods"]), e2e["client_qps"], e2e.get("workers", 32)))
+    w("")
+    if e2e.get("volcano"):
+        w("Volcano is the build of commit `%s` (scheduler, controller manager and webhook manager, "
+          "its CRDs in place of Tephra's while it runs, its chart's default scheduler configuration "
+          "and admissions), with the same client QPS and worker counts as Tephra's daemons." % vc)
+    else:
+        w("Volcano was not measured: run `bench/run.sh --volcano DIR` with a Volcano build in DIR "
+          "(see ../shared/baselines/volcano/README.md).")
     w("")
     for size in sizes:
         runs = size["runs"]
@@ -194,23 +221,26 @@ if e2e:
         ceiling = runs.get("ceiling", {}).get("pods_per_second") or 0
         w("### %s nodes" % fmt(size["nodes"]))
         w("")
-        w("| contender | bound | time s | pods/s | ratio | bind rate mean / p50 / max | latency p50 / p90 / p99 s | daemon CPU s | daemon peak RSS MiB | apiserver CPU s | created/s | API writes/pod |")
-        w("|---|---:|---:|---:|---:|---|---|---|---|---:|---:|---:|")
+        w("| contender | bound | time s | pods/s | ratio | bind rate mean / p50 / max | latency p50 / p90 / p99 s | daemon CPU s | daemon peak RSS MiB | idle cores | RSS after MiB | apiserver CPU s | created/s | API writes/pod | load |")
+        w("|---|---:|---:|---:|---:|---|---|---|---|---|---|---:|---:|---:|---|")
         for n in order:
             r = runs[n]
             procs = {k: v for k, v in r["processes"].items() if k not in ("kube-apiserver", "etcd", "kwok")}
             cpu = " + ".join("%s %s" % (k, fmt(v["cpu_seconds"], 1)) for k, v in procs.items())
             rss = " + ".join("%s %s" % (k, fmt(v["peak_rss_mib"])) for k, v in procs.items())
+            idle = " + ".join("%s %s" % (k, fmt(v["idle_cores"], 3)) for k, v in procs.items() if "idle_cores" in v) or "–"
+            after = " + ".join("%s %s" % (k, fmt(v["idle_rss_mib"])) for k, v in procs.items() if "idle_rss_mib" in v) or "–"
+            load = "%s → %s" % (r["load_before"].split()[0], r["load_after"].split()[0]) if "load_before" in r else "–"
             api = r["processes"].get("kube-apiserver", {}).get("cpu_seconds")
             br = r["bind_rate_per_s"]
             lat = r["latency_s"]
-            w("| %s%s | %s/%s | %s | **%s** | %s | %s / %s / %s | %s / %s / %s | %s | %s | %s | %s | %s |" % (
+            w("| %s%s | %s/%s | %s | **%s** | %s | %s / %s / %s | %s / %s / %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 labels.get(n, n), "" if r["outcome"] == "complete" else " (%s)" % r["outcome"],
                 fmt(r["bound"]), fmt(r["pods"]), fmt(r["first_create_to_last_bind_s"], 1), fmt(r["pods_per_second"]),
                 "%.2f" % (r["pods_per_second"] / ceiling) if ceiling else "–",
                 fmt(br["mean"]), fmt(br["p50"]), fmt(br["max"]),
-                fmt(lat["p50"], 2), fmt(lat["p90"], 2), fmt(lat["p99"], 2), cpu, rss, fmt(api, 1), fmt(r["create_rate"]),
-                fmt(r["api_writes_per_pod"], 1) if "api_writes_per_pod" in r else "–"))
+                fmt(lat["p50"], 2), fmt(lat["p90"], 2), fmt(lat["p99"], 2), cpu, rss, idle, after, fmt(api, 1),
+                fmt(r["create_rate"]), fmt(r["api_writes_per_pod"], 2) if "api_writes_per_pod" in r else "–", load))
         w("")
         # Plots per size: bound over time, binds per second, latency by percentile.
         bound_plot, rate_plot, lat_plot = [], [], []

@@ -3,12 +3,17 @@
 # real control plane, then a Markdown report with gnuplot plots.
 #
 #   bench/run.sh [--quick | --full] [--no-inprocess] [--no-e2e] [--e2e-nodes "N ..."] [--e2e-pods P]
+#                [--volcano DIR]
 #
 #   --quick  (default) a few minutes: a slice of the in-process grid, end to end on 500 nodes
 #            with 5,000 pods
 #   --full   the whole grid (nodes 500/5,000/15,000 × pending 10k/50k/100k × 4 configurations,
 #            3 node shapes) and end to end on 500 then 5,000 nodes with 30,000 pods
 #   --e2e-nodes "N ..."  end-to-end cluster sizes (grown in one control plane); --e2e-pods P
+#   --volcano DIR  real Volcano as two more contenders (plain pods, gang Jobs): its scheduler,
+#            controller manager and webhook from a ready build in DIR (bin/*.gz, crds/,
+#            volcano-scheduler.conf, chart/; see ../shared/baselines/volcano/README.md), on the
+#            same cluster, stream and client QPS. Without it the report says Volcano was skipped.
 #
 # Output: bench/results/<preset>/{report.md,inprocess.json,e2e.json,*.png}; raw series, daemon
 # logs and per-run JSON in bench/results/<preset>/raw/ (not committed).
@@ -17,7 +22,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-preset=quick inprocess=1 e2e=1 e2e_nodes="" e2e_pods=""
+preset=quick inprocess=1 e2e=1 e2e_nodes="" e2e_pods="" volcano_dir=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) preset=quick; shift ;;
@@ -26,7 +31,8 @@ while [[ $# -gt 0 ]]; do
     --no-e2e) e2e=0; shift ;;
     --e2e-nodes) e2e_nodes=$2; shift 2 ;;
     --e2e-pods) e2e_pods=$2; shift 2 ;;
-    *) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    --volcano) volcano_dir=$(cd "$2" && pwd) || exit 2; shift 2 ;;
+    *) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
 
@@ -122,9 +128,20 @@ if (( e2e )); then
   step "control plane $cp_name"
   run hack/control-plane.sh up --name "$cp_name" --nodes 0 >/dev/null
   eval "$(hack/control-plane.sh env --name "$cp_name")"
-  kubectl apply -f crds/ >/dev/null
-  kubectl wait --for condition=established --timeout=60s crd/jobs.batch.volcano.sh \
-    crd/podgroups.scheduling.volcano.sh crd/queues.scheduling.volcano.sh >/dev/null
+  # use_crds DIR: the CRDs in DIR replace those of the same names (objects stay). Tephra's and
+  # Volcano's take turns when Volcano is a contender; a replaced CRD may have no conditions for a
+  # moment, which `kubectl wait` reports as an error rather than waiting for, hence the retries.
+  use_crds() {
+    kubectl apply --server-side --force-conflicts -f "$1" >/dev/null
+    local crd
+    for crd in jobs.batch.volcano.sh podgroups.scheduling.volcano.sh queues.scheduling.volcano.sh; do
+      for _ in $(seq 20); do
+        kubectl wait --for condition=established --timeout=30s "crd/$crd" >/dev/null 2>&1 && break
+        sleep 1
+      done
+    done
+  }
+  use_crds crds/
   plane_pids=$(awk '$1=="kube-apiserver"||$1=="etcd"||$1=="kwok"{printf "%s%s=%s", sep, $1, $2; sep=","}' "$TEPHRA_CP_DIR/pids")
   # Every client of the API server gets the same rate limit: kube-scheduler's default (50/100)
   # would measure its client, not its scheduling (scheduler_perf raises it the same way).
@@ -138,6 +155,7 @@ if (( e2e )); then
   workers=32
   job_workers=32
   bind_workers=128
+  # Every daemon logs at its own default verbosity (no -v flags): verbose logging costs CPU.
   ks_conf="$raw/kube-scheduler.yaml"
   cat >"$ks_conf" <<EOF
 apiVersion: kubescheduler.config.k8s.io/v1
@@ -177,13 +195,15 @@ EOF
   free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
 
   # measure NAME MODE SCHEDULER_NAME PIDS: one measured run of the running daemons, then reset.
+  # A slow contender is measured, not cut: bench_e2e gives up only after --stall seconds without
+  # a bind that are also ten times the longest gap between binds so far.
   measure() {
     local name=$1 mode=$2 sched=$3 pids=$4 rc=0
     step "e2e $nodes nodes: $name ($mode, $pods pods)"
     local scrape="$raw/apiserver-$nodes-$name"
     kubectl get --raw /metrics >"$scrape-before.txt"
     run "$bin/bench_e2e" run --kubeconfig "$KUBECONFIG" --namespace "bench-$name" --mode "$mode" \
-      --scheduler-name "$sched" --pods "$pods" --creators 16 --pids "$pids,$plane_pids" \
+      --scheduler-name "$sched" --pods "$pods" --creators 16 --stall 120 --pids "$pids,$plane_pids" \
       --json "$raw/e2e-$nodes-$name.json" --series "$raw/e2e-$nodes-$name.series" || rc=$?
     # What the run cost the API server, per bound pod (writes are what limits these runs).
     kubectl get --raw /metrics >"$scrape-after.txt"
@@ -193,9 +213,10 @@ EOF
     for m in $metrics_urls; do curl -skf "${m#*=}" >"$raw/metrics-$nodes-$name-${m%%=*}.txt" || true; done
     metrics_urls=""
     stop_daemons
+    "${after_stop:-true}"
     [[ $rc == 0 ]] || echo "run.sh: $name did not bind every pod (see $raw/e2e-$nodes-$name.json)" >&2
     # After the last run the control plane goes away: no reset (minutes on a busy machine).
-    [[ $name == tephra-gang && $nodes == "${sizes##* }" ]] && return 0
+    [[ $name == "$last_run" && $nodes == "${sizes##* }" ]] && return 0
     run "$bin/bench_e2e" reset --kubeconfig "$KUBECONFIG" --namespace "bench-$name"
   }
   tephra_daemons() {
@@ -211,6 +232,80 @@ EOF
       --kube-api-qps "$qps" --kube-api-burst "$qps" --bind-workers "$bind_workers" --status-workers "$workers" \
       --listen-address "127.0.0.1:$sport"
     metrics_urls="tephra_scheduler=http://127.0.0.1:$sport/metrics tephra_controller_manager=http://127.0.0.1:$cport/metrics"
+  }
+
+  # Volcano's daemons, unpacked once outside the clone, and what they need on the cluster: its
+  # CRDs (in turn with Tephra's), the volcano-system namespace, a serving certificate and the
+  # chart's webhook configurations pointed at the local webhook manager.
+  last_run=tephra-gang
+  rm -f "$raw/volcano.json"
+  if [[ -n $volcano_dir ]]; then
+    last_run=volcano-gang
+    volcano_commit=$(grep -o 'built from commit `[0-9a-f]\{40\}`' "$volcano_dir/README.md" | grep -o '[0-9a-f]\{40\}')
+    vbin="$HOME/.cache/tephra/volcano/${volcano_commit:0:12}"
+    mkdir -p "$vbin"
+    for d in vc-scheduler vc-controller-manager vc-webhook-manager; do
+      [[ -x $vbin/$d ]] && continue
+      gzip -dc "$volcano_dir/bin/$d.gz" >"$vbin/$d.partial" && chmod +x "$vbin/$d.partial" && mv "$vbin/$d.partial" "$vbin/$d"
+    done
+    echo "{\"commit\": \"$volcano_commit\"}" >"$raw/volcano.json"
+    kubectl create namespace volcano-system >/dev/null
+    vpki="$raw/volcano-pki"
+    mkdir -p "$vpki"
+    openssl req -x509 -newkey rsa:2048 -nodes -days 30 -subj /CN=bench-volcano-ca \
+      -keyout "$vpki/ca.key" -out "$vpki/ca.crt" 2>/dev/null
+    openssl req -newkey rsa:2048 -nodes -subj /CN=127.0.0.1 -keyout "$vpki/tls.key" \
+      -out "$vpki/tls.csr" 2>/dev/null
+    printf 'basicConstraints=CA:FALSE\nkeyUsage=digitalSignature,keyEncipherment\nextendedKeyUsage=serverAuth\nsubjectAltName=IP:127.0.0.1\n' >"$vpki/tls.ext"
+    openssl x509 -req -in "$vpki/tls.csr" -CA "$vpki/ca.crt" -CAkey "$vpki/ca.key" -CAcreateserial \
+      -days 30 -sha256 -extfile "$vpki/tls.ext" -out "$vpki/tls.crt" 2>/dev/null
+    # The chart's default admissions.
+    volcano_admissions=/jobs/mutate,/jobs/validate,/podgroups/validate,/queues/mutate,/queues/validate,/hypernodes/validate,/cronjobs/validate
+    vwebhook_port=$(free_port)
+    vchart="$raw/volcano-webhooks-chart"
+    mkdir -p "$vchart/templates"
+    cp "$volcano_dir/chart/webhooks.yaml" "$vchart/templates/"
+    printf 'apiVersion: v2\nname: volcano-webhooks\nversion: 0.0.1\n' >"$vchart/Chart.yaml"
+    printf 'custom:\n  admission_enable: true\n  enabled_admissions: "%s"\n' "$volcano_admissions" >"$vchart/values.yaml"
+    helm template volcano "$vchart" --namespace volcano-system |
+      python3 -c '
+import base64, sys, yaml
+port, ca = sys.argv[1], base64.b64encode(open(sys.argv[2], "rb").read()).decode()
+docs = [d for d in yaml.safe_load_all(sys.stdin) if d]
+for d in docs:
+    for hook in d["webhooks"]:
+        path = hook["clientConfig"]["service"]["path"].strip()
+        hook["clientConfig"] = {"url": "https://127.0.0.1:%s%s" % (port, path), "caBundle": ca}
+yaml.safe_dump_all(docs, sys.stdout)' "$vwebhook_port" "$vpki/ca.crt" >"$raw/volcano-webhooks.yaml"
+  fi
+  # volcano_daemons: Volcano's webhook manager, controller manager and scheduler with the client
+  # QPS and worker counts the other contenders get; its webhook configurations exist only while
+  # it runs (they fail closed, which would refuse Tephra's Jobs once the manager is gone).
+  volcano_daemons() {
+    local hport cport sport
+    hport=$(free_port); cport=$(free_port); sport=$(free_port)
+    kubectl apply -f "$raw/volcano-webhooks.yaml" >/dev/null
+    start_daemon vc_webhook_manager "https://127.0.0.1:$hport/healthz" \
+      "$vbin/vc-webhook-manager" --kubeconfig "$KUBECONFIG" --listen-address 127.0.0.1 \
+      --port "$vwebhook_port" --webhook-url "https://127.0.0.1:$vwebhook_port" \
+      --tls-cert-file "$vpki/tls.crt" --tls-private-key-file "$vpki/tls.key" --ca-cert-file "$vpki/ca.crt" \
+      --enabled-admission "$volcano_admissions" --admission-conf "$volcano_dir/chart/volcano-admission.conf" \
+      --webhook-namespace volcano-system --webhook-service-name volcano-admission-service \
+      --kube-api-qps "$qps" --kube-api-burst "$qps" --enable-healthz=true --healthz-address "127.0.0.1:$hport" \
+      --logtostderr
+    start_daemon vc_controller_manager "http://127.0.0.1:$cport/healthz" \
+      "$vbin/vc-controller-manager" --kubeconfig "$KUBECONFIG" --leader-elect=false --scheduler-name volcano \
+      --kube-api-qps "$qps" --kube-api-burst "$qps" --worker-threads "$job_workers" \
+      --worker-threads-for-podgroup "$workers" --enable-healthz=true --healthz-address "127.0.0.1:$cport" \
+      --enable-metrics=false --logtostderr
+    start_daemon vc_scheduler "http://127.0.0.1:$sport/healthz" \
+      "$vbin/vc-scheduler" --kubeconfig "$KUBECONFIG" --scheduler-conf "$volcano_dir/volcano-scheduler.conf" \
+      --scheduler-name volcano --leader-elect=false --kube-api-qps "$qps" --kube-api-burst "$qps" \
+      --enable-healthz=true --healthz-address "127.0.0.1:$sport" --enable-metrics=false --logtostderr
+  }
+  remove_volcano_webhooks() { kubectl delete -f "$raw/volcano-webhooks.yaml" --ignore-not-found >/dev/null; }
+  volcano_pids() {
+    echo "vc_scheduler=$pid_vc_scheduler,vc_controller_manager=$pid_vc_controller_manager,vc_webhook_manager=$pid_vc_webhook_manager"
   }
 
   rm -f "$raw"/e2e-* "$raw"/*.log "$raw"/metrics-*
@@ -237,6 +332,7 @@ EOF
     measure kube-scheduler pods default-scheduler "kube_scheduler=$pid_kube_scheduler"
 
     tag="$nodes-tephra-plain"
+    use_crds crds/
     tephra_daemons
     measure tephra-plain pods volcano \
       "tephra_scheduler=$pid_tephra_scheduler,tephra_controller_manager=$pid_tephra_controller_manager"
@@ -244,6 +340,18 @@ EOF
     tephra_daemons
     measure tephra-gang jobs volcano \
       "tephra_scheduler=$pid_tephra_scheduler,tephra_controller_manager=$pid_tephra_controller_manager"
+
+    if [[ -n $volcano_dir ]]; then
+      use_crds "$volcano_dir/crds"
+      for contender in volcano-plain volcano-gang; do
+        tag="$nodes-$contender"
+        volcano_daemons
+        [[ $contender == volcano-plain ]] && mode=pods || mode=jobs
+        after_stop=remove_volcano_webhooks
+        measure "$contender" "$mode" volcano "$(volcano_pids)"
+        after_stop=""
+      done
+    fi
   done
 
   python3 - "$out/e2e.json" "$pods" "$qps" "$workers" "$raw"/e2e-*.json <<'PY'
@@ -253,7 +361,9 @@ sizes = {}
 for p in sys.argv[5:]:
     nodes, name = re.match(r"e2e-(\d+)-(.+)\.json$", os.path.basename(p)).groups()
     sizes.setdefault(nodes, {})[name] = json.load(open(p))
+volcano = os.path.join(os.path.dirname(sys.argv[5]) if len(sys.argv) > 5 else "", "volcano.json")
 json.dump({"pods": pods, "client_qps": qps, "workers": workers,
+           "volcano": json.load(open(volcano)) if os.path.exists(volcano) else None,
            "sizes": [{"nodes": int(n), "runs": sizes[n]} for n in sorted(sizes, key=int)]},
           open(out, "w"), indent=1)
 PY
