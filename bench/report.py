@@ -213,7 +213,7 @@ if e2e:
           "and admissions), with the same client QPS and worker counts as Tephra's daemons." % vc)
     else:
         w("Volcano was not measured: run `bench/run.sh --volcano DIR` with a Volcano build in DIR "
-          "(see ../shared/baselines/volcano/README.md).")
+          "(README.md naming the commit, bin/vc-*.gz, crds/, volcano-scheduler.conf and chart/).")
     w("")
     for size in sizes:
         runs = size["runs"]

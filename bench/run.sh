@@ -11,9 +11,10 @@
 #            3 node shapes) and end to end on 500 then 5,000 nodes with 30,000 pods
 #   --e2e-nodes "N ..."  end-to-end cluster sizes (grown in one control plane); --e2e-pods P
 #   --volcano DIR  real Volcano as two more contenders (plain pods, gang Jobs): its scheduler,
-#            controller manager and webhook from a ready build in DIR (bin/*.gz, crds/,
-#            volcano-scheduler.conf, chart/; see ../shared/baselines/volcano/README.md), on the
-#            same cluster, stream and client QPS. Without it the report says Volcano was skipped.
+#            controller manager and webhook from a ready build in DIR (README.md naming the
+#            commit, bin/vc-*.gz, crds/, volcano-scheduler.conf, chart/webhooks.yaml and
+#            chart/volcano-admission.conf), on the same cluster, stream and client QPS. Without
+#            it the report says Volcano was not measured.
 #
 # Output: bench/results/<preset>/{report.md,inprocess.json,e2e.json,*.png}; raw series, daemon
 # logs and per-run JSON in bench/results/<preset>/raw/ (not committed).
