@@ -149,11 +149,19 @@ void SchedulerCache::UpsertNode(std::shared_ptr<const api::Node> node) {
   if (!n->node || n->ready != node->Ready() || n->node->metadata.labels != node->metadata.labels) {
     topology_.reset();
   }
+  // A status heartbeat changes nothing Tephra decodes (condition times are not kept), so it
+  // cannot let a pending pod fit: the next periodic session sees the new object, and no early
+  // session is started for it. With thousands of nodes heartbeats would otherwise start
+  // sessions at the minimum gap all the time.
+  const bool same = n->node && n->node->metadata.uid == node->metadata.uid &&
+                    n->node->spec == node->spec && n->node->status == node->status &&
+                    n->node->metadata.labels == node->metadata.labels &&
+                    n->node->metadata.annotations == node->metadata.annotations;
   n->allocatable = api::Resources::FromList(node->status.allocatable);
   n->ready = node->Ready();
   n->unschedulable = node->spec.unschedulable;
   n->node = std::move(node);
-  ChangedLocked(true);
+  ChangedLocked(!same);
 }
 
 void SchedulerCache::DeleteNode(const std::string& name) {

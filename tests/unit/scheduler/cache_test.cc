@@ -74,6 +74,37 @@ TEST_CASE("a written PodGroup status stands until the informer echoes it") {
   }
 }
 
+TEST_CASE("a node's status heartbeat starts no early session, a change it can use does") {
+  SchedulerCache cache(CacheOptions{});
+  auto node = std::make_shared<api::Node>();
+  node->metadata.name = "n1";
+  node->metadata.uid = "n1-uid";
+  node->metadata.resource_version = "1";
+  node->status.allocatable = {{"cpu", api::Quantity::FromInt(4)}};
+  node->status.conditions.push_back({"Ready", "True", "KubeletReady", "ready"});
+  cache.UpsertNode(node);
+  const auto deadline = std::chrono::steady_clock::now();  // do not wait: just read
+  const uint64_t work = cache.WaitForWork(0, deadline);
+  const uint64_t generation = cache.generation();
+
+  auto heartbeat = std::make_shared<api::Node>(*node);
+  heartbeat->metadata.resource_version = "2";
+  cache.UpsertNode(heartbeat);
+  CHECK(cache.WaitForWork(0, deadline) == work);  // no early session
+  CHECK(cache.generation() > generation);         // the next snapshot has the new object
+  CHECK(cache.Node("n1")->node->metadata.resource_version == "2");
+
+  auto grown = std::make_shared<api::Node>(*heartbeat);
+  grown->status.allocatable = {{"cpu", api::Quantity::FromInt(8)}};
+  cache.UpsertNode(grown);
+  CHECK(cache.WaitForWork(0, deadline) > work);
+  auto cordoned = std::make_shared<api::Node>(*grown);
+  const uint64_t before = cache.WaitForWork(0, deadline);
+  cordoned->spec.unschedulable = true;
+  cache.UpsertNode(cordoned);
+  CHECK(cache.WaitForWork(0, deadline) > before);
+}
+
 TEST_CASE("negative minResources of a PodGroup that bypassed admission reserve nothing") {
   SchedulerCache cache(CacheOptions{});
   auto pg = std::make_shared<api::PodGroup>(*Group("Pending"));
