@@ -7,7 +7,6 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
-#include "api/batch.h"
 #include "kube/daemon.h"
 #include "tephra/admin/v1/admin.grpc.pb.h"
 
@@ -17,11 +16,6 @@ namespace {
 namespace pb = tephra::admin::v1;
 
 constexpr size_t kChunkBytes = 1 << 20;
-
-// A job without a phase yet is shown as Pending, as Volcano's status would say.
-std::string_view ShownPhase(const JobInfo& job) {
-  return api::ToString(job.IsPending() ? api::PodGroupPhase::kPending : job.phase);
-}
 
 void SetResources(const api::Resources& r, pb::Resources* out) {
   for (const auto& [name, q] : DropPods(r).ToList())
@@ -232,12 +226,7 @@ class AdminService final : public pb::SchedulerAdmin::Service {
     out->set_pod_group(job.name);
     out->set_queue(job.queue);
     out->set_phase(std::string(ShownPhase(job)));
-    if (job.pod_group) {
-      if (const kube::OwnerReference* o = job.pod_group->metadata.ControllerRef();
-          o != nullptr && o->kind == api::kJobKind) {
-        out->set_job(o->name);
-      }
-    }
+    out->set_job(OwningVolcanoJob(job));
     out->mutable_gang()->set_min_available(job.min_available);
     out->mutable_gang()->set_tasks(static_cast<int32_t>(job.tasks.size()));
     NotConsidered why = ExplainNotConsidered(job, s_.cache->Queue(job.queue) != nullptr);

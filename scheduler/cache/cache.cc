@@ -4,7 +4,6 @@
 
 #include <glog/logging.h>
 
-#include "api/batch.h"
 #include "api/labels.h"
 #include "base/flags.h"
 
@@ -593,9 +592,7 @@ std::shared_ptr<const JobInfo> SchedulerCache::JobOfVolcanoJob(const std::string
                                                                const std::string& job) const {
   std::shared_ptr<const JobInfo> newest;
   for (const auto& candidate : JobsIn(namespace_)) {
-    if (!candidate->pod_group) continue;
-    const kube::OwnerReference* owner = candidate->pod_group->metadata.ControllerRef();
-    if (owner == nullptr || owner->kind != api::kJobKind || owner->name != job) continue;
+    if (OwningVolcanoJob(*candidate) != job) continue;
     if (!newest ||
         (candidate->creation && newest->creation && *candidate->creation > *newest->creation))
       newest = candidate;

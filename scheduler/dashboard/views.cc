@@ -4,7 +4,6 @@
 #include <map>
 #include <set>
 
-#include "api/batch.h"
 #include "api/scheduling.h"
 
 namespace tephra::scheduler {
@@ -22,25 +21,13 @@ void Text(json::Writer& w, std::string_view key, std::string_view value) {
   w.Key(key).String(Clip(value));
 }
 
-// A job without a phase yet is shown as Pending, as Volcano's status would say.
-std::string_view ShownPhase(const JobInfo& job) {
-  return api::ToString(job.IsPending() ? api::PodGroupPhase::kPending : job.phase);
-}
-
-// Resources in natural units: cpu in cores, memory in bytes, extended resources in units; the
+// Resources in natural units (cpu in cores, memory in bytes, extended resources in units), read
+// from the quantities Resources itself writes, so each dimension's unit has one home; the
 // pod-count dimension is left out.
 void WriteResources(json::Writer& w, std::string_view key, const api::Resources& r) {
   w.Key(key).StartObject();
-  for (const auto& name : r.Names()) {
-    if (name == api::kResourcePods) continue;
-    const int64_t v = r.Get(name);
-    if (name == api::kResourceMemory || name == api::kResourceEphemeralStorage ||
-        name.rfind(api::kResourceHugePagesPrefix, 0) == 0) {
-      w.Key(name).Double(static_cast<double>(v));
-    } else {
-      w.Key(name).Double(static_cast<double>(v) / 1000.0);
-    }
-  }
+  for (const auto& [name, q] : DropPods(r).ToList())
+    w.Key(name).Double(static_cast<double>(q.MilliValue()) / 1000.0);
   w.EndObject();
 }
 
@@ -52,15 +39,13 @@ void WriteSession(json::Writer& w, const SessionSummary& last) {
   w.EndObject();
 }
 
+// Tasks placed and staying (IsAllocatedStatus).
 int32_t Running(const JobInfo& job) {
-  return job.Count(TaskStatus::kRunning) + job.Count(TaskStatus::kBound) +
-         job.Count(TaskStatus::kBinding) + job.Count(TaskStatus::kAllocated);
-}
-
-std::string OwnerJob(const JobInfo& job) {
-  if (!job.pod_group) return "";
-  const kube::OwnerReference* o = job.pod_group->metadata.ControllerRef();
-  return o != nullptr && o->kind == api::kJobKind ? o->name : "";
+  int32_t n = 0;
+  for (size_t s = 0; s < kTaskStatusCount; ++s) {
+    if (IsAllocatedStatus(static_cast<TaskStatus>(s))) n += job.counts[s];
+  }
+  return n;
 }
 
 double AgeSeconds(const JobInfo& job, base::Time now) {
@@ -72,7 +57,7 @@ double AgeSeconds(const JobInfo& job, base::Time now) {
 void WriteJobFields(json::Writer& w, const JobInfo& job, base::Time now) {
   w.Field("namespace", job.namespace_);
   w.Field("name", job.name);
-  w.Field("job", OwnerJob(job));
+  w.Field("job", OwningVolcanoJob(job));
   w.Field("queue", job.queue);
   w.Field("phase", ShownPhase(job));
   w.Field("priority", job.priority);
@@ -249,7 +234,7 @@ std::string JobsJson(const Snapshot& snapshot, const SessionRecorder& recorder,
     if (!filter.queue.empty() && job->queue != filter.queue) continue;
     if (!filter.phase.empty() && ShownPhase(*job) != filter.phase) continue;
     if (!filter.name.empty() && job->name.find(filter.name) == std::string::npos &&
-        OwnerJob(*job).find(filter.name) == std::string::npos) {
+        OwningVolcanoJob(*job).find(filter.name) == std::string::npos) {
       continue;
     }
     selected.push_back(job.get());

@@ -5,7 +5,6 @@
 #include <string_view>
 #include <unordered_set>
 
-#include "api/batch.h"
 #include "scheduler/framework/outcome.h"
 
 namespace tephra::scheduler {
@@ -304,12 +303,7 @@ JobExplanation ExplainSessionJob(const Session& ssn, size_t j, const QueueView* 
   e.namespace_ = job.namespace_;
   e.pod_group = job.name;
   e.queue = job.queue;
-  if (job.pod_group) {
-    if (const kube::OwnerReference* owner = job.pod_group->metadata.ControllerRef();
-        owner != nullptr && owner->kind == api::kJobKind) {
-      e.owner_job = owner->name;
-    }
-  }
+  e.owner_job = OwningVolcanoJob(job);
   e.phase = job.pod_group ? PodGroupStatusAfter(ssn, j, now).phase
                           : std::string(api::ToString(job.phase));
   e.admitted = !job.IsPending();

@@ -2,6 +2,8 @@
 
 #include <cstdlib>
 
+#include "api/batch.h"
+
 namespace tephra::scheduler {
 
 api::Resources WithoutPods(const api::Resources& r) {
@@ -317,6 +319,16 @@ StatusOr<std::shared_ptr<QuotaInfo>> DecodeResourceQuota(const json::Value& valu
   quota->used = api::DecodeResourceList(r["status"]["used"]);
   TEPHRA_RETURN_IF_ERROR(errors.ToStatus("ResourceQuota " + quota->metadata.Key()));
   return quota;
+}
+
+std::string OwningVolcanoJob(const JobInfo& job) {
+  if (!job.pod_group) return "";
+  const kube::OwnerReference* owner = job.pod_group->metadata.ControllerRef();
+  return owner != nullptr && owner->kind == api::kJobKind ? owner->name : "";
+}
+
+std::string_view ShownPhase(const JobInfo& job) {
+  return api::ToString(job.IsPending() ? api::PodGroupPhase::kPending : job.phase);
 }
 
 }  // namespace tephra::scheduler

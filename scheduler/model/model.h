@@ -188,6 +188,11 @@ struct JobInfo {
   void SetStatus(const std::string& task_uid, TaskStatus status, const std::string& node);
 };
 
+// The Volcano Job owning the job's PodGroup (its controller reference), or "".
+std::string OwningVolcanoJob(const JobInfo& job);
+// The phase as Volcano's status would say it: a job without a phase yet is Pending.
+std::string_view ShownPhase(const JobInfo& job);
+
 // What a running gang can give up and still run: ready tasks above minAvailable and, where task
 // minimums apply (JobInfo::TaskMinimumsApply), above each role's minimum. Shared by the gang
 // plugin's victim rule and the eviction planners.

@@ -235,10 +235,11 @@ async function drawJobs(main, params) {
   const q = new URLSearchParams();
   for (const k of ['namespace', 'queue', 'phase', 'name']) if (params.get(k)) q.set(k, params.get(k));
   const doc = await getJson('/api/v1/jobs?' + q.toString());
-  const input = (name, placeholder) => {
-    const i = el('input', {name, placeholder, value: params.get(name) || ''});
-    i.addEventListener('change', () => applyFilters(main));
-    return i;
+  // A filter box showing the current value; a change moves to the filtered page.
+  const filterInput = (name, placeholder) => {
+    const box = el('input', {name, placeholder, value: params.get(name) || ''});
+    box.addEventListener('change', () => applyFilters(main));
+    return box;
   };
   const phase = el('select', {name: 'phase'}, PHASES.map(p =>
     el('option', {value: p, selected: (params.get('phase') || '') === p}, p || 'any phase')));
@@ -256,8 +257,8 @@ async function drawJobs(main, params) {
     el('td', {class: 'why'}, j.summary)));
   main.replaceChildren(
     el('h1', {id: 'page-title'}, 'Jobs'),
-    el('div', {class: 'filters'}, input('namespace', 'namespace'), input('queue', 'queue'), phase,
-       input('name', 'name contains')),
+    el('div', {class: 'filters'}, filterInput('namespace', 'namespace'), filterInput('queue', 'queue'),
+       phase, filterInput('name', 'name contains')),
     el('p', {class: 'muted'}, doc.truncated ? 'Showing the newest ' + doc.shown + ' of ' + doc.total + ' jobs.'
                                              : doc.total + ' jobs.'),
     sortable(table(['namespace', 'job', 'queue', 'phase', 'priority#', 'age#', 'pods placed#', 'why it waits'],
