@@ -200,6 +200,63 @@ std::string ImplicitPodGroupNameOf(std::string_view owner_uid) {
   return "podgroup-" + std::string(owner_uid);
 }
 
+// Keys a plain pod passes on to its PodGroup.
+constexpr std::string_view kImplicitGroupCopiedKeys[] = {kPreemptableKey, kCooldownTimeKey,
+                                                         kRevocableZoneKey, kJdbMinAvailableKey,
+                                                         kJdbMaxUnavailableKey};
+
+PodGroup ImplicitPodGroup(const Pod& pod,
+                          const std::map<std::string, std::string>& owner_annotations,
+                          const std::string& default_queue) {
+  PodGroup pg;
+  pg.api_version = std::string(kSchedulingApiVersion);
+  pg.kind = std::string(kPodGroupKind);
+  pg.metadata.name = ImplicitPodGroupName(pod.metadata);
+  pg.metadata.namespace_ = pod.metadata.namespace_;
+  if (pod.metadata.ControllerRef() != nullptr) {
+    pg.metadata.owner_references = pod.metadata.owner_references;
+  } else {
+    kube::OwnerReference self;
+    self.api_version = "v1";
+    self.kind = "Pod";
+    self.name = pod.metadata.name;
+    self.uid = pod.metadata.uid;
+    self.controller = true;
+    pg.metadata.owner_references.push_back(self);
+  }
+  int32_t min_member = 1;
+  auto it = owner_annotations.find(std::string(kGroupMinMemberAnnotation));
+  if (it != owner_annotations.end()) {
+    int32_t v = 0;
+    auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
+    if (ec == std::errc() && end == it->second.data() + it->second.size() && v > 0) min_member = v;
+  }
+  for (const auto& [key, value] : owner_annotations) {
+    if (key.rfind("volcano.sh/", 0) == 0) pg.metadata.annotations[key] = value;
+  }
+  for (std::string_view key : kImplicitGroupCopiedKeys) {
+    std::string a = pod.metadata.Annotation(key);
+    if (!a.empty()) pg.metadata.annotations[std::string(key)] = a;
+    std::string l = pod.metadata.Label(key);
+    if (!l.empty()) pg.metadata.labels[std::string(key)] = l;
+  }
+  for (std::string_view key :
+       {kNetworkTopologyModeAnnotation, kNetworkTopologyHighestTierAnnotation}) {
+    std::string a = pod.metadata.Annotation(key);
+    if (!a.empty()) pg.metadata.annotations[std::string(key)] = a;
+  }
+  pg.spec.network_topology = NetworkTopologyFromMetadata(pod.metadata);
+  pg.spec.min_member = min_member;
+  std::string queue = pod.metadata.Annotation(kSchedulingQueueNameAnnotation);
+  pg.spec.queue = queue.empty() ? default_queue : queue;
+  pg.spec.priority_class_name = pod.spec.priority_class_name;
+  Resources request = PodRequest(pod.spec), limit = PodLimit(pod.spec);
+  pg.spec.min_resources =
+      QuotaStyleResources(request.Multiply(min_member), limit.Multiply(min_member), min_member);
+  pg.status.phase = std::string(podgroup_phase::kPending);
+  return pg;
+}
+
 std::string_view ToString(PodGroupPhase phase) {
   switch (phase) {
     case PodGroupPhase::kNone:

@@ -221,6 +221,16 @@ std::string SchedPluginsPhaseFor(std::string_view volcano_phase);
 std::string ImplicitPodGroupName(const kube::ObjectMeta& pod);
 // The name of that PodGroup for pods whose controller (or which itself) has this uid.
 std::string ImplicitPodGroupNameOf(std::string_view owner_uid);
+// The PodGroup for a plain pod. `owner_annotations` are the controller owner's annotations
+// (empty for a bare pod): scheduling.volcano.sh/group-min-member gives minMember (default 1)
+// and every volcano.sh/ annotation is inherited. minResources = pod requests × minMember
+// (with the quota-style keys, QuotaStyleResources),
+// queue from the pod's scheduling.volcano.sh/queue-name (else `default_queue`),
+// priorityClassName from the pod, the pod's preemption/cooldown/revocable-zone/budget keys
+// copied, owner = the pod's controller owner, else the pod. Status phase Pending.
+PodGroup ImplicitPodGroup(const Pod& pod,
+                          const std::map<std::string, std::string>& owner_annotations,
+                          const std::string& default_queue);
 
 // The network topology `volcano.sh/network-topology-mode` and `-highest-tier` ask for, as
 // annotations or, as KubeRay writes them, labels (annotations win); nullopt without a mode.

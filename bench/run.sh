@@ -3,7 +3,7 @@
 # real control plane, then a Markdown report with gnuplot plots.
 #
 #   bench/run.sh [--quick | --full] [--no-inprocess] [--no-e2e] [--e2e-nodes "N ..."] [--e2e-pods P]
-#                [--volcano DIR]
+#                [--volcano DIR] [--only "CONTENDER ..."]
 #
 #   --quick  (default) a few minutes: a slice of the in-process grid, end to end on 500 nodes
 #            with 5,000 pods
@@ -15,6 +15,9 @@
 #            commit, bin/vc-*.gz, crds/, volcano-scheduler.conf, chart/webhooks.yaml and
 #            chart/volcano-admission.conf), on the same cluster, stream and client QPS. Without
 #            it the report says Volcano was not measured.
+#   --only "CONTENDER ..."  run only these end-to-end contenders (ceiling, kube-scheduler,
+#            tephra-plain, tephra-gang, volcano-plain, volcano-gang), writing to
+#            bench/results/<preset>-only/ so the preset's own report stays whole
 #
 # Output: bench/results/<preset>/{report.md,inprocess.json,e2e.json,*.png}; raw series, daemon
 # logs and per-run JSON in bench/results/<preset>/raw/ (not committed).
@@ -23,7 +26,7 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$root"
 
-preset=quick inprocess=1 e2e=1 e2e_nodes="" e2e_pods="" volcano_dir=""
+preset=quick inprocess=1 e2e=1 e2e_nodes="" e2e_pods="" volcano_dir="" only=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --quick) preset=quick; shift ;;
@@ -33,11 +36,14 @@ while [[ $# -gt 0 ]]; do
     --e2e-nodes) e2e_nodes=$2; shift 2 ;;
     --e2e-pods) e2e_pods=$2; shift 2 ;;
     --volcano) volcano_dir=$(cd "$2" && pwd) || exit 2; shift 2 ;;
+    --only) only=" $2 "; shift 2 ;;
     *) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
 
-out="$root/bench/results/$preset"
+out="$root/bench/results/$preset${only:+-only}"
+# wanted CONTENDER: whether --only (when given) names it.
+wanted() { [[ -z $only || $only == *" $1 "* ]]; }
 raw="$out/raw"
 mkdir -p "$raw"
 # The exact command lines, per part, so that a part run alone keeps the other's.
@@ -317,13 +323,16 @@ yaml.safe_dump_all(docs, sys.stdout)' "$vwebhook_port" "$vpki/ca.crt" >"$raw/vol
 
     # The bind ceiling has no health endpoint: it is ready once it has listed the nodes.
     tag="$nodes-ceiling"
+    if wanted ceiling; then
     printf 'build/release/bin/bench_binder --kubeconfig $KUBECONFIG --workers 32 --max-seconds 3600 &\n' >>"$commands"
     "$bin/bench_binder" --kubeconfig "$KUBECONFIG" --workers 32 --max-seconds 3600 >"$raw/bench_binder-$tag.log" 2>&1 &
     daemon_pids+=("$!")
     sleep 1
     measure ceiling pods bench-binder "bench_binder=${daemon_pids[0]}"
+    fi
 
     tag="$nodes-kube-scheduler"
+    if wanted kube-scheduler; then
     port=$(free_port)
     metrics_urls="kube_scheduler=https://127.0.0.1:$port/metrics"
     start_daemon kube_scheduler "https://127.0.0.1:$port/healthz" \
@@ -331,20 +340,22 @@ yaml.safe_dump_all(docs, sys.stdout)' "$vwebhook_port" "$vpki/ca.crt" >"$raw/vol
       --cert-dir "$raw/kube-scheduler-certs" \
       --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics --authentication-skip-lookup=true
     measure kube-scheduler pods default-scheduler "kube_scheduler=$pid_kube_scheduler"
+    fi
 
-    tag="$nodes-tephra-plain"
     use_crds crds/
-    tephra_daemons
-    measure tephra-plain pods volcano \
-      "tephra_scheduler=$pid_tephra_scheduler,tephra_controller_manager=$pid_tephra_controller_manager"
-    tag="$nodes-tephra-gang"
-    tephra_daemons
-    measure tephra-gang jobs volcano \
-      "tephra_scheduler=$pid_tephra_scheduler,tephra_controller_manager=$pid_tephra_controller_manager"
+    for contender in tephra-plain tephra-gang; do
+      wanted "$contender" || continue
+      tag="$nodes-$contender"
+      tephra_daemons
+      [[ $contender == tephra-plain ]] && mode=pods || mode=jobs
+      measure "$contender" "$mode" volcano \
+        "tephra_scheduler=$pid_tephra_scheduler,tephra_controller_manager=$pid_tephra_controller_manager"
+    done
 
     if [[ -n $volcano_dir ]]; then
       use_crds "$volcano_dir/crds"
       for contender in volcano-plain volcano-gang; do
+        wanted "$contender" || continue
         tag="$nodes-$contender"
         volcano_daemons
         [[ $contender == volcano-plain ]] && mode=pods || mode=jobs

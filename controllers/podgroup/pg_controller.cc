@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cctype>
-#include <charconv>
 
 #include <glog/logging.h>
 #include <rapidjson/document.h>
@@ -14,10 +13,6 @@
 
 namespace tephra::controllers::podgroup {
 namespace {
-
-constexpr std::string_view kCopiedKeys[] = {api::kPreemptableKey, api::kCooldownTimeKey,
-                                            api::kRevocableZoneKey, api::kJdbMinAvailableKey,
-                                            api::kJdbMaxUnavailableKey};
 
 // The REST resource of an owner reference ("apps/v1" ReplicaSet → replicasets.v1.apps).
 kube::Resource ResourceOf(const kube::OwnerReference& owner) {
@@ -37,58 +32,6 @@ kube::Resource ResourceOf(const kube::OwnerReference& owner) {
 }
 
 }  // namespace
-
-api::PodGroup BuildPodGroupForPod(const api::Pod& pod,
-                                  const std::map<std::string, std::string>& owner_annotations,
-                                  const std::string& default_queue) {
-  api::PodGroup pg;
-  pg.api_version = std::string(api::kSchedulingApiVersion);
-  pg.kind = std::string(api::kPodGroupKind);
-  pg.metadata.name = api::ImplicitPodGroupName(pod.metadata);
-  pg.metadata.namespace_ = pod.metadata.namespace_;
-  if (pod.metadata.ControllerRef() != nullptr) {
-    pg.metadata.owner_references = pod.metadata.owner_references;
-  } else {
-    kube::OwnerReference self;
-    self.api_version = "v1";
-    self.kind = "Pod";
-    self.name = pod.metadata.name;
-    self.uid = pod.metadata.uid;
-    self.controller = true;
-    pg.metadata.owner_references.push_back(self);
-  }
-  int32_t min_member = 1;
-  auto it = owner_annotations.find(std::string(api::kGroupMinMemberAnnotation));
-  if (it != owner_annotations.end()) {
-    int32_t v = 0;
-    auto [end, ec] = std::from_chars(it->second.data(), it->second.data() + it->second.size(), v);
-    if (ec == std::errc() && end == it->second.data() + it->second.size() && v > 0) min_member = v;
-  }
-  for (const auto& [key, value] : owner_annotations) {
-    if (key.rfind("volcano.sh/", 0) == 0) pg.metadata.annotations[key] = value;
-  }
-  for (std::string_view key : kCopiedKeys) {
-    std::string a = pod.metadata.Annotation(key);
-    if (!a.empty()) pg.metadata.annotations[std::string(key)] = a;
-    std::string l = pod.metadata.Label(key);
-    if (!l.empty()) pg.metadata.labels[std::string(key)] = l;
-  }
-  for (std::string_view key :
-       {api::kNetworkTopologyModeAnnotation, api::kNetworkTopologyHighestTierAnnotation}) {
-    std::string a = pod.metadata.Annotation(key);
-    if (!a.empty()) pg.metadata.annotations[std::string(key)] = a;
-  }
-  pg.spec.network_topology = api::NetworkTopologyFromMetadata(pod.metadata);
-  pg.spec.min_member = min_member;
-  std::string queue = pod.metadata.Annotation(api::kSchedulingQueueNameAnnotation);
-  pg.spec.queue = queue.empty() ? default_queue : queue;
-  pg.spec.priority_class_name = pod.spec.priority_class_name;
-  api::Resources request = api::PodRequest(pod.spec), limit = api::PodLimit(pod.spec);
-  pg.spec.min_resources = api::QuotaStyleResources(request.Multiply(min_member),
-                                                   limit.Multiply(min_member), min_member);
-  pg.status.phase = std::string(api::podgroup_phase::kPending);
-  return pg;
-}
 
 PodGroupController::PodGroupController() = default;
 PodGroupController::~PodGroupController() {
@@ -180,7 +123,8 @@ Status PodGroupController::Sync(const std::string& key) {
   if (!Ours(pod) || pod.metadata.deletion_timestamp) return Status::Ok();
   const std::string name = api::ImplicitPodGroupName(pod.metadata);
   if (!podgroups_->store().Get(kube::ObjectKey(pod.metadata.namespace_, name))) {
-    api::PodGroup pg = BuildPodGroupForPod(pod, OwnerAnnotations(pod), ctx_.options.default_queue);
+    api::PodGroup pg =
+        api::ImplicitPodGroup(pod, OwnerAnnotations(pod), ctx_.options.default_queue);
     auto created =
         ctx_.client->Create(api::kPodGroups, pod.metadata.namespace_, api::EncodePodGroup(pg));
     if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {

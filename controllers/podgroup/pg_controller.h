@@ -19,17 +19,6 @@
 
 namespace tephra::controllers::podgroup {
 
-// The PodGroup for a plain pod. `owner_annotations` are the controller owner's annotations
-// (empty for a bare pod): scheduling.volcano.sh/group-min-member gives minMember (default 1)
-// and every volcano.sh/ annotation is inherited. minResources = pod requests × minMember
-// (with the quota-style keys, api::QuotaStyleResources),
-// queue from the pod's scheduling.volcano.sh/queue-name (else `default_queue`),
-// priorityClassName from the pod, the pod's preemption/cooldown/revocable-zone/budget keys
-// copied, owner = the pod's controller owner, else the pod. Status phase Pending.
-api::PodGroup BuildPodGroupForPod(const api::Pod& pod,
-                                  const std::map<std::string, std::string>& owner_annotations,
-                                  const std::string& default_queue);
-
 class PodGroupController : public Controller {
  public:
   PodGroupController();

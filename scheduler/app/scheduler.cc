@@ -63,6 +63,9 @@ Scheduler::Scheduler(std::shared_ptr<kube::Client> client, SchedulerOptions opti
                                                   "Time spent in each action.", {"action"}, ms);
     attempts_ = &registry_->AddCounterVec("volcano_schedule_attempts_total",
                                           "Scheduling attempts by result.", {"result"});
+    skipped_ = &registry_->AddCounter(
+        "tephra_scheduler_sessions_skipped_total",
+        "Periodic sessions not run because nothing changed since one that had nothing to do.");
     unschedulable_tasks_ = &registry_->AddGauge("volcano_unschedule_task_count",
                                                 "Pending tasks left unplaced by the last cycle.");
     unschedulable_jobs_ = &registry_->AddGauge("volcano_unschedule_job_count",
@@ -100,12 +103,12 @@ std::chrono::steady_clock::time_point Scheduler::last_cycle() const {
   return std::chrono::steady_clock::time_point(std::chrono::nanoseconds(last_cycle_ns_.load()));
 }
 
-void Scheduler::ReloadConfIfChanged() {
-  if (options_.conf_file.empty()) return;
+bool Scheduler::ReloadConfIfChanged() {
+  if (options_.conf_file.empty()) return false;
   std::vector<std::string> warnings;
   {
     sync::MutexLock l(conf_mu_);
-    if (!LoadConfIfChanged()) return;
+    if (!LoadConfIfChanged()) return false;
     warnings = conf_.Warnings();
     for (auto& p : plugins_.ArgumentProblems(conf_)) warnings.push_back(std::move(p));
     for (const auto& w : warnings) LOG(WARNING) << "scheduler: " << options_.conf_file << ": " << w;
@@ -113,6 +116,7 @@ void Scheduler::ReloadConfIfChanged() {
   }
   // The API call goes without the lock.
   if (!warnings.empty()) WarnOnConfigMap(warnings);
+  return true;
 }
 
 bool Scheduler::LoadConfIfChanged() {
@@ -375,7 +379,17 @@ CycleResult Scheduler::RunOnce() {
   auto start = std::chrono::steady_clock::now();
   size_t unplaced_tasks = 0, unplaced_jobs = 0;
   std::optional<SessionSample> sample;
-  CycleResult r = RunCycle(cache_.TakeSnapshot(), conf, plugins_, so, [&](const Session& ssn) {
+  std::shared_ptr<const Snapshot> snapshot = cache_.TakeSnapshot();
+  const uint64_t generation = snapshot->generation;
+  bool waiting = false;  // work a later session might do with nothing changed
+  for (const auto& job : snapshot->jobs) {
+    if (job->IsPending() || job->Count(TaskStatus::kPending) > 0 ||
+        job->Count(TaskStatus::kPipelined) > 0) {
+      waiting = true;
+      break;
+    }
+  }
+  CycleResult r = RunCycle(std::move(snapshot), conf, plugins_, so, [&](const Session& ssn) {
     for (size_t j = 0; j < ssn.job_count(); ++j) {
       const auto* errors = ssn.JobFitErrors(j);
       if (errors == nullptr) continue;
@@ -395,6 +409,16 @@ CycleResult Scheduler::RunOnce() {
   }
   writer_->Apply(r.outcome);
   WarnAboutQueues(r.outcome.queue_warnings);
+  // Quiet: nothing waited and the session changed nothing (a bind, eviction or status it
+  // decided moves the generation on).
+  if (waiting || cache_.generation() != generation) {
+    quiet_generation_.reset();
+  } else if (quiet_generation_ != generation) {
+    quiet_generation_ = generation;
+    VLOG(1) << "scheduler: nothing waits and nothing changed; sessions pause until the cache "
+               "changes";
+  }
+  quiet_checked_ = std::chrono::steady_clock::now();
   auto elapsed = std::chrono::steady_clock::now() - start;
   if (sample) {
     sample->duration = elapsed;
@@ -456,6 +480,14 @@ void Scheduler::Run(const std::function<bool()>& keep_running) {
       seen_work = work;
     }
     last_start = std::chrono::steady_clock::now();
+    if (ReloadConfIfChanged()) quiet_generation_.reset();
+    if (quiet_generation_ == cache_.generation() && last_start - quiet_checked_ < kQuietRecheck) {
+      if (skipped_ != nullptr) skipped_->Inc();
+      last_cycle_ns_ =
+          std::chrono::duration_cast<std::chrono::nanoseconds>(last_start.time_since_epoch())
+              .count();
+      continue;
+    }
     RunOnce();
   }
 }

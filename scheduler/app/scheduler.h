@@ -8,6 +8,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -80,8 +81,8 @@ class Scheduler {
 
  private:
   // Loads --scheduler-conf when the file changed and says what it leaves out: a warning per
-  // name in the log, the gauge, and an Event on the ConfigMap.
-  void ReloadConfIfChanged();
+  // name in the log, the gauge, and an Event on the ConfigMap. Returns whether it loaded one.
+  bool ReloadConfIfChanged();
   // Whether a new configuration is now in conf_ (a bad file keeps the current one).
   bool LoadConfIfChanged() REQUIRES(conf_mu_);
   // The gauge: 1 for each name `conf` leaves out, 0 for those an earlier one left out.
@@ -121,12 +122,20 @@ class Scheduler {
   std::atomic<bool> stopped_{false};
   std::atomic<int64_t> last_cycle_ns_{0};
   uint64_t cycles_ = 0;
+  // The cache generation a session ended at that changed nothing and left nothing waiting (no
+  // job unadmitted, no task pending): until the cache changes, another session could only
+  // repeat it, so none runs — but one every kQuietRecheck all the same, for what only time
+  // changes (docs/scheduler.md, "When a cycle runs").
+  std::optional<uint64_t> quiet_generation_;
+  std::chrono::steady_clock::time_point quiet_checked_;
+  static constexpr std::chrono::seconds kQuietRecheck{30};
   std::map<std::string, std::string> queue_warnings_;  // queue → last warning (cycle thread only)
 
   metrics::Histogram* e2e_ = nullptr;
   metrics::Histogram* open_ = nullptr;
   metrics::HistogramVec* action_latency_ = nullptr;
   metrics::CounterVec* attempts_ = nullptr;
+  metrics::Counter* skipped_ = nullptr;
   metrics::Gauge* unschedulable_tasks_ = nullptr;
   metrics::Gauge* unschedulable_jobs_ = nullptr;
   metrics::GaugeVec* unsupported_ = nullptr;

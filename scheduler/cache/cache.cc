@@ -193,7 +193,9 @@ void SchedulerCache::RemovePodLocked(const std::string& uid) {
   if (!loc->second.job.empty()) {
     if (JobInfo* j = MutableJob(loc->second.job, false)) {
       j->RemoveTask(uid);
-      if (!j->pod_group && j->tasks.empty()) jobs_.erase(loc->second.job);
+      if ((!j->pod_group || j->provisional_group) && j->tasks.empty()) {
+        jobs_.erase(loc->second.job);
+      }
     }
   }
   locations_.erase(loc);
@@ -226,8 +228,22 @@ void SchedulerCache::PlacePodLocked(const PodInfoPtr& pod) {
   if (loc.job.empty() && loc.node.empty()) return;  // neither ours nor using a node
   task.job = loc.job;
   if (on_node) MutableNode(loc.node, true)->AddTask(task);
-  if (!loc.job.empty()) MutableJob(loc.job, true)->AddTask(task);
+  if (!loc.job.empty()) {
+    JobInfo* job = MutableJob(loc.job, true);
+    job->AddTask(task);
+    if (!job->pod_group && pod->implicit_pod_group) InstallProvisionalGroupLocked(*job, *pod);
+  }
   locations_[uid] = std::move(loc);
+}
+
+void SchedulerCache::InstallProvisionalGroupLocked(JobInfo& job, const PodInfo& pod) {
+  job.pod_group = pod.implicit_pod_group;
+  job.provisional_group = true;
+  // A status a session already decided for it (not written: the object does not exist yet).
+  if (auto a = assumed_status_.find(job.id); a != assumed_status_.end()) {
+    job.pod_group = WithStatus(*job.pod_group, a->second.status);
+  }
+  RefreshJobFromPodGroupLocked(job);
 }
 
 void SchedulerCache::UpsertPod(PodInfoPtr pod) {
@@ -258,6 +274,26 @@ void SchedulerCache::DeletePod(const PodInfo& pod) {
 // ---- pod groups, queues, priority classes, namespaces ----
 
 void SchedulerCache::UpsertPodGroup(std::shared_ptr<const api::PodGroup> pg) {
+  JobId id = pg->metadata.namespace_ + "/" + pg->metadata.name;
+  if (StorePodGroup(std::move(pg))) {
+    // Outside mu_: the listener may call back into the cache.
+    sync::MutexLock l(listener_mu_);
+    if (on_group_arrived_) on_group_arrived_(id);
+  }
+}
+
+void SchedulerCache::SetGroupArrivalListener(std::function<void(const JobId&)> listener) {
+  sync::MutexLock l(listener_mu_);
+  on_group_arrived_ = std::move(listener);
+}
+
+bool SchedulerCache::HasPodGroupObject(const JobId& id) const {
+  sync::MutexLock l(mu_);
+  auto it = jobs_.find(id);
+  return it != jobs_.end() && it->second->pod_group && !it->second->provisional_group;
+}
+
+bool SchedulerCache::StorePodGroup(std::shared_ptr<const api::PodGroup> pg) {
   sync::MutexLock l(mu_);
   JobId id = pg->metadata.namespace_ + "/" + pg->metadata.name;
   if (auto a = assumed_status_.find(id); a != assumed_status_.end()) {
@@ -270,9 +306,12 @@ void SchedulerCache::UpsertPodGroup(std::shared_ptr<const api::PodGroup> pg) {
   }
   JobInfo* job = MutableJob(id, true);
   bool was_new = job->pod_group == nullptr;
+  bool arrived = was_new || job->provisional_group;
   job->pod_group = std::move(pg);
+  job->provisional_group = false;
   RefreshJobFromPodGroupLocked(*job);
   ChangedLocked(was_new);
+  return arrived;
 }
 
 std::shared_ptr<const api::PodGroup> SchedulerCache::WithStatus(const api::PodGroup& observed,
@@ -473,6 +512,13 @@ Status SchedulerCache::MarkReleasing(const JobId& job_id, const std::string& uid
 
 void SchedulerCache::ExpireAssumedLocked() {
   auto now = clock_.Monotonic();
+  // Statuses decided for groups that never arrived (their pods went first, or no controller
+  // makes them): nothing will confirm them.
+  for (auto it = assumed_status_.begin(); it != assumed_status_.end();) {
+    auto job = jobs_.find(it->first);
+    bool orphan = job == jobs_.end() || !job->second->pod_group;
+    it = orphan && it->second.expires <= now ? assumed_status_.erase(it) : std::next(it);
+  }
   for (auto it = assumed_.begin(); it != assumed_.end();) {
     if (it->second.expires > now) {
       ++it;

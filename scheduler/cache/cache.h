@@ -72,6 +72,12 @@ class SchedulerCache {
   void AssumePodGroupStatus(const JobId& job, api::PodGroupStatus status);
   // The write failed: sessions see the informer's status again (and write again).
   void ForgetPodGroupStatus(const JobId& job);
+  // Called (from the informer's thread, outside the cache's lock) when a PodGroup object
+  // appears for a job that had none or only a provisional one: status updates decided before
+  // can be written now. Null clears it; a call in progress finishes first.
+  void SetGroupArrivalListener(std::function<void(const JobId&)> listener);
+  // Whether the API server holds job's PodGroup (as far as the informer has said).
+  bool HasPodGroupObject(const JobId& job) const;
 
   std::shared_ptr<const Snapshot> TakeSnapshot();
   uint64_t generation() const;
@@ -118,6 +124,10 @@ class SchedulerCache {
   int32_t TaskPriorityLocked(const PodInfo& pod) const REQUIRES(mu_);
   int32_t ClassValueLocked(const std::string& class_name) const REQUIRES(mu_);
   void RefreshJobFromPodGroupLocked(JobInfo& job) const REQUIRES(mu_);
+  // Gives a job without a PodGroup object the one pod's controller will create for it.
+  void InstallProvisionalGroupLocked(JobInfo& job, const PodInfo& pod) REQUIRES(mu_);
+  // Returns whether the group arrived (the job had no object before).
+  bool StorePodGroup(std::shared_ptr<const api::PodGroup> pg) EXCLUDES(mu_);
   // `observed` with the status the scheduler wrote but the informer has not echoed yet.
   static std::shared_ptr<const api::PodGroup> WithStatus(const api::PodGroup& observed,
                                                          const api::PodGroupStatus& status);
@@ -127,6 +137,8 @@ class SchedulerCache {
   CacheOptions options_;
   base::ClockInterface& clock_;
 
+  sync::Mutex listener_mu_;  // taken after mu_ is released, never with it
+  std::function<void(const JobId&)> on_group_arrived_ GUARDED_BY(listener_mu_);
   mutable sync::Mutex mu_;
   sync::CondVar work_cv_;
   uint64_t generation_ GUARDED_BY(mu_) = 0;       // bumped by every change

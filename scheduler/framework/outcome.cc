@@ -118,7 +118,8 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
       // back) and Unknown (JobUnknown policies), and a group leaving Pending must not show it
       // while its pods run (a plain pod goes from Pending to Running in one session); Running,
       // Completed, counts and the Scheduled condition are for people and may wait a moment to
-      // share one write.
+      // share one write (a longer moment while its pods are starting, so that the write
+      // carries their start too).
       const api::PodGroupPhase phase = api::PodGroupPhaseFromString(status.phase);
       const api::PodGroupPhase was = api::PodGroupPhaseFromString(job.pod_group->status.phase);
       bool acted_on =
@@ -128,6 +129,10 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
       bool newly_unschedulable = cond && cond->type == "Unschedulable" &&
                                  status.conditions != job.pod_group->status.conditions;
       u.urgent = acted_on || newly_unschedulable;
+      u.awaiting_object = job.provisional_group;
+      u.pods_starting = job.Count(TaskStatus::kAllocated) + job.Count(TaskStatus::kBinding) +
+                            job.Count(TaskStatus::kBound) >
+                        0;
       if (hypernode != nullptr) u.allocated_hypernode = *hypernode;
       u.status = std::move(status);
       bool condition_changed = false;

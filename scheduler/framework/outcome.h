@@ -21,6 +21,11 @@ struct PodGroupUpdate {
   // Someone acts on this change (a phase others react to, a new Unschedulable condition):
   // write it at once. Otherwise the write may wait a moment to take later changes along.
   bool urgent = true;
+  // The group is provisional (JobInfo::provisional_group): write once the object exists.
+  bool awaiting_object = false;
+  // Some of its pods are placed or bound but not yet running: a write that may wait waits for them
+  // to start (a little longer), so that one write carries both.
+  bool pods_starting = false;
   // The HyperNode the job now occupies, when it changed (network topology): written to the
   // PodGroup's volcano.sh/job-allocated-hypernode annotation.
   std::string allocated_hypernode;

@@ -133,6 +133,10 @@ struct JobInfo {
   std::string name;
   std::string uid;
   std::shared_ptr<const api::PodGroup> pod_group;  // null: pods that name a group not seen yet
+  // pod_group is the group the PodGroup controller will create for a bare pod (PodInfo::
+  // implicit_pod_group), not an object the API server holds yet: its status is not written
+  // until the object arrives (docs/scheduler.md, "Fewer writes per pod").
+  bool provisional_group = false;
   std::string queue;
   int32_t priority = 0;
   int32_t min_available = 0;

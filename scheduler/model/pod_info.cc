@@ -226,6 +226,16 @@ StatusOr<std::shared_ptr<PodInfo>> DecodePodInfo(const json::Value& value, SpecI
   if (preemptable.empty()) preemptable = pod->metadata.Label(api::kPreemptableKey);
   pod->preemptable = ParseBool(preemptable).value_or(true);
   pod->spec = interner.Intern(MakeSchedulingSpec(spec));
+  if (pod->implicit_group && pod->metadata.ControllerRef() == nullptr && spec.node_name.empty() &&
+      (pod->phase.empty() || pod->phase == "Pending") && !pod->terminating) {
+    api::Pod whole;
+    whole.metadata = pod->metadata;
+    whole.spec = std::move(spec);
+    // The queue stays empty when the pod names none: the cache reads that as its default queue.
+    auto group = std::make_shared<api::PodGroup>(api::ImplicitPodGroup(whole, {}, ""));
+    group->metadata.creation_timestamp = pod->metadata.creation_timestamp;
+    pod->implicit_pod_group = std::move(group);
+  }
   return pod;
 }
 

@@ -14,6 +14,7 @@
 
 #include "api/core.h"
 #include "api/resources.h"
+#include "api/scheduling.h"
 #include "kube/informer.h"
 #include "kube/object.h"
 #include "sync/mutex.h"
@@ -77,8 +78,12 @@ class PodInfo : public kube::Object {
   bool terminating = false;  // deletionTimestamp set
   // scheduling.k8s.io/group-name annotation, or the scheduler-plugins pod-group label.
   std::string group_name;
-  bool sched_plugins_group = false;      // group_name came from scheduling.x-k8s.io/pod-group
-  bool implicit_group = false;           // no group named: the PodGroup controller's name for it
+  bool sched_plugins_group = false;  // group_name came from scheduling.x-k8s.io/pod-group
+  bool implicit_group = false;       // no group named: the PodGroup controller's name for it
+  // For a pending bare pod (implicit group, no controller owner): the PodGroup the controller
+  // will create for it, which it determines alone, so the pod can be admitted and placed on it
+  // before the object exists. Null otherwise (an owner's annotations may change the group).
+  std::shared_ptr<const api::PodGroup> implicit_pod_group;
   std::string task_role;                 // volcano.sh/task-spec
   std::optional<int32_t> task_priority;  // volcano.sh/task-priority
   bool preemptable = true;               // volcano.sh/preemptable (tasks default to true)

@@ -21,6 +21,9 @@ StatusWriter::StatusWriter(std::shared_ptr<kube::Client> client, SchedulerCache*
   }
   workers_.Start(&queue_, workers, "status writer",
                  [this](const std::string& key) { return Process(key); });
+  if (cache_ != nullptr) {
+    cache_->SetGroupArrivalListener([this](const JobId& job) { GroupArrived(job); });
+  }
 }
 
 StatusWriter::~StatusWriter() {
@@ -88,7 +91,8 @@ void StatusWriter::Apply(const SessionOutcome& outcome) {
     }
     // A scheduling.x-k8s.io group comes back in its own shape, never equal to this status.
     if (cache_ != nullptr && !u.sched_plugins) cache_->AssumePodGroupStatus(u.job, u.status);
-    Enqueue(std::move(item), u.urgent);
+    item.awaiting_object = u.awaiting_object;
+    Enqueue(std::move(item), u.urgent, u.pods_starting ? kStartingHold : 1);
   }
   for (const auto& q : outcome.queues) {
     Item item;
@@ -131,26 +135,61 @@ void StatusWriter::Apply(const SessionOutcome& outcome) {
   }
 }
 
-void StatusWriter::Enqueue(Item item, bool urgent) {
+void StatusWriter::Enqueue(Item item, bool urgent, int hold_periods) {
   auto now = std::chrono::steady_clock::now();
-  item.not_before = urgent ? now : now + settle_;
-  const std::string key = item.key;
-  {
-    sync::MutexLock l(mu_);
-    auto it = pending_.find(key);
-    if (it == pending_.end()) {
-      pending_.emplace(key, std::move(item));
-    } else {
-      // Newer content; the wait never grows, and an urgent update cuts it short.
-      item.not_before = std::min(item.not_before, it->second.not_before);
-      it->second = std::move(item);
-    }
+  item.not_before = urgent ? now : now + settle_ * hold_periods;
+  sync::MutexLock l(mu_);
+  // Checked under mu_, which GroupArrived also takes after the cache has the object: an
+  // arrival is either seen here or releases the parked update.
+  if (item.awaiting_object && cache_ != nullptr && cache_->HasPodGroupObject(item.job)) {
+    item.awaiting_object = false;
   }
-  if (urgent) {
+  if (item.awaiting_object) {
+    item.parked_until = now + kParkLimit;
+    parked_[item.key] = std::move(item);
+    if (++parks_since_prune_ >= 1024) PruneParkedLocked();
+    return;
+  }
+  // A parked earlier update of the same object is older than this one.
+  parked_.erase(item.key);
+  QueueLocked(std::move(item));
+}
+
+void StatusWriter::QueueLocked(Item item) {
+  const std::string key = item.key;
+  const auto not_before = item.not_before;
+  auto it = pending_.find(key);
+  if (it == pending_.end()) {
+    pending_.emplace(key, std::move(item));
+  } else {
+    // Newer content; the wait never grows, and an urgent update cuts it short.
+    item.not_before = std::min(item.not_before, it->second.not_before);
+    it->second = std::move(item);
+  }
+  auto now = std::chrono::steady_clock::now();
+  if (not_before <= now) {
     queue_.Add(key);
   } else {
-    queue_.AddAfter(key, settle_);
+    queue_.AddAfter(key, not_before - now);
   }
+}
+
+void StatusWriter::PruneParkedLocked() {
+  parks_since_prune_ = 0;
+  auto now = std::chrono::steady_clock::now();
+  for (auto it = parked_.begin(); it != parked_.end();) {
+    it = it->second.parked_until <= now ? parked_.erase(it) : std::next(it);
+  }
+}
+
+void StatusWriter::GroupArrived(const JobId& job) {
+  sync::MutexLock l(mu_);
+  auto it = parked_.find("pg/" + job);
+  if (it == parked_.end()) return;
+  Item item = std::move(it->second);
+  parked_.erase(it);
+  item.awaiting_object = false;
+  QueueLocked(std::move(item));
 }
 
 bool StatusWriter::Drain(std::chrono::milliseconds timeout) {
@@ -160,6 +199,7 @@ bool StatusWriter::Drain(std::chrono::milliseconds timeout) {
 }
 
 void StatusWriter::Stop() {
+  if (cache_ != nullptr) cache_->SetGroupArrivalListener(nullptr);
   {
     // Held updates are written now rather than dropped: queue every pending key at once.
     sync::MutexLock l(mu_);

@@ -34,8 +34,16 @@ class StatusWriter {
   ~StatusWriter();
 
   void Apply(const SessionOutcome& outcome);
+  // Waits until every update is written, except those parked for a PodGroup not yet created.
   bool Drain(std::chrono::milliseconds timeout);
   void Stop();
+  // Job's PodGroup object exists now: its parked update (if any) goes out.
+  void GroupArrived(const JobId& job);
+
+  // How long an update waits for its PodGroup to be created before it is dropped.
+  static constexpr std::chrono::minutes kParkLimit{10};
+  // A held PodGroup update whose pods are starting waits this many settle periods at most.
+  static constexpr int kStartingHold = 5;
 
  private:
   struct Item {
@@ -46,11 +54,16 @@ class StatusWriter {
     std::string name;
     std::string body;                                  // the patch
     std::chrono::steady_clock::time_point not_before;  // held until then (settle)
+    bool awaiting_object = false;                      // parked until GroupArrived
+    std::chrono::steady_clock::time_point parked_until;
     bool sched_plugins = false;
     kube::ObjectReference event_object;
     std::string event_type, event_reason, event_message;
   };
-  void Enqueue(Item item, bool urgent);
+  void Enqueue(Item item, bool urgent, int hold_periods = 1);
+  // Queues `item` (already timed) under mu_, newer content replacing older.
+  void QueueLocked(Item item) REQUIRES(mu_);
+  void PruneParkedLocked() REQUIRES(mu_);
   // Writes the latest update of `key`, unless it is held for a later time.
   Status Process(const std::string& key);
   void Write(const Item& item);
@@ -65,6 +78,10 @@ class StatusWriter {
   sync::Mutex mu_;
   sync::CondVar idle_cv_;  // pending_ became empty with nothing in flight
   std::map<std::string, Item> pending_ GUARDED_BY(mu_);  // latest per key
+  // Updates of provisional groups, by key: written when the object arrives, dropped after
+  // kParkLimit (a pod deleted first, or no PodGroup controller running).
+  std::map<std::string, Item> parked_ GUARDED_BY(mu_);
+  size_t parks_since_prune_ GUARDED_BY(mu_) = 0;
   int in_flight_ GUARDED_BY(mu_) = 0;
   bool stopped_ GUARDED_BY(mu_) = false;
   // Keys to write: urgent ones at once (Add), held ones when their settle time is due

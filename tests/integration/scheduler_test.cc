@@ -94,6 +94,23 @@ TEST_CASE("a pod with a node selector lands only on matching nodes") {
       std::chrono::seconds(30)));
 }
 
+TEST_CASE("an idle scheduler pauses its sessions and still places new work at once") {
+  SchedulerFixture f;
+  f.AddNodes(1, "8", "32Gi");
+  TestNamespace ns(f.kubectl(), "sched-idle");
+  f.AddGang(ns.name(), "first", f.queue_name("default"), 1, 1, "1");
+  f.Start();
+  REQUIRE(Eventually([&] { return f.Bindings(ns.name()).size() == 1; }, std::chrono::seconds(30)));
+  // Once its status writes are echoed, a session finds nothing to do and the periodic ones stop.
+  REQUIRE(Eventually([&] { return f.Log().find("sessions pause until") != std::string::npos; },
+                     std::chrono::seconds(30)));
+  // A new pod is a change: it is placed without waiting for a recheck.
+  auto paused = std::chrono::steady_clock::now();
+  f.AddGang(ns.name(), "second", f.queue_name("default"), 1, 1, "1");
+  REQUIRE(Eventually([&] { return f.Bindings(ns.name()).size() == 2; }, std::chrono::seconds(30)));
+  CHECK(std::chrono::steady_clock::now() - paused < std::chrono::seconds(10));
+}
+
 TEST_CASE("a queue label selector leaves the PodGroups of other queues alone") {
   SchedulerFixture f;  // its scheduler serves the queues labelled with its pool only
   f.AddNodes(2, "8", "32Gi");

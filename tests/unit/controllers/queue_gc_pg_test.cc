@@ -78,11 +78,11 @@ api::Pod PlainPod() {
 TEST_CASE("a plain pod's PodGroup takes its owner's group size and the pod's queue") {
   api::Pod pod = PlainPod();
   CHECK(api::ImplicitPodGroupName(pod.metadata) == "podgroup-rs-uid");
-  api::PodGroup pg = podgroup::BuildPodGroupForPod(pod,
-                                                   {{"scheduling.volcano.sh/group-min-member", "3"},
-                                                    {"volcano.sh/sla-waiting-time", "1h"},
-                                                    {"unrelated", "x"}},
-                                                   "default");
+  api::PodGroup pg = api::ImplicitPodGroup(pod,
+                                           {{"scheduling.volcano.sh/group-min-member", "3"},
+                                            {"volcano.sh/sla-waiting-time", "1h"},
+                                            {"unrelated", "x"}},
+                                           "default");
   CHECK(pg.metadata.name == "podgroup-rs-uid");
   CHECK(pg.spec.min_member == 3);
   CHECK(pg.spec.queue == "research");
@@ -106,7 +106,7 @@ TEST_CASE("a bare pod owns its own PodGroup of one") {
   pod.metadata.owner_references.clear();
   pod.metadata.annotations.clear();
   CHECK(api::ImplicitPodGroupName(pod.metadata) == "podgroup-pod-uid");
-  api::PodGroup pg = podgroup::BuildPodGroupForPod(pod, {}, "default");
+  api::PodGroup pg = api::ImplicitPodGroup(pod, {}, "default");
   CHECK(pg.spec.min_member == 1);
   CHECK(pg.spec.queue == "default");
   REQUIRE(pg.metadata.owner_references.size() == 1);

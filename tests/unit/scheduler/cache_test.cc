@@ -158,7 +158,7 @@ TEST_CASE("a session that wrote a status does not write it again before the echo
   CHECK(second.outcome.pod_groups.empty());
 }
 
-TEST_CASE("a bare pod waits under its future group's name and is placed when the group comes") {
+TEST_CASE("a bare pod is placed on the group its controller will make, before the group exists") {
   testing::Harness h;
   h.Node("n1", "cpu=4,memory=8Gi").Queue("default");
   json::Document doc;
@@ -172,17 +172,43 @@ TEST_CASE("a bare pod waits under its future group's name and is placed when the
   REQUIRE(pod.ok());
   CHECK((*pod)->implicit_group);
   CHECK((*pod)->group_name == "podgroup-u-1");
+  REQUIRE((*pod)->implicit_pod_group != nullptr);
+  CHECK((*pod)->implicit_pod_group->spec.min_member == 1);
+  CHECK((*pod)->implicit_pod_group->spec.queue.empty());  // the cache's default queue
   h.cache().UpsertPod(*pod);
-  // No group yet: nothing to schedule, nothing to write.
-  auto before = h.Run();
-  CHECK(before.binds.empty());
-  CHECK(before.outcome.pod_groups.empty());
-  // The controller's group arrives Pending: one session admits and places the pod, and writes
-  // the group's status once, straight to Running.
+  REQUIRE(h.cache().Job("ns/podgroup-u-1") != nullptr);
+  CHECK(h.cache().Job("ns/podgroup-u-1")->provisional_group);
+  CHECK_FALSE(h.cache().HasPodGroupObject("ns/podgroup-u-1"));
+  // One session admits and places it; the status it decides waits for the object.
+  auto first = h.Run();
+  CHECK(first.binds.count("bare") == 1);
+  REQUIRE(first.outcome.pod_groups.size() == 1);
+  CHECK(first.outcome.pod_groups[0].status.phase == "Running");
+  CHECK(first.outcome.pod_groups[0].awaiting_object);
+  // The controller's group arrives Pending: its status is written (no longer awaiting).
   h.Group("ns/podgroup-u-1", "default", 1, "Pending");
+  CHECK(h.cache().HasPodGroupObject("ns/podgroup-u-1"));
   auto after = h.Run();
-  CHECK(after.binds.count("bare") == 1);
+  CHECK(after.binds.empty());
   CHECK(after.phases["ns/podgroup-u-1"] == "Running");
+  REQUIRE(after.outcome.pod_groups.size() == 1);
+  CHECK_FALSE(after.outcome.pod_groups[0].awaiting_object);
+}
+
+TEST_CASE("a pod deleted before its group is made leaves no job behind") {
+  testing::Harness h;
+  h.Node("n1", "cpu=4").Queue("default");
+  json::Document doc;
+  REQUIRE(json::Parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"bare","namespace":"ns",
+      "uid":"u-9"},"spec":{"schedulerName":"volcano","containers":[{"name":"c"}]}})",
+                      &doc)
+              .ok());
+  auto pod = DecodePodInfo(doc, h.interner());
+  REQUIRE(pod.ok());
+  h.cache().UpsertPod(*pod);
+  CHECK(h.cache().JobCount() == 1);
+  h.cache().DeletePod(**pod);
+  CHECK(h.cache().JobCount() == 0);
 }
 
 TEST_CASE("a pod with a controller is held under its controller's group") {
@@ -198,6 +224,8 @@ TEST_CASE("a pod with a controller is held under its controller's group") {
   auto pod = DecodePodInfo(doc, h.interner());
   REQUIRE(pod.ok());
   CHECK((*pod)->group_name == "podgroup-rs-uid");
+  // Its owner's annotations may set the group's minMember: it waits for the real group.
+  CHECK((*pod)->implicit_pod_group == nullptr);
 }
 
 }  // namespace

@@ -214,10 +214,12 @@ TEST_CASE(
   REQUIRE(updates.count("solo") == 1);
   CHECK(updates["solo"]->status.phase == "Running");
   CHECK(updates["solo"]->urgent);
-  // Inqueue to Running is for people: it may wait to share a write.
+  // Inqueue to Running is for people: it may wait to share a write, and waits longer while
+  // the pods placed are starting, so that one write says they run.
   REQUIRE(updates.count("gang") == 1);
   CHECK(updates["gang"]->status.phase == "Running");
   CHECK_FALSE(updates["gang"]->urgent);
+  CHECK(updates["gang"]->pods_starting);
 }
 
 }  // namespace

@@ -2,6 +2,8 @@
 // coalesces updates to one object, and what a failed write leaves behind.
 #include "scheduler/status/status_writer.h"
 
+#include <thread>
+
 #include <catch2/catch.hpp>
 
 #include "tests/unit/scheduler/fake_api.h"
@@ -71,6 +73,54 @@ TEST_CASE(
   CHECK(events.find(R"("kind":"PodGroup")") != std::string::npos);
   // The uid comes from the object the write returned (kubectl describe matches by uid).
   CHECK(events.find(R"("name":"pg","namespace":"ns","uid":"uid-1")") != std::string::npos);
+}
+
+TEST_CASE(
+    "status writer: an update for a group not yet created waits for it and is written once it "
+    "arrives") {
+  WriterFixture f;
+  PodGroupUpdate u = Group("Running", 0, false);
+  u.job = "ns/bare";
+  u.name = "bare";
+  u.awaiting_object = true;
+  f.writer->Apply({{u}, {}, {}, {}});
+  u.status.running = 1;  // a later session: the pod started
+  f.writer->Apply({{u}, {}, {}, {}});
+  REQUIRE(f.writer->Drain(kWait));  // parked updates do not hold Drain up
+  CHECK(f.Requests("PATCH /apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups/bare") == 0);
+  f.fake->Put(
+      kPodGroups,
+      R"({"apiVersion":"scheduling.volcano.sh/v1beta1","kind":"PodGroup","metadata":{"name":"bare"},"spec":{"queue":"q"},"status":{"phase":"Pending"}})");
+  f.h.Group("ns/bare", "q", 1, "Pending");  // the informer delivers it: the writer is told
+  REQUIRE(f.writer->Drain(kWait));
+  CHECK(f.Requests("PATCH /apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups/bare") == 1);
+  std::string pg = *f.fake->Object(kPodGroups, "bare");
+  CHECK(pg.find(R"("phase":"Running")") != std::string::npos);
+  CHECK(pg.find(R"("running":1)") != std::string::npos);
+}
+
+TEST_CASE(
+    "status writer: a held update of a group whose pods are starting waits for them to run and "
+    "goes out once") {
+  WriterFixture f(std::chrono::seconds(1));
+  PodGroupUpdate bound = Group("Running", 0, false);
+  bound.pods_starting = true;  // bound, not yet running: held for up to 5 settle periods
+  f.writer->Apply({{bound}, {}, {}, {}});
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  CHECK(f.Requests("PATCH /apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups/pg") == 0);
+  f.writer->Apply({{Group("Running", 1, false)}, {}, {}, {}});  // the pod runs
+  REQUIRE(f.writer->Drain(kWait));
+  CHECK(f.Requests("PATCH /apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups/pg") == 1);
+  CHECK(f.fake->Object(kPodGroups, "pg")->find(R"("running":1)") != std::string::npos);
+}
+
+TEST_CASE("status writer: an update for a group that already arrived is not parked") {
+  WriterFixture f;
+  PodGroupUpdate u = Group("Running", 1);
+  u.awaiting_object = true;  // decided while provisional; the object came before the write
+  f.writer->Apply({{u}, {}, {}, {}});
+  REQUIRE(f.writer->Drain(kWait));
+  CHECK(f.Requests("PATCH /apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups/pg") == 1);
 }
 
 TEST_CASE("status writer: the PodGroup status is assumed in the cache as it is queued") {
