@@ -106,10 +106,14 @@ class AllocateAction : public Action {
 
   // A job too young to have all its pods (its controller is still creating them) is waiting,
   // not failing: saying why now would rewrite every pending pod's PodScheduled condition, and
-  // the group's condition, each time one more pod arrives.
+  // the group's condition, each time one more pod arrives. Young counts from its admission
+  // when that came later: a Volcano Job's pods are only created once it is admitted, and a
+  // busy controller may take a while to get to them.
   static bool StillAssembling(const Session& ssn, const JobInfo& job) {
     constexpr auto kAssemblyGrace = std::chrono::seconds(10);
-    return job.creation && ssn.Now() - *job.creation < kAssemblyGrace;
+    std::optional<base::Time> since = job.creation;
+    if (job.admitted_since && (!since || *job.admitted_since > *since)) since = job.admitted_since;
+    return since && ssn.Now() - *since < kAssemblyGrace;
   }
 
   // Whether the job's controller created a pod of it in the last couple of seconds: its pods

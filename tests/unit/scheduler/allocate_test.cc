@@ -3,6 +3,7 @@
 
 #include <catch2/catch.hpp>
 
+#include "base/clock.h"
 #include "tests/unit/scheduler/harness.h"
 
 namespace tephra::scheduler::testing {
@@ -41,23 +42,32 @@ TEST_CASE("a group of one gets its Scheduled condition but no event of its own")
 }
 
 TEST_CASE("a young gang still missing pods waits quietly, an old one says why") {
-  auto missing_pods = [](base::Time created) {
-    Harness h;
+  // created: how long ago its PodGroup was made; admitted: how long ago this scheduler saw it
+  // admitted (a Volcano Job's pods are created only then).
+  auto missing_pods = [](std::chrono::seconds created, std::chrono::seconds admitted) {
+    base::FakeClock clock;
+    Harness h(clock);
     h.Node("n1", "cpu=8,memory=8Gi").Queue("default").Group("ns/g", "default", 4);
     auto pg = std::make_shared<api::PodGroup>(*h.cache().Job("ns/g")->pod_group);
-    pg->metadata.creation_timestamp = created;
+    pg->metadata.creation_timestamp = clock.Now() - created + admitted;
     h.cache().UpsertPodGroup(pg);
+    clock.Advance(admitted);
     for (int i = 0; i < 2; ++i) h.Pod("ns/g-" + std::to_string(i), "g").Request("cpu=1").Add();
     return h.Run();
   };
   // Its controller is still creating pods: no pod condition, no group condition to rewrite
   // as each one arrives.
-  auto young = missing_pods(base::Clock::now() - std::chrono::seconds(2));
+  auto young = missing_pods(std::chrono::seconds(2), std::chrono::seconds(2));
   CHECK(young.binds.empty());
   CHECK(young.outcome.pods.empty());
   CHECK(WrittenCondition(young, "ns/g", "Unschedulable") == nullptr);
-  // Still short of pods well after it was made: every pending pod and the group say why.
-  auto old = missing_pods(base::Clock::now() - std::chrono::seconds(60));
+  // Made long ago but admitted just now: its pods are only now being created.
+  auto late = missing_pods(std::chrono::seconds(60), std::chrono::seconds(1));
+  CHECK(late.outcome.pods.empty());
+  CHECK(WrittenCondition(late, "ns/g", "Unschedulable") == nullptr);
+  // Still short of pods well after it was made and admitted: every pending pod and the group
+  // say why.
+  auto old = missing_pods(std::chrono::seconds(60), std::chrono::seconds(30));
   CHECK(old.binds.empty());
   REQUIRE(old.outcome.pods.size() == 2);
   CHECK(old.outcome.pods[0].condition.message.find("Not enough valid tasks for gang-scheduling") ==
