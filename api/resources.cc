@@ -258,6 +258,19 @@ Resources& Resources::Set(std::string_view name, int64_t value) {
   return SetScalar(InternResourceName(name), value);
 }
 
+Resources& Resources::Erase(std::string_view name) {
+  int f = FixedIndex(name);
+  if (f >= 0) {
+    fixed_[f] = 0;
+    present_ = static_cast<uint8_t>(present_ & ~(1u << f));
+    return *this;
+  }
+  std::optional<ResourceId> id = FindResourceId(name);
+  if (!id) return *this;
+  std::erase_if(scalars_, [&](const Scalar& s) { return s.id == *id; });
+  return *this;
+}
+
 Resources& Resources::SetScalar(ResourceId id, int64_t value) {
   auto it = std::lower_bound(scalars_.begin(), scalars_.end(), id,
                              [](const Scalar& s, ResourceId i) { return s.id < i; });

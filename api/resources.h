@@ -103,6 +103,8 @@ class Resources {
   int64_t Get(std::string_view name) const;  // 0 when missing
   Resources& Set(std::string_view name, int64_t value);
   Resources& SetScalar(ResourceId id, int64_t value);
+  // Makes the dimension missing (not 0).
+  Resources& Erase(std::string_view name);
   const std::vector<Scalar>& scalars() const { return scalars_; }
   // Names of the present dimensions: cpu, memory, ephemeral-storage, pods, then extended
   // resources by name.

@@ -12,10 +12,11 @@
 //              cycle places none; pods/s = placed / time to the end of the last cycle that
 //              placed something (also per CPU second of the scheduling thread, which a busy
 //              machine does not distort); the first cycle's open / per-action / close times;
-//   steady     the placed pods confirmed as Running and their PodGroups as Running (as the
-//              informers would after the binds and status writes), then --steady-cycles
-//              cycles over the unchanged cluster: snapshot, session open, each action,
-//              close, whole cycle (best of them);
+//   steady     the placement's status writes fed back and the placed pods confirmed as
+//              Running, then one more session's writes fed back (as the informers would
+//              after the binds and status writes), then --steady-cycles cycles over the
+//              unchanged cluster: snapshot, session open, each action, close, whole cycle
+//              (best of them), and the writes the last one wanted (none when settled);
 //   memory     peak resident set (VmHWM) and resident set at the end (VmRSS).
 #include <chrono>
 #include <cstdio>
@@ -25,7 +26,6 @@
 #include <sstream>
 #include <string>
 #include <time.h>
-#include <unordered_set>
 #include <vector>
 
 #include <rapidjson/document.h>
@@ -46,6 +46,23 @@ using namespace tephra::scheduler;
 using Clock = std::chrono::steady_clock;
 using bench::Arg;
 using bench::Die;
+
+// What the informers bring back once a session's status writes land: PodGroup statuses and
+// queues' allocated resources.
+void FeedBack(const SessionOutcome& outcome, SchedulerCache& cache) {
+  for (const PodGroupUpdate& u : outcome.pod_groups) {
+    auto job = cache.Job(u.job);
+    if (!job || !job->pod_group) continue;
+    cache.UpsertPodGroup(std::make_shared<api::PodGroup>(WrittenPodGroup(*job->pod_group, u)));
+  }
+  for (const QueueUpdate& u : outcome.queues) {
+    auto info = cache.Queue(u.name);
+    if (!info || !info->queue) continue;
+    auto queue = std::make_shared<api::Queue>(*info->queue);
+    queue->status.allocated = u.allocated;
+    cache.UpsertQueue(std::move(queue));
+  }
+}
 
 double Ms(Clock::duration d) {
   return std::chrono::duration<double, std::milli>(d).count();
@@ -199,6 +216,7 @@ int main(int argc, char** argv) {
   std::ostringstream first_actions;
   std::vector<double> cycle_ms;
   std::vector<size_t> cycle_placed;
+  std::vector<SessionOutcome> placement_writes;  // fed back once placement is measured
   while (static_cast<int64_t>(binder.placed.size()) < pending && cycles < max_cycles) {
     SessionOptions options;
     options.uid = "bench-" + std::to_string(cycles);
@@ -208,6 +226,7 @@ int main(int argc, char** argv) {
     CycleResult r = RunCycle(cache.TakeSnapshot(), conf, registry, options);
     cycle_ms.push_back(Ms(Clock::now() - tc));
     cycle_placed.push_back(binder.placed.size() - before);
+    placement_writes.push_back(std::move(r.outcome));
     if (cycles == 0) {
       first_open_ms = Ms(r.open, 0);
       first_close_ms = Ms(r.close, 0);
@@ -240,19 +259,18 @@ int main(int argc, char** argv) {
     pod->phase = "Running";
     cache.UpsertPod(std::move(pod));
   }
-  // The scheduler wrote Running into the PodGroups of placed jobs; the informer brings it back.
-  std::unordered_set<JobId> placed_jobs;
-  for (const auto& p : binder.placed) placed_jobs.insert(p.job);
-  for (const auto& job : jobs) {
-    if (placed_jobs.count(work.namespace_ + "/" + job.name) == 0) continue;
-    auto pg = Must(api::DecodePodGroup(bench::PodGroupJson(work, job, "Running")), "podgroup");
-    pg->metadata.uid = "pg-" + job.name;
-    pg->metadata.creation_timestamp = CreatedAt(job.index);
-    cache.UpsertPodGroup(std::move(pg));
+  for (const SessionOutcome& outcome : placement_writes) FeedBack(outcome, cache);
+  // A session over the running pods writes the PodGroups' counts; the informer brings them back,
+  // and the cluster is then settled.
+  {
+    SessionOptions options;
+    options.uid = "confirm";
+    FeedBack(RunCycle(cache.TakeSnapshot(), conf, registry, options).outcome, cache);
   }
   const double confirm_ms = Ms(Clock::now() - t_confirm);
   double snapshot_ms = 1e18, open_ms = 1e18, close_ms = 1e18, idle_ms = 1e18;
   std::map<std::string, double> steady_actions;  // best time of each action
+  size_t steady_writes = 0;                      // a settled cluster wants none
   for (int i = 0; i < steady_cycles; ++i) {
     auto ts = Clock::now();
     auto snap = cache.TakeSnapshot();
@@ -261,6 +279,7 @@ int main(int argc, char** argv) {
     options.uid = "steady-" + std::to_string(i);
     CycleResult r = RunCycle(std::move(snap), conf, registry, options);
     idle_ms = std::min(idle_ms, Ms(Clock::now() - ts));
+    steady_writes = r.outcome.pod_groups.size() + r.outcome.pods.size() + r.outcome.queues.size();
     open_ms = std::min(open_ms, Ms(r.open, 0));
     close_ms = std::min(close_ms, Ms(r.close, 0));
     for (const auto& [name, d] : r.actions) {
@@ -274,10 +293,10 @@ int main(int argc, char** argv) {
   std::printf(
       "%-10s %-7s nodes=%-6d pending=%-7lld placed=%-7lld %9.0f pods/s (%.0f per CPU s)  "
       "cycles=%-3d "
-      "first open %.1f ms  steady open %.2f ms / cycle %.1f ms  peak %.0f MiB\n",
+      "first open %.1f ms  steady open %.2f ms / cycle %.1f ms (%zu writes)  peak %.0f MiB\n",
       conf_name.c_str(), bench::NodeShapeName(cluster.shape), cluster.nodes,
       static_cast<long long>(pending), static_cast<long long>(placed), pods_per_s, pods_per_cpu_s,
-      cycles, first_open_ms, open_ms, idle_ms, peak_mib);
+      cycles, first_open_ms, open_ms, idle_ms, steady_writes, peak_mib);
   if (!json_path.empty()) {
     std::ofstream out(json_path);
     out << "{\"conf\":\"" << conf_name << "\",\"shape\":\"" << bench::NodeShapeName(cluster.shape)
@@ -297,7 +316,7 @@ int main(int argc, char** argv) {
     for (size_t i = 0; i < cycle_placed.size(); ++i) out << (i ? "," : "") << cycle_placed[i];
     out << "],\"confirm_ms\":" << confirm_ms << ",\"steady\":{\"running_pods\":" << placed
         << ",\"snapshot_ms\":" << snapshot_ms << ",\"open_ms\":" << open_ms
-        << ",\"close_ms\":" << close_ms;
+        << ",\"close_ms\":" << close_ms << ",\"writes\":" << steady_writes;
     for (const auto& [name, ms] : steady_actions) out << ",\"" << name << "_ms\":" << ms;
     out << ",\"cycle_ms\":" << idle_ms << "},\"rss_start_mib\":" << rss_start
         << ",\"rss_ingested_mib\":" << rss_ingested << ",\"rss_end_mib\":" << rss_end

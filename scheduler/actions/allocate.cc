@@ -39,7 +39,7 @@ class AllocateAction : public Action {
   void Execute(Session& ssn) override {
     NodePicker picker(ssn);
     const bool enqueue_configured = ssn.conf().HasAction("enqueue");
-    std::vector<std::string> queue_names;
+    std::vector<const QueueInfo*> queue_infos;  // by slot, looked up once
     std::unordered_map<std::string, size_t> queue_slot;
     std::vector<IndexHeap> job_heaps;
     auto job_first = [&ssn](size_t a, size_t b) { return ssn.JobOrder(ssn.job(a), ssn.job(b)); };
@@ -53,7 +53,8 @@ class AllocateAction : public Action {
         if (enqueue_configured) continue;
         ssn.SetJobPhase(j, api::PodGroupPhase::kInqueue);  // without enqueue, every job is admitted
       }
-      if (ssn.queue(job.queue) == nullptr) continue;
+      const QueueInfo* queue = ssn.queue(job.queue);
+      if (queue == nullptr) continue;
       assembling = assembling || (StillAssembling(ssn, job) &&
                                   (job.ValidCount() < job.min_available || PodsArriving(ssn, job)));
       RecordGated(ssn, j);
@@ -65,20 +66,19 @@ class AllocateAction : public Action {
       }
       auto [it, inserted] = queue_slot.try_emplace(job.queue, job_heaps.size());
       if (inserted) {
-        queue_names.push_back(job.queue);
+        queue_infos.push_back(queue);
         job_heaps.emplace_back(job_first);
       }
       job_heaps[it->second].Push(j);
     }
 
-    IndexHeap queues([&](size_t a, size_t b) {
-      return ssn.QueueOrder(*ssn.queue(queue_names[a]), *ssn.queue(queue_names[b]));
-    });
-    for (size_t q = 0; q < queue_names.size(); ++q) queues.Push(q);
+    IndexHeap queues(
+        [&](size_t a, size_t b) { return ssn.QueueOrder(*queue_infos[a], *queue_infos[b]); });
+    for (size_t q = 0; q < queue_infos.size(); ++q) queues.Push(q);
 
     while (!queues.empty()) {
       size_t q = queues.Pop();
-      const QueueInfo& queue = *ssn.queue(queue_names[q]);
+      const QueueInfo& queue = *queue_infos[q];
       IndexHeap& jobs = job_heaps[q];
       if (ssn.Overused(queue)) {
         // The queue sits out the rest of the session; say so on the jobs it leaves waiting.

@@ -26,27 +26,27 @@ class EnqueueAction : public Action {
   void Execute(Session& ssn) override {
     const auto& actions = ssn.conf().actions;
     const bool preempts = std::find(actions.begin(), actions.end(), "preempt") != actions.end();
-    std::unordered_set<std::string> promised;  // victims already counted for an admitted job
-    std::vector<std::string> queue_names;
+    std::unordered_set<std::string> promised;   // victims already counted for an admitted job
+    std::vector<const QueueInfo*> queue_infos;  // by slot, looked up once
     std::unordered_map<std::string, size_t> slot;
     std::vector<IndexHeap> heaps;
     auto job_first = [&ssn](size_t a, size_t b) { return ssn.JobOrder(ssn.job(a), ssn.job(b)); };
     std::vector<bool> timed_out = ReleaseTimedOut(ssn);
     for (size_t j = 0; j < ssn.job_count(); ++j) {
       const JobInfo& job = ssn.job(j);
-      if (!job.IsPending() || ssn.queue(job.queue) == nullptr) continue;
-      if (timed_out[j] || BackingOff(ssn, job)) continue;
+      if (!job.IsPending()) continue;
+      const QueueInfo* queue = ssn.queue(job.queue);
+      if (queue == nullptr || timed_out[j] || BackingOff(ssn, job)) continue;
       auto [it, inserted] = slot.try_emplace(job.queue, heaps.size());
       if (inserted) {
-        queue_names.push_back(job.queue);
+        queue_infos.push_back(queue);
         heaps.emplace_back(job_first);
       }
       heaps[it->second].Push(j);
     }
-    IndexHeap queues([&](size_t a, size_t b) {
-      return ssn.QueueOrder(*ssn.queue(queue_names[a]), *ssn.queue(queue_names[b]));
-    });
-    for (size_t q = 0; q < queue_names.size(); ++q) queues.Push(q);
+    IndexHeap queues(
+        [&](size_t a, size_t b) { return ssn.QueueOrder(*queue_infos[a], *queue_infos[b]); });
+    for (size_t q = 0; q < queue_infos.size(); ++q) queues.Push(q);
     while (!queues.empty()) {
       size_t q = queues.Pop();
       size_t j = heaps[q].Pop();

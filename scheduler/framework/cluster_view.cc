@@ -5,22 +5,36 @@ namespace tephra::scheduler {
 ClusterView::ClusterView(std::shared_ptr<const Snapshot> snapshot)
     : snapshot_(std::move(snapshot)), nodes_(snapshot_->nodes), jobs_(snapshot_->jobs) {
   node_version_.assign(nodes_.size(), 0);
-  node_index_.reserve(nodes_.size());
-  for (size_t i = 0; i < nodes_.size(); ++i) node_index_.emplace(nodes_[i].name, i);
-  job_index_.reserve(jobs_.size());
-  for (size_t i = 0; i < jobs_.size(); ++i) job_index_.emplace(jobs_[i].id, i);
 }
 
-std::optional<size_t> ClusterView::NodeIndex(const std::string& name) const {
-  auto it = node_index_.find(name);
-  if (it == node_index_.end()) return std::nullopt;
+namespace {
+
+// Index of `items` by the name `key` gives, built the first time a lookup needs it.
+template <typename T, typename Key>
+std::optional<size_t> Lookup(std::optional<std::unordered_map<std::string_view, size_t>>& index,
+                             const std::vector<std::shared_ptr<const T>>& items, Key key,
+                             std::string_view name) {
+  if (!index) {
+    index.emplace();
+    index->reserve(items.size());
+    for (size_t i = 0; i < items.size(); ++i) index->emplace(key(*items[i]), i);
+  }
+  auto it = index->find(name);
+  if (it == index->end()) return std::nullopt;
   return it->second;
+}
+
+}  // namespace
+
+std::optional<size_t> ClusterView::NodeIndex(const std::string& name) const {
+  return Lookup(
+      node_index_, snapshot_->nodes, [](const NodeInfo& n) -> std::string_view { return n.name; },
+      name);
 }
 
 std::optional<size_t> ClusterView::JobIndex(const JobId& id) const {
-  auto it = job_index_.find(id);
-  if (it == job_index_.end()) return std::nullopt;
-  return it->second;
+  return Lookup(
+      job_index_, snapshot_->jobs, [](const JobInfo& j) -> std::string_view { return j.id; }, id);
 }
 
 const QueueInfo* ClusterView::queue(const std::string& name) const {

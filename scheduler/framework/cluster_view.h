@@ -2,13 +2,15 @@
 // changes (task placements, evictions, PodGroup phases) applied.
 //
 // Opening a view copies the snapshot's pointers; a node or job is copied only when it first
-// changes (copy-on-write), so an unchanged cluster costs almost nothing.
+// changes (copy-on-write), and the name indexes are built on the first lookup, so a session
+// over an unchanged cluster costs almost nothing.
 #pragma once
 
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -79,12 +81,15 @@ class ClusterView {
  private:
   NodeInfo& MutableNode(size_t i);
 
+  // Keys view the snapshot's names, which the view keeps alive and never renames.
+  using NameIndex = std::unordered_map<std::string_view, size_t>;
+
   std::shared_ptr<const Snapshot> snapshot_;
   CopyOnWrite<NodeInfo> nodes_;
   std::vector<uint64_t> node_version_;
-  std::unordered_map<std::string, size_t> node_index_;
+  mutable std::optional<NameIndex> node_index_;
   CopyOnWrite<JobInfo> jobs_;
-  std::unordered_map<JobId, size_t> job_index_;
+  mutable std::optional<NameIndex> job_index_;
 };
 
 }  // namespace tephra::scheduler

@@ -1,5 +1,6 @@
 #include "scheduler/framework/outcome.h"
 
+#include <algorithm>
 #include <map>
 
 #include "api/labels.h"
@@ -21,35 +22,66 @@ bool SetCondition(std::vector<api::PodGroupCondition>* conditions,
   return true;
 }
 
-}  // namespace
-
-api::PodGroupStatus PodGroupStatusAfter(const Session& ssn, size_t j, base::Time now) {
-  const JobInfo& job = ssn.job(j);
-  api::PodGroupStatus status = job.pod_group ? job.pod_group->status : api::PodGroupStatus{};
-  const auto& cond = ssn.JobCondition(j);
-  bool unschedulable = cond && cond->type == "Unschedulable";
+// The phase Volcano's rules give a job after the session (docs/compatibility.md §4.3).
+api::PodGroupPhase PhaseAfter(const JobInfo& job, bool unschedulable) {
   // Tasks that got a node at some point, finished ones included.
   int32_t scheduled = job.Count(TaskStatus::kAllocated) + job.Count(TaskStatus::kBinding) +
                       job.Count(TaskStatus::kBound) + job.Count(TaskStatus::kRunning) +
                       job.Count(TaskStatus::kReleasing) + job.Count(TaskStatus::kSucceeded) +
                       job.Count(TaskStatus::kFailed);
   using api::PodGroupPhase;
-  PodGroupPhase phase;
   if (job.Count(TaskStatus::kRunning) > 0 && unschedulable) {
     // A running gang that lost members and cannot get them back.
-    phase = PodGroupPhase::kUnknown;
-  } else if (scheduled >= job.min_available && !job.tasks.empty()) {
+    return PodGroupPhase::kUnknown;
+  }
+  if (scheduled >= job.min_available && !job.tasks.empty()) {
     // Completed once nothing is running or about to.
     int32_t active = scheduled - job.Count(TaskStatus::kSucceeded) -
                      job.Count(TaskStatus::kFailed) + job.Count(TaskStatus::kPending) +
                      job.Count(TaskStatus::kPipelined);
-    phase = active == 0 ? PodGroupPhase::kCompleted : PodGroupPhase::kRunning;
-  } else if (job.phase != PodGroupPhase::kInqueue) {
-    // Not admitted, or fell below its gang (pods deleted): enqueue admits it again.
-    phase = PodGroupPhase::kPending;
-  } else {
-    phase = PodGroupPhase::kInqueue;
+    return active == 0 ? PodGroupPhase::kCompleted : PodGroupPhase::kRunning;
   }
+  // Not admitted, or fell below its gang (pods deleted): enqueue admits it again.
+  return job.phase != PodGroupPhase::kInqueue ? PodGroupPhase::kPending : PodGroupPhase::kInqueue;
+}
+
+bool IsUnschedulable(const std::optional<JobConditionOut>& cond) {
+  return cond && cond->type == "Unschedulable";
+}
+
+// Whether PodGroupStatusAfter differs from the PodGroup's status, without building it: most
+// jobs of a session stay as they were, and copying each one's status would cost more than the
+// whole session otherwise does.
+bool StatusChanges(const Session& ssn, size_t j) {
+  const JobInfo& job = ssn.job(j);
+  const api::PodGroupStatus& have = job.pod_group->status;
+  const auto& cond = ssn.JobCondition(j);
+  if (have.phase != api::ToString(PhaseAfter(job, IsUnschedulable(cond))) ||
+      have.running != job.Count(TaskStatus::kRunning) ||
+      have.succeeded != job.Count(TaskStatus::kSucceeded) ||
+      have.failed != job.Count(TaskStatus::kFailed)) {
+    return true;
+  }
+  if (!cond) return false;
+  // As SetCondition and the Scheduled rule below would change the conditions.
+  auto same = std::find_if(have.conditions.begin(), have.conditions.end(),
+                           [&](const auto& c) { return c.type == cond->type; });
+  if (same == have.conditions.end() || same->status != cond->status ||
+      same->reason != cond->reason || same->message != cond->message) {
+    return true;
+  }
+  return cond->type == "Scheduled" &&
+         std::any_of(have.conditions.begin(), have.conditions.end(),
+                     [](const auto& c) { return c.type == "Unschedulable" && c.status == "True"; });
+}
+
+}  // namespace
+
+api::PodGroupStatus PodGroupStatusAfter(const Session& ssn, size_t j, base::Time now) {
+  const JobInfo& job = ssn.job(j);
+  api::PodGroupStatus status = job.pod_group ? job.pod_group->status : api::PodGroupStatus{};
+  const auto& cond = ssn.JobCondition(j);
+  const api::PodGroupPhase phase = PhaseAfter(job, IsUnschedulable(cond));
   status.phase = api::ToString(phase);
   status.running = job.Count(TaskStatus::kRunning);
   status.succeeded = job.Count(TaskStatus::kSucceeded);
@@ -96,7 +128,6 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
     const JobInfo& job = ssn.job(j);
     queue_allocated[job.queue].Add(WithoutPods(job.allocated));
     if (!job.pod_group) continue;
-    api::PodGroupStatus status = PodGroupStatusAfter(ssn, j, now);
     // Where a job with a network topology is, said on its PodGroup whenever that changed (so
     // also after a lost write or a restart).
     const HyperNodeInfo* occupied = nullptr;
@@ -108,7 +139,8 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
       }
     }
     const std::string* hypernode = occupied ? &occupied->name : nullptr;
-    if (!(status == job.pod_group->status) || hypernode != nullptr) {
+    if (StatusChanges(ssn, j) || hypernode != nullptr) {
+      api::PodGroupStatus status = PodGroupStatusAfter(ssn, j, now);
       PodGroupUpdate u;
       u.job = job.id;
       u.namespace_ = job.namespace_;

@@ -7,14 +7,9 @@
 namespace tephra::scheduler {
 
 api::Resources WithoutPods(const api::Resources& r) {
-  if (!r.Has(api::kResourcePods)) return r;
-  // Rebuilt rather than set to zero, so that no "pods 0" shows in messages.
-  api::Resources out;
-  for (std::string_view name :
-       {api::kResourceCpu, api::kResourceMemory, api::kResourceEphemeralStorage}) {
-    if (r.Has(name)) out.Set(name, r.Get(name));
-  }
-  for (const auto& s : r.scalars()) out.SetScalar(s.id, s.value);
+  // Erased rather than set to zero, so that no "pods 0" shows in messages.
+  api::Resources out = r;
+  out.Erase(api::kResourcePods);
   return out;
 }
 

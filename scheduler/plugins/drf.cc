@@ -15,15 +15,10 @@ class DrfPlugin : public Plugin {
   std::string_view name() const override { return "drf"; }
 
   void OnSessionOpen(Session& ssn) override {
+    session_ = &ssn;
     total_ = WithoutPods(ssn.total_resource());
-    for (size_t i = 0; i < ssn.job_count(); ++i) {
-      const JobInfo& job = ssn.job(i);
-      allocated_[job.id] = WithoutPods(job.allocated);
-      // Without the pod count: the total has none, and a job's share would read 1.
-      shares_[job.id] = allocated_[job.id].DominantShare(total_);
-    }
     ssn.AddJobOrderFn(name(), [this](const JobInfo& l, const JobInfo& r) {
-      double ls = Share(l.id), rs = Share(r.id);
+      double ls = Share(l), rs = Share(r);
       if (ls == rs) return 0;
       return ls < rs ? -1 : 1;
     });
@@ -31,7 +26,7 @@ class DrfPlugin : public Plugin {
         name(),
         [this](const TaskInfo& preemptor, const std::vector<const TaskInfo*>& candidates)
             -> std::optional<std::vector<const TaskInfo*>> {
-          api::Resources after = allocated_[preemptor.job];
+          api::Resources after = Allocated(preemptor.job);
           after.Add(WithoutPods(preemptor.request()));
           double preemptor_share = after.DominantShare(total_);
           std::vector<const TaskInfo*> victims;
@@ -40,7 +35,7 @@ class DrfPlugin : public Plugin {
               victims.push_back(c);
               continue;
             }
-            api::Resources left = allocated_[c->job];
+            api::Resources left = Allocated(c->job);
             left.Sub(WithoutPods(c->request()));
             if (left.DominantShare(total_) >= preemptor_share) victims.push_back(c);
           }
@@ -53,23 +48,44 @@ class DrfPlugin : public Plugin {
   }
 
  private:
-  double Share(const JobId& id) const {
-    auto it = shares_.find(id);
-    return it == shares_.end() ? 0 : it->second;
+  // A job's allocation and share, kept only for jobs this session's events changed; any other
+  // job's are read from the job itself, so opening a session costs nothing per job.
+  struct Changed {
+    api::Resources allocated;
+    double share = 0;
+  };
+
+  // What a job held when the session opened. The events count pipelined tasks, which a job's
+  // own `allocated` leaves out, so once the session changed a job its figure is in changed_.
+  api::Resources AtOpen(const JobId& id) const {
+    std::optional<size_t> j = session_->JobIndex(id);
+    return j ? WithoutPods(session_->snapshot().jobs[*j]->allocated) : api::Resources{};
+  }
+  api::Resources Allocated(const JobId& id) const {
+    auto it = changed_.find(id);
+    return it != changed_.end() ? it->second.allocated : AtOpen(id);
+  }
+  double Share(const JobInfo& job) const {
+    auto it = changed_.find(job.id);
+    if (it != changed_.end()) return it->second.share;
+    // Unchanged in this session: the job's allocation is still the one it opened with.
+    return WithoutPods(job.allocated).DominantShare(total_);
   }
   void Change(const TaskInfo& task, int sign) {
-    api::Resources& a = allocated_[task.job];
+    auto [it, fresh] = changed_.try_emplace(task.job);
+    if (fresh) it->second.allocated = AtOpen(task.job);
+    api::Resources& a = it->second.allocated;
     if (sign > 0) {
       a.Add(WithoutPods(task.request()));
     } else {
       a.Sub(WithoutPods(task.request()));
     }
-    shares_[task.job] = a.DominantShare(total_);
+    it->second.share = a.DominantShare(total_);
   }
 
+  const Session* session_ = nullptr;
   api::Resources total_;
-  std::unordered_map<JobId, api::Resources> allocated_;
-  std::unordered_map<JobId, double> shares_;
+  std::unordered_map<JobId, Changed> changed_;
 };
 
 }  // namespace

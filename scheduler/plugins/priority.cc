@@ -58,11 +58,12 @@ class PriorityPlugin : public Plugin {
   // A job still waiting is told where its deadline puts it.
   void ReadDeadlines(Session& ssn) {
     const base::Time now = ssn.Now();
+    static const std::string kKey(api::kDeadlineKey);  // the annotations' map wants a string
     for (size_t i = 0; i < ssn.job_count(); ++i) {
       const JobInfo& job = ssn.job(i);
       if (job.pod_group == nullptr) continue;
       const auto& a = job.pod_group->metadata.annotations;
-      auto it = a.find(std::string(api::kDeadlineKey));
+      auto it = a.find(kKey);
       if (it == a.end()) continue;
       std::optional<base::Time> deadline = base::ParseTime(it->second);
       if (!deadline) continue;  // admission refuses it on a Job; a PodGroup's is ignored

@@ -94,6 +94,15 @@ TEST_CASE("Add, Sub and Max combine the union of dimensions") {
   CHECK(scaled.ToString() == "cpu 2250m, memory 1536Mi, nvidia.com/gpu 1500m");
 }
 
+TEST_CASE("Erase makes a dimension missing, not zero") {
+  Resources r = R("cpu=2,pods=1,nvidia.com/gpu=1");
+  r.Erase("pods").Erase("nvidia.com/gpu").Erase("example.com/never-seen");
+  CHECK(r.ToString() == "cpu 2");
+  CHECK_FALSE(r.Has("pods"));
+  r.Erase("cpu");
+  CHECK(r.IsEmpty());
+}
+
 TEST_CASE("ToString rounds only byte counts no binary suffix divides, and says so") {
   Resources memory = R("cpu=1, memory=32Gi");
   memory.Scale(1.2);  // 41231686041.6 bytes, rounded to a whole byte

@@ -57,5 +57,22 @@ TEST_CASE("drf: a victim's job must keep a share at least the preemptor's after 
         std::vector<std::string>{"big-0", "new-1"});
 }
 
+TEST_CASE(
+    "drf: victims are weighed against the preemptor's share after this session's placements") {
+  Harness h;
+  Cluster(h);
+  h.Group("ns/big", "default", 1, "Running").Group("ns/new", "default", 1, "Inqueue");
+  for (int i = 0; i < 4; ++i)
+    h.Pod("ns/big-" + std::to_string(i), "big").Request("cpu=1").On("n1").Add();  // 0.4
+  h.Pod("ns/new-0", "new").Request("cpu=2").Add();
+  h.Pod("ns/new-1", "new").Request("cpu=1").On("n2").Add();  // 0.1
+  h.Pod("ns/new-2", "new").Request("cpu=1").Add();
+  PluginSession s(h, kDrf);
+  // new would hold 0.3 with new-0; big keeps 0.3.
+  CHECK(s.Preemptable("ns/new-0", {"ns/big-0"}) == std::vector<std::string>{"big-0"});
+  s.Place("ns/new-2", "n2");  // new holds 0.2, and 0.4 with new-0: big would keep less
+  CHECK(s.Preemptable("ns/new-0", {"ns/big-0"}).empty());
+}
+
 }  // namespace
 }  // namespace tephra::scheduler::testing
