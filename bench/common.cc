@@ -117,4 +117,47 @@ void ListWatcher::Loop() {
   }
 }
 
+void Parallel(int64_t n, int threads, const std::function<void(int64_t)>& fn) {
+  std::atomic<int64_t> next{0};
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t) {
+    pool.emplace_back([&] {
+      for (int64_t i = next++; i < n; i = next++) fn(i);
+    });
+  }
+  for (auto& t : pool) t.join();
+}
+
+PodWatcher::PodWatcher(std::shared_ptr<kube::Client> client, const std::string& ns,
+                       std::chrono::steady_clock::time_point t0)
+    : t0_(t0),
+      watch_(std::move(client), kube::resources::kPods, ns, "",
+             [this](const json::Value& pod, bool) { Observe(pod); }) {}
+
+std::vector<PodTimes> PodWatcher::Times() {
+  sync::MutexLock l(mu_);
+  std::vector<PodTimes> out;
+  out.reserve(pods_.size());
+  for (const auto& [name, t] : pods_) out.push_back(t);
+  return out;
+}
+
+void PodWatcher::Observe(const json::Value& pod) {
+  json::Errors e;
+  json::Reader r(&pod, &e);
+  const std::string name = r["metadata"]["name"].String();
+  const bool bound = !r["spec"]["nodeName"].String().empty();
+  const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  sync::MutexLock l(mu_);
+  auto [it, fresh] = pods_.try_emplace(name);
+  if (fresh) {
+    it->second.seen = now;
+    ++seen_;
+  }
+  if (bound && it->second.bound < 0) {
+    it->second.bound = now;
+    ++bound_;
+  }
+}
+
 }  // namespace tephra::bench

@@ -7,6 +7,8 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <unordered_map>
+#include <vector>
 
 #include "kube/client.h"
 #include "sync/mutex.h"
@@ -52,6 +54,35 @@ class ListWatcher {
   sync::Mutex mu_;
   kube::Watch* watch_ GUARDED_BY(mu_) = nullptr;
   std::thread thread_;
+};
+
+// Runs `fn(i)` for i in [0, n) on `threads` threads.
+void Parallel(int64_t n, int threads, const std::function<void(int64_t)>& fn);
+
+struct PodTimes {
+  double seen = -1;   // first watch event
+  double bound = -1;  // first event with spec.nodeName
+};
+
+// Watches a namespace's pods; records when each was first seen and first seen bound (seconds
+// since t0).
+class PodWatcher {
+ public:
+  PodWatcher(std::shared_ptr<kube::Client> client, const std::string& ns,
+             std::chrono::steady_clock::time_point t0);
+  void Stop() { watch_.Stop(); }
+  int64_t seen() const { return seen_; }
+  int64_t bound() const { return bound_; }
+  std::vector<PodTimes> Times();
+
+ private:
+  void Observe(const json::Value& pod);
+
+  const std::chrono::steady_clock::time_point t0_;
+  sync::Mutex mu_;
+  std::unordered_map<std::string, PodTimes> pods_ GUARDED_BY(mu_);
+  std::atomic<int64_t> seen_{0}, bound_{0};
+  ListWatcher watch_;  // last: its thread calls Observe
 };
 
 }  // namespace tephra::bench

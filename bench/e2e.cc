@@ -53,22 +53,12 @@ namespace {
 using namespace tephra;
 using bench::Arg;
 using bench::Die;
+using bench::Parallel;
+using bench::PodWatcher;
 using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// Runs `fn(i)` for i in [0, n) on `threads` threads.
-void Parallel(int64_t n, int threads, const std::function<void(int64_t)>& fn) {
-  std::atomic<int64_t> next{0};
-  std::vector<std::thread> pool;
-  for (int t = 0; t < threads; ++t) {
-    pool.emplace_back([&] {
-      for (int64_t i = next++; i < n; i = next++) fn(i);
-    });
-  }
-  for (auto& t : pool) t.join();
 }
 
 bool CreateIgnoringExists(kube::Client& client, const kube::Resource& r, const std::string& ns,
@@ -215,55 +205,6 @@ double CpuSeconds(const std::string& pid) {
   }
   return static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
 }
-
-struct PodTimes {
-  double seen = -1;   // first watch event
-  double bound = -1;  // first event with spec.nodeName
-};
-
-// Watches the namespace's pods; records first-seen and first-bound times (seconds since t0).
-class PodWatcher {
- public:
-  PodWatcher(std::shared_ptr<kube::Client> client, const std::string& ns, Clock::time_point t0)
-      : t0_(t0),
-        watch_(std::move(client), kube::resources::kPods, ns, "",
-               [this](const json::Value& pod, bool) { Observe(pod); }) {}
-  void Stop() { watch_.Stop(); }
-  int64_t seen() const { return seen_; }
-  int64_t bound() const { return bound_; }
-  std::vector<PodTimes> Times() {
-    sync::MutexLock l(mu_);
-    std::vector<PodTimes> out;
-    out.reserve(pods_.size());
-    for (const auto& [name, t] : pods_) out.push_back(t);
-    return out;
-  }
-
- private:
-  void Observe(const json::Value& pod) {
-    json::Errors e;
-    json::Reader r(&pod, &e);
-    const std::string name = r["metadata"]["name"].String();
-    const bool bound = !r["spec"]["nodeName"].String().empty();
-    const double now = Since(t0_);
-    sync::MutexLock l(mu_);
-    auto [it, fresh] = pods_.try_emplace(name);
-    if (fresh) {
-      it->second.seen = now;
-      ++seen_;
-    }
-    if (bound && it->second.bound < 0) {
-      it->second.bound = now;
-      ++bound_;
-    }
-  }
-
-  const Clock::time_point t0_;
-  sync::Mutex mu_;
-  std::unordered_map<std::string, PodTimes> pods_ GUARDED_BY(mu_);
-  std::atomic<int64_t> seen_{0}, bound_{0};
-  bench::ListWatcher watch_;  // last: its thread calls Observe
-};
 
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;

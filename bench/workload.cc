@@ -28,7 +28,7 @@ std::string Member(const std::string& key, const std::string& json_value) {
 
 // The pod template's spec (shared by plain pods, gang pods and Volcano Job templates).
 std::string PodSpecJson(const WorkloadSpec& spec, const JobPlan& job,
-                        const std::string& scheduler_name) {
+                        const std::string& scheduler_name, const std::string& node_name = "") {
   std::string requests = "\"cpu\":" + json::Quote(kCpu[job.request]) +
                          ",\"memory\":" + json::Quote(kMemory[job.request]);
   if (job.gpu) requests += ",\"nvidia.com/gpu\":\"1\"";
@@ -41,6 +41,7 @@ std::string PodSpecJson(const WorkloadSpec& spec, const JobPlan& job,
   };
   if (!job.priority_class.empty())
     members.push_back(Member("priorityClassName", json::Quote(job.priority_class)));
+  if (!node_name.empty()) members.push_back(Member("nodeName", json::Quote(node_name)));
   if (!job.pool.empty())
     members.push_back(R"("nodeSelector":{"pool":)" + json::Quote(job.pool) + "}");
   if (job.tolerate) {
@@ -167,14 +168,23 @@ std::vector<std::string> PriorityClassJsons(const WorkloadSpec& spec) {
   return out;
 }
 
+int64_t PodMilliCpu(const JobPlan& job) {
+  static const int64_t kMilli[] = {500, 1000, 2000};
+  return kMilli[job.request];
+}
+
+int64_t PodMemoryBytes(const JobPlan& job) {
+  static const int64_t kGi[] = {1, 2, 4};
+  return kGi[job.request] << 30;
+}
+
 std::string PodGroupJson(const WorkloadSpec& spec, const JobPlan& job, const std::string& phase) {
   // minResources = requests x minMember, as the job and PodGroup controllers set it.
-  static const double kCpuValue[] = {0.5, 1, 2};
-  static const int kMemGi[] = {1, 2, 4};
   char min_resources[160];
   std::snprintf(
-      min_resources, sizeof min_resources, R"({"cpu":"%g","memory":"%dGi"%s})",
-      kCpuValue[job.request] * job.size, kMemGi[job.request] * job.size,
+      min_resources, sizeof min_resources, R"({"cpu":"%g","memory":"%lldGi"%s})",
+      static_cast<double>(PodMilliCpu(job) * job.size) / 1000.0,
+      static_cast<long long>((PodMemoryBytes(job) >> 30) * job.size),
       job.gpu ? (",\"nvidia.com/gpu\":\"" + std::to_string(job.size) + "\"").c_str() : "");
   std::vector<std::string> members = {Member("minMember", std::to_string(job.size)),
                                       Member("minResources", min_resources)};
@@ -187,7 +197,7 @@ std::string PodGroupJson(const WorkloadSpec& spec, const JobPlan& job, const std
 }
 
 std::string PodJson(const WorkloadSpec& spec, const JobPlan& job, int i, bool grouped,
-                    const std::string& scheduler_name) {
+                    const std::string& scheduler_name, const std::string& node_name) {
   std::string name = job.plain ? job.name : job.name + "-worker-" + std::to_string(i);
   std::vector<std::string> annotations;
   if (grouped) annotations.push_back(Member("scheduling.k8s.io/group-name", json::Quote(job.name)));
@@ -197,7 +207,7 @@ std::string PodJson(const WorkloadSpec& spec, const JobPlan& job, int i, bool gr
   return R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":)" + json::Quote(name) +
          ",\"namespace\":" + json::Quote(spec.namespace_) + ",\"labels\":" + Labels(job) +
          ",\"annotations\":{" + JoinMembers(annotations) +
-         "}},\"spec\":" + PodSpecJson(spec, job, scheduler_name) + "}";
+         "}},\"spec\":" + PodSpecJson(spec, job, scheduler_name, node_name) + "}";
 }
 
 std::string VolcanoJobJson(const WorkloadSpec& spec, const JobPlan& job) {

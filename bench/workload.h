@@ -72,8 +72,12 @@ std::vector<std::string> PriorityClassJsons(const WorkloadSpec& spec);
 std::string PodGroupJson(const WorkloadSpec& spec, const JobPlan& job, const std::string& phase);
 // Pod `i` of the job. `grouped`: annotate it with the job's PodGroup (otherwise a bare pod, as
 // a Deployment or a user would create it). `scheduler_name` overrides spec.scheduler_name.
+// `node_name`, when given, binds it at creation (a pod some scheduler placed long ago).
 std::string PodJson(const WorkloadSpec& spec, const JobPlan& job, int i, bool grouped,
-                    const std::string& scheduler_name);
+                    const std::string& scheduler_name, const std::string& node_name = "");
+// What each pod of the job requests: milli-CPU and bytes of memory.
+int64_t PodMilliCpu(const JobPlan& job);
+int64_t PodMemoryBytes(const JobPlan& job);
 // A Volcano batch Job for the job (one task, replicas = minAvailable = size).
 std::string VolcanoJobJson(const WorkloadSpec& spec, const JobPlan& job);
 

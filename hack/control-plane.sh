@@ -248,7 +248,7 @@ up() {
       --cert-dir="$W/kcm-certs" --root-ca-file="$W/pki/ca.crt" \
       --service-account-private-key-file="$W/pki/sa.key" --use-service-account-credentials=false \
       --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
-      --authentication-skip-lookup=true
+      --authentication-skip-lookup=true --kube-api-qps=200 --kube-api-burst=400
     wait_for 60 kube-controller-manager curl -skf "https://127.0.0.1:$kcm_port/healthz" ||
     die "kube-controller-manager not healthy after 60s"
   fi
