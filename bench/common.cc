@@ -134,6 +134,10 @@ PodWatcher::PodWatcher(std::shared_ptr<kube::Client> client, const std::string& 
       watch_(std::move(client), kube::resources::kPods, ns, "",
              [this](const json::Value& pod, bool) { Observe(pod); }) {}
 
+double SecondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 std::vector<PodTimes> PodWatcher::Times() {
   sync::MutexLock l(mu_);
   std::vector<PodTimes> out;

@@ -27,6 +27,8 @@ std::shared_ptr<kube::Client> UnthrottledClient(const std::string& kubeconfig);
 // Milliseconds of a steady-clock duration, and CPU milliseconds this thread has used (what an
 // in-process benchmark reports beside wall time on a shared machine).
 double Millis(std::chrono::steady_clock::duration d);
+// Seconds since `t0` on the steady clock.
+double SecondsSince(std::chrono::steady_clock::time_point t0);
 double ThreadCpuMillis();
 
 // VmHWM / VmRSS / ... of a process ("self" or a pid) in MiB, 0 when unreadable.

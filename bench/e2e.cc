@@ -57,10 +57,6 @@ using bench::Parallel;
 using bench::PodWatcher;
 using Clock = std::chrono::steady_clock;
 
-double Since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 bool CreateIgnoringExists(kube::Client& client, const kube::Resource& r, const std::string& ns,
                           const std::string& body) {
   auto res = client.Create(r, ns, body);
@@ -118,8 +114,8 @@ int Setup(int argc, char** argv) {
       return Status::Ok();
     });
     if (listed.ok() && schedulable >= cluster.nodes) {
-      std::cerr << "bench_e2e: " << schedulable << " nodes Ready and untainted after " << Since(t0)
-                << " s\n";
+      std::cerr << "bench_e2e: " << schedulable << " nodes Ready and untainted after "
+                << bench::SecondsSince(t0) << " s\n";
       return 0;
     }
     if (attempt % 20 == 0) {
@@ -171,7 +167,8 @@ int Reset(int argc, char** argv) {
   for (int i = 0; i < 1200; ++i) {
     auto got = client->Get(kube::resources::kNamespaces, "", ns);
     if (!got.ok() && got.status().code() == StatusCode::kNotFound) {
-      std::cerr << "bench_e2e: namespace " << ns << " gone after " << Since(t0) << " s\n";
+      std::cerr << "bench_e2e: namespace " << ns << " gone after " << bench::SecondsSince(t0)
+                << " s\n";
       return 0;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
@@ -329,7 +326,7 @@ int Run(int argc, char** argv) {
       } else if (++create_errors <= 5) {
         std::cerr << "bench_e2e: create: " << res.status().ToString() << "\n";
       }
-      last_create = Since(t0);
+      last_create = bench::SecondsSince(t0);
     });
   });
 
@@ -345,7 +342,7 @@ int Run(int argc, char** argv) {
   for (int tick = 1;; ++tick) {
     auto wake = t0 + std::chrono::milliseconds(250 * tick);
     std::this_thread::sleep_until(wake);
-    const double now = Since(t0);
+    const double now = bench::SecondsSince(t0);
     const int64_t bound = watcher.bound();
     if (tick % 4 == 0) {
       series << now << " " << created.load() << " " << watcher.seen() << " " << bound;
@@ -369,7 +366,7 @@ int Run(int argc, char** argv) {
       break;
     }
   }
-  const double end = Since(t0);
+  const double end = bench::SecondsSince(t0);
   std::map<std::string, double> cpu, hwm, rss;
   for (const auto& [name, pid] : pids) {
     cpu[name] = CpuSeconds(pid) - cpu0[name];

@@ -48,10 +48,6 @@ using bench::Arg;
 using bench::Die;
 using Clock = std::chrono::steady_clock;
 
-double Since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
 // The workload of one phase: `prefix` names its jobs, and the takeover's pods get a namespace
 // of their own so that its watch sees only them.
 bench::WorkloadSpec Workload(int argc, char** argv, const std::string& prefix) {
@@ -142,7 +138,7 @@ int Fill(int argc, char** argv) {
     return "node-" + std::to_string(placement[j][static_cast<size_t>(i)]);
   });
   std::cerr << "bench_warm_start: created " << work.pods << " bound pods and " << jobs.size()
-            << " PodGroups in " << Since(t0) << " s\n";
+            << " PodGroups in " << bench::SecondsSince(t0) << " s\n";
   // kwok runs them: wait until every one says Running (listing every 10 s: a list of them all
   // is itself a load on the API server).
   for (int attempt = 0; attempt < 720; ++attempt) {
@@ -155,7 +151,8 @@ int Fill(int argc, char** argv) {
           return Status::Ok();
         });
     if (listed.ok() && running >= work.pods) {
-      std::cerr << "bench_warm_start: " << running << " pods Running after " << Since(t0) << " s\n";
+      std::cerr << "bench_warm_start: " << running << " pods Running after "
+                << bench::SecondsSince(t0) << " s\n";
       return 0;
     }
     std::cerr << "bench_warm_start: " << running << " pods Running\n";
@@ -214,7 +211,7 @@ struct BindTimes {
 // Waits until `want` pods of the watcher are bound (or `timeout` seconds since t0 passed).
 BindTimes WaitBound(bench::PodWatcher& watcher, int64_t want, double timeout,
                     Clock::time_point t0) {
-  while (watcher.bound() < want && Since(t0) < timeout) {
+  while (watcher.bound() < want && bench::SecondsSince(t0) < timeout) {
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
   BindTimes out;
@@ -253,8 +250,8 @@ int Measure(int argc, char** argv) {
   const std::vector<bench::JobPlan> pending_jobs = bench::PlanJobs(pending);
   CreateJobs(*client, pending, pending_jobs, creators, "Pending",
              [](size_t, int) { return std::string(); });
-  std::cerr << "bench_warm_start: " << pending.pods << " pending pods created in " << Since(tc)
-            << " s\n";
+  std::cerr << "bench_warm_start: " << pending.pods << " pending pods created in "
+            << bench::SecondsSince(tc) << " s\n";
 
   // 2. The leader starts cold.
   const auto t_start = Clock::now();
@@ -269,10 +266,10 @@ int Measure(int argc, char** argv) {
   // 3. A standby warms up.
   const auto t_standby = Clock::now();
   Daemon standby(standby_cmd);
-  while (!Ready(standby_readyz) && Since(t_standby) < timeout) {
+  while (!Ready(standby_readyz) && bench::SecondsSince(t_standby) < timeout) {
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }
-  const double standby_ready = Since(t_standby);
+  const double standby_ready = bench::SecondsSince(t_standby);
   std::cerr << "bench_warm_start: standby ready after " << standby_ready << " s\n";
 
   // 4. The leader dies; new work arrives at once.
@@ -281,10 +278,10 @@ int Measure(int argc, char** argv) {
   bench::PodWatcher takeover_watcher(client, takeover.namespace_, t_kill);
   std::atomic<double> lease_moved{-1};
   std::thread lease_poll([&] {
-    while (Since(t_kill) < timeout) {
+    while (bench::SecondsSince(t_kill) < timeout) {
       std::string holder = LeaseHolder(*client, lease_ns, lease_name);
       if (!holder.empty() && holder != first_holder) {
-        lease_moved = Since(t_kill);
+        lease_moved = bench::SecondsSince(t_kill);
         return;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -292,7 +289,7 @@ int Measure(int argc, char** argv) {
   });
   CreateJobs(*client, takeover, bench::PlanJobs(takeover), creators, "Pending",
              [](size_t, int) { return std::string(); });
-  const double takeover_created = Since(t_kill);
+  const double takeover_created = bench::SecondsSince(t_kill);
   BindTimes after = WaitBound(takeover_watcher, takeover.pods, timeout, t_kill);
   takeover_watcher.Stop();
   lease_poll.join();
