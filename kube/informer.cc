@@ -1,6 +1,7 @@
 #include "kube/informer.h"
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 
 #include <glog/logging.h>
@@ -233,6 +234,7 @@ Status Informer::ListAndReplace() {
   lo.field_selector = options_.field_selector;
   lo.limit = options_.page_size;
   // Decode everything first: the store changes only once the whole list has arrived.
+  const auto started = std::chrono::steady_clock::now();
   std::vector<ObjectPtr> fresh;
   StatusOr<std::string> rv =
       client_->ListAll(options_.resource, options_.namespace_, lo, [&](const json::Value& item) {
@@ -251,7 +253,7 @@ Status Informer::ListAndReplace() {
         return Status::Ok();
       });
   if (!rv.ok()) return rv.status();
-
+  const auto listed = std::chrono::steady_clock::now();
   {
     sync::MutexLock d(dispatch_mu_);
     std::unordered_set<std::string> present;
@@ -282,6 +284,14 @@ Status Informer::ListAndReplace() {
   {
     sync::MutexLock l(mu_);
     resource_version_ = *rv;
+  }
+  // A big cluster's start-up time is mostly these lists: say what each cost.
+  using Seconds = std::chrono::duration<double>;
+  const Seconds took = std::chrono::steady_clock::now() - started;
+  if (!synced_ || took > std::chrono::seconds(1)) {
+    LOG(INFO) << "informer " << options_.resource.ToString() << ": listed " << fresh.size()
+              << " objects in " << Seconds(listed - started).count() << " s, handled in "
+              << Seconds(std::chrono::steady_clock::now() - listed).count() << " s";
   }
   synced_ = true;
   cv_.NotifyAll();

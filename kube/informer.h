@@ -78,7 +78,9 @@ struct InformerOptions {
   std::string label_selector;
   std::string field_selector;
   ObjectDecoder decoder;
-  int64_t page_size = 500;
+  // A 100,000-pod list is then 50 round trips, each with a fixed cost at the API server, and a
+  // page of pods is still only a few MB.
+  int64_t page_size = 2000;
   // Handlers get on_update(obj, obj) for every object this often (0 = never), so level-based
   // controllers re-check everything periodically.
   std::chrono::milliseconds resync_period{0};

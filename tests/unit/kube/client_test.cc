@@ -136,6 +136,29 @@ TEST_CASE("ListAll follows continue tokens") {
   CHECK(*rv == std::to_string(fake->resource_version()));
 }
 
+TEST_CASE("ListAll hands items over in order and stops at the first error") {
+  auto fake = std::make_shared<FakeApiServer>();
+  for (int i = 0; i < 23; ++i) {
+    std::string name = (i < 10 ? "c0" : "c") + std::to_string(i);
+    fake->Put("/api/v1/namespaces/ns/configmaps",
+              R"({"kind":"ConfigMap","metadata":{"name":")" + name + R"("}})");
+  }
+  Client client(fake, FastRetries());
+  ListOptions o;
+  o.limit = 5;
+  std::vector<std::string> names;
+  auto rv = client.ListAll(resources::kConfigMaps, "ns", o, [&](const json::Value& item) {
+    json::Errors e;
+    names.push_back(json::Reader(&item, &e)["metadata"]["name"].String());
+    if (names.size() == 7) return Cancelled("enough");
+    return Status::Ok();
+  });
+  CHECK(rv.status().code() == StatusCode::kCancelled);
+  CHECK(names == std::vector<std::string>{"c00", "c01", "c02", "c03", "c04", "c05", "c06"});
+  // The page after the failing one was already being fetched; nothing beyond it is asked for.
+  CHECK(fake->requests().size() == 3);
+}
+
 TEST_CASE("DecodeWatchEvent handles every event type and rejects garbage") {
   auto added =
       DecodeWatchEvent(R"({"type":"ADDED","object":{"metadata":{"resourceVersion":"7"}}})");
