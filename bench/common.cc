@@ -1,5 +1,6 @@
 #include "bench/common.h"
 
+#include <cerrno>  // program_invocation_short_name
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
@@ -29,10 +30,8 @@ std::string Arg(int argc, char** argv, const std::string& name, const std::strin
 }
 
 void Die(const std::string& what) {
-  std::ifstream comm("/proc/self/comm");
-  std::string program;
-  std::getline(comm, program);
-  std::cerr << program << ": " << what << "\n";
+  // Not /proc/self/comm: the kernel cuts that to 15 characters.
+  std::cerr << program_invocation_short_name << ": " << what << "\n";
   std::exit(2);
 }
 

@@ -24,9 +24,11 @@
 #include <atomic>
 #include <chrono>
 #include <csignal>
+#include <cstdlib>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <sys/wait.h>
@@ -70,6 +72,23 @@ void CreateNamespace(kube::Client& client, const std::string& ns) {
     Die("creating namespace " + ns + ": " + res.status().ToString());
 }
 
+// Creates an object, trying again while the API server is unavailable for a moment (a
+// 100,000-pod cluster's API server drops connections now and then); an object that a lost
+// response had created already counts.
+Status CreateRetrying(kube::Client& client, const kube::Resource& r, const std::string& ns,
+                      const std::string& body) {
+  Status last;
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::seconds(attempt));
+    auto res = client.Create(r, ns, body);
+    if (res.ok()) return Status::Ok();
+    last = res.status();
+    if (attempt > 0 && last.code() == StatusCode::kAlreadyExists) return Status::Ok();
+    if (last.code() != StatusCode::kUnavailable) return last;
+  }
+  return last;
+}
+
 // Creates every job's PodGroup in `phase` and then its pods, `creators` at a time; `node_of(job,
 // i)` binds pod i at creation ("" for a pending pod). Dies when anything cannot be created.
 void CreateJobs(kube::Client& client, const bench::WorkloadSpec& work,
@@ -92,13 +111,13 @@ void CreateJobs(kube::Client& client, const bench::WorkloadSpec& work,
               R"("reason":"tasks in gang are ready to be scheduled",)"
               R"("transitionID":"warm-start","lastTransitionTime":"2026-01-01T00:00:00Z"}])");
     }
-    auto pg = client.Create(api::kPodGroups, work.namespace_, body);
-    if (!pg.ok()) return fail(pg.status());
+    if (Status pg = CreateRetrying(client, api::kPodGroups, work.namespace_, body); !pg.ok())
+      return fail(pg);
     for (int i = 0; i < job.size; ++i) {
-      auto pod = client.Create(kube::resources::kPods, work.namespace_,
-                               bench::PodJson(work, job, i, true, work.scheduler_name,
-                                              node_of(static_cast<size_t>(j), i)));
-      if (!pod.ok()) return fail(pod.status());
+      Status pod = CreateRetrying(client, kube::resources::kPods, work.namespace_,
+                                  bench::PodJson(work, job, i, true, work.scheduler_name,
+                                                 node_of(static_cast<size_t>(j), i)));
+      if (!pod.ok()) return fail(pod);
     }
   });
   if (errors > 0) Die(std::to_string(errors.load()) + " objects could not be created");
@@ -139,23 +158,25 @@ int Fill(int argc, char** argv) {
   });
   std::cerr << "bench_warm_start: created " << work.pods << " bound pods and " << jobs.size()
             << " PodGroups in " << bench::SecondsSince(t0) << " s\n";
-  // kwok runs them: wait until every one says Running (listing every 10 s: a list of them all
-  // is itself a load on the API server).
+  // kwok runs them: wait until none is left that is not Running. The API server filters by
+  // phase in its watch cache (resourceVersion 0), so only those left are sent back.
+  kube::ListOptions not_running;
+  not_running.field_selector = "status.phase!=Running";
+  not_running.resource_version = "0";
   for (int attempt = 0; attempt < 720; ++attempt) {
-    int64_t running = 0;
-    auto listed =
-        client->ListAll(kube::resources::kPods, work.namespace_, {}, [&](const json::Value& pod) {
-          json::Errors e;
-          json::Reader r(&pod, &e);
-          running += r["status"]["phase"].String() == "Running";
-          return Status::Ok();
-        });
-    if (listed.ok() && running >= work.pods) {
-      std::cerr << "bench_warm_start: " << running << " pods Running after "
+    int64_t left = 0;
+    auto listed = client->ListAll(kube::resources::kPods, work.namespace_, not_running,
+                                  [&](const json::Value&) {
+                                    ++left;
+                                    return Status::Ok();
+                                  });
+    if (listed.ok() && left == 0) {
+      std::cerr << "bench_warm_start: " << work.pods << " pods Running after "
                 << bench::SecondsSince(t0) << " s\n";
       return 0;
     }
-    std::cerr << "bench_warm_start: " << running << " pods Running\n";
+    std::cerr << "bench_warm_start: " << (listed.ok() ? std::to_string(left) : "?")
+              << " pods not Running yet\n";
     std::this_thread::sleep_for(std::chrono::seconds(10));
   }
   Die("the pods did not all start");
@@ -164,10 +185,13 @@ int Fill(int argc, char** argv) {
 // ---------------------------------------------------------------------------------- measure
 
 // A scheduler process started with `sh -c`, in its own process group so that killing it kills
-// whatever the command started.
+// whatever the command started. Daemons still running when the benchmark exits (Die() exits
+// without unwinding) are killed then: none outlives the run.
 class Daemon {
  public:
   explicit Daemon(const std::string& command) {
+    static const bool registered = std::atexit(KillLeftovers) == 0;
+    (void)registered;
     pid_ = fork();
     if (pid_ < 0) Die("fork failed");
     if (pid_ == 0) {
@@ -176,16 +200,26 @@ class Daemon {
       _exit(127);
     }
     setpgid(pid_, pid_);
+    Running().insert(pid_);
   }
   ~Daemon() { Kill(SIGTERM); }
   void Kill(int signal) {
     if (pid_ <= 0) return;
     kill(-pid_, signal);
     waitpid(pid_, nullptr, 0);
+    Running().erase(pid_);
     pid_ = -1;
   }
 
  private:
+  static std::set<pid_t>& Running() {
+    static std::set<pid_t> running;
+    return running;
+  }
+  static void KillLeftovers() {
+    for (pid_t pid : Running()) kill(-pid, SIGKILL);
+  }
+
   pid_t pid_ = -1;
 };
 
@@ -261,7 +295,13 @@ int Measure(int argc, char** argv) {
   watcher.Stop();
   std::cerr << "bench_warm_start: leader: first bind " << start.first << " s, all " << pending.pods
             << " bound " << start.all << " s\n";
-  const std::string first_holder = LeaseHolder(*client, lease_ns, lease_name);
+  // The lease as the leader holds it (a busy API server may fail a read now and then).
+  std::string first_holder;
+  for (int attempt = 0; first_holder.empty() && attempt < 50; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    first_holder = LeaseHolder(*client, lease_ns, lease_name);
+  }
+  if (first_holder.empty()) Die("cannot read the lease " + lease_ns + "/" + lease_name);
 
   // 3. A standby warms up.
   const auto t_standby = Clock::now();

@@ -3,13 +3,17 @@
 # (optional), kube-scheduler (optional, for comparisons) and kwok simulating nodes and pods.
 #
 #   hack/control-plane.sh up   [--name NAME] [--nodes N] [--node-cpu C] [--node-memory M]
-#                              [--node-pods P] [--no-kcm] [--kube-scheduler]
+#                              [--node-pods P] [--no-kcm] [--kube-scheduler] [--node-lease S]
 #   hack/control-plane.sh down [--name NAME]
 #   hack/control-plane.sh env  [--name NAME]     # eval "$(hack/control-plane.sh env)"
 #   hack/control-plane.sh add-nodes [--name NAME] --nodes N [--prefix P] [--node-cpu C] ...
 #   hack/control-plane.sh stop  [--name NAME] [--kill] COMPONENT   # e.g. kube-apiserver
 #   hack/control-plane.sh start [--name NAME] COMPONENT            # restart what stop stopped
 #   hack/control-plane.sh compact [--name NAME]    # compact etcd to its current revision
+#
+# up --node-lease SECONDS (default 40) sets kwok's node lease, renewed every quarter of it, and
+# kube-controller-manager's grace period to match: kwok renews every node's lease, so at
+# thousands of nodes the default alone is hundreds of writes a second to the API server.
 #
 # up --uncached-watch RESOURCES (e.g. configmaps) serves those resources' watches from etcd
 # rather than the apiserver's watch cache, so an etcd compaction forces 410 Gone on them.
@@ -26,7 +30,7 @@ namespace=${TEPHRA_NAMESPACE:-tephra-system}
 
 cmd=${1:-}
 [[ -n "$cmd" ]] && shift
-name=default nodes=0 node_cpu=8 node_memory=32Gi node_pods=110 node_prefix=kwok-node
+name=default nodes=0 node_lease=40 node_cpu=8 node_memory=32Gi node_pods=110 node_prefix=kwok-node
 with_kcm=1 with_kube_scheduler=0 uncached_watch="" hard_kill=0 component=""
 while [[ $# -gt 0 ]]; do
   case "$1" in
@@ -34,6 +38,7 @@ while [[ $# -gt 0 ]]; do
     --kill) hard_kill=1; shift ;;
     --name) name=$2; shift 2 ;;
     --nodes) nodes=$2; shift 2 ;;
+    --node-lease) node_lease=$2; shift 2 ;;
     --node-cpu) node_cpu=$2; shift 2 ;;
     --node-memory) node_memory=$2; shift 2 ;;
     --node-pods) node_pods=$2; shift 2 ;;
@@ -44,6 +49,7 @@ while [[ $# -gt 0 ]]; do
     *) component=$1; shift ;;
   esac
 done
+[[ "$node_lease" =~ ^[1-9][0-9]*$ ]] || { echo "control-plane: bad --node-lease '$node_lease'" >&2; exit 2; }
 [[ "$name" =~ ^[a-zA-Z0-9._-]+$ ]] || { echo "control-plane: bad --name '$name'" >&2; exit 2; }
 W="$cp_root/$name"
 
@@ -243,12 +249,14 @@ up() {
   local id; for id in controller-manager admission scheduler; do write_kubeconfig "$id"; done
 
   if (( with_kcm )); then
+    local long_lease=""; (( node_lease > 40 )) && long_lease=1
     start kube-controller-manager kube-controller-manager --kubeconfig="$W/admin.kubeconfig" \
       --leader-elect=false --bind-address=127.0.0.1 --secure-port="$kcm_port" \
       --cert-dir="$W/kcm-certs" --root-ca-file="$W/pki/ca.crt" \
       --service-account-private-key-file="$W/pki/sa.key" --use-service-account-credentials=false \
       --authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics \
-      --authentication-skip-lookup=true --kube-api-qps=200 --kube-api-burst=400
+      --authentication-skip-lookup=true --kube-api-qps=200 --kube-api-burst=400 \
+      ${long_lease:+--node-monitor-grace-period=${node_lease}s}
     wait_for 60 kube-controller-manager curl -skf "https://127.0.0.1:$kcm_port/healthz" ||
     die "kube-controller-manager not healthy after 60s"
   fi
@@ -264,7 +272,7 @@ up() {
   start kwok kwok --kubeconfig="$W/admin.kubeconfig" --manage-all-nodes=false \
     --manage-nodes-with-annotation-selector=kwok.x-k8s.io/node=fake \
     --node-ip=127.0.0.1 --node-port="$kwok_port" --server-address="127.0.0.1:$kwok_port" \
-    --cidr=10.64.0.0/10 --node-lease-duration-seconds=40 --config="$root/hack/kwok/stages.yaml"
+    --cidr=10.64.0.0/10 --node-lease-duration-seconds="$node_lease" --config="$root/hack/kwok/stages.yaml"
   wait_for 30 kwok curl -sf "http://127.0.0.1:$kwok_port/healthz" ||
     die "kwok not healthy after 30s"
 
