@@ -19,6 +19,17 @@ def load(name):
 machine = json.load(open(os.path.join(raw, "machine.json")))
 inproc = load("inprocess.json") or []
 e2e = load("e2e.json")
+measuring_runs = load("runs.json") or {}
+
+
+def measured_by(part):
+    """Names the run that measured `part` (a run may refresh one part and keep the other)."""
+    r = measuring_runs.get(part)
+    if not r:
+        return "Measured by an earlier run whose commit was not recorded."
+    return "Measured on %s from commit `%s`%s, load average at start %s." % (
+        r["date"], r["commit"], " (with uncommitted changes)" if r["dirty"] else "",
+        r["load_at_start"])
 plots = []
 
 
@@ -115,6 +126,8 @@ if targets:
 if inproc:
     w("## In-process scheduler (no API server)")
     w("")
+    w(measured_by("inprocess"))
+    w("")
     w("`bench_scheduler` feeds the scheduler cache with the generated objects through the pod "
       "informer's decoder, then runs cycles (enqueue → allocate → backfill, binds assumed in the "
       "cache as the real binder does) until every pending pod is placed or a cycle places none. "
@@ -185,6 +198,8 @@ if e2e:
     colors = {"ceiling": "#000000", "kube-scheduler": "#1f77b4", "tephra-plain": "#d62728", "tephra-gang": "#2ca02c",
               "volcano-plain": "#ff7f0e", "volcano-gang": "#9467bd"}
     w("## End to end on the real control plane")
+    w("")
+    w(measured_by("e2e"))
     w("")
     w("etcd 3.7.3 + kube-apiserver v1.37.2 + kube-controller-manager + kwok on 127.0.0.1, kwok "
       "nodes of 32 CPU, 256Gi, 110 pods. For each cluster size every contender gets the same stream "

@@ -19,7 +19,7 @@
 #            tephra-plain, tephra-gang, volcano-plain, volcano-gang), writing to
 #            bench/results/<preset>-only/ so the preset's own report stays whole
 #
-# Output: bench/results/<preset>/{report.md,inprocess.json,e2e.json,*.png}; raw series, daemon
+# Output: bench/results/<preset>/{report.md,inprocess.json,e2e.json,runs.json,*.png}; raw series, daemon
 # logs and per-run JSON in bench/results/<preset>/raw/ (not committed).
 # Everything runs on 127.0.0.1; every daemon started here is stopped here, also on failure.
 set -euo pipefail
@@ -386,5 +386,15 @@ PY
 fi
 
 step "report"
+# Which run measured each part: a part that was skipped keeps the figures, and the run, of before.
+python3 - "$out/runs.json" "$raw/machine.json" $( ((inprocess)) && echo inprocess) \
+  $( ((e2e)) && echo e2e) <<'PY'
+import json, os, sys
+path, machine, parts = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3:]
+runs = json.load(open(path)) if os.path.exists(path) else {}
+for part in parts:
+    runs[part] = {k: machine[k] for k in ("date", "commit", "dirty", "load_at_start")}
+json.dump(runs, open(path, "w"), indent=1)
+PY
 python3 bench/report.py "$out"
 echo "report: $out/report.md" >&2
