@@ -190,7 +190,9 @@ int Fill(int argc, char** argv) {
 class Daemon {
  public:
   explicit Daemon(const std::string& command) {
-    static const bool registered = std::atexit(KillLeftovers) == 0;
+    // The set exists before the handler is registered, so it is destroyed only after the
+    // handler has run (exit undoes both in reverse order).
+    static const bool registered = (Running(), std::atexit(KillLeftovers) == 0);
     (void)registered;
     pid_ = fork();
     if (pid_ < 0) Die("fork failed");
