@@ -8,6 +8,7 @@
 #include <glog/logging.h>
 #include <rapidjson/document.h>
 
+#include "kube/protobuf_list.h"
 #include "sync/mutex.h"
 
 namespace tephra::kube {
@@ -132,6 +133,7 @@ ListPage::ListPage(ListPage&&) noexcept = default;
 ListPage& ListPage::operator=(ListPage&&) noexcept = default;
 
 size_t ListPage::size() const {
+  if (is_protobuf()) return protobuf_items_.size();
   if (!doc_ || !doc_->IsObject()) return 0;
   auto it = doc_->FindMember("items");
   return it != doc_->MemberEnd() && it->value.IsArray() ? it->value.Size() : 0;
@@ -139,6 +141,16 @@ size_t ListPage::size() const {
 
 const json::Value& ListPage::item(size_t i) const {
   return (*doc_)["items"][static_cast<rapidjson::SizeType>(i)];
+}
+
+ListItem ListPage::entry(size_t i) const {
+  ListItem out;
+  if (is_protobuf()) {
+    out.protobuf = protobuf_items_[i];
+  } else {
+    out.json = &item(i);
+  }
+  return out;
 }
 
 WatchEvent::WatchEvent() = default;
@@ -329,8 +341,22 @@ StatusOr<ListPage> Client::List(const Resource& r, std::string_view ns,
   AddQuery(&req.target, "continue", options.continue_token);
   AddQuery(&req.target, "resourceVersion", options.resource_version);
   AddQuery(&req.target, "resourceVersionMatch", options.resource_version_match);
-  TEPHRA_ASSIGN_OR_RETURN(std::string body, BodyOrError(Do(std::move(req), true)));
+  if (options.accept_protobuf) {
+    req.headers.emplace_back("Accept", std::string(kProtobufContentType) + ", application/json");
+  }
+  TEPHRA_ASSIGN_OR_RETURN(ApiResponse response, Do(std::move(req), true));
+  if (!IsSuccess(response.status)) return StatusFromResponse(response);
   ListPage page;
+  if (options.accept_protobuf && response.content_type.rfind(kProtobufContentType, 0) == 0) {
+    page.protobuf_body_ = std::make_unique<std::string>(std::move(response.body));
+    StatusOr<ProtobufList> list = SplitProtobufList(*page.protobuf_body_);
+    if (!list.ok()) return list.status().WithContext("LIST " + r.ToString());
+    page.protobuf_items_ = std::move(list->items);
+    page.resource_version_ = std::move(list->resource_version);
+    page.continue_token_ = std::move(list->continue_token);
+    return page;
+  }
+  const std::string& body = response.body;
   page.doc_ = std::make_unique<json::Document>();
   TEPHRA_RETURN_IF_ERROR(json::Parse(body, page.doc_.get()).WithContext("LIST " + r.ToString()));
   json::Errors errors;
@@ -346,6 +372,14 @@ StatusOr<ListPage> Client::List(const Resource& r, std::string_view ns,
 
 StatusOr<std::string> Client::ListAll(const Resource& r, std::string_view ns, ListOptions options,
                                       const std::function<Status(const json::Value&)>& each) {
+  options.accept_protobuf = false;
+  return ListAllItems(r, ns, std::move(options),
+                      [&](const ListItem& item) { return each(*item.json); });
+}
+
+StatusOr<std::string> Client::ListAllItems(const Resource& r, std::string_view ns,
+                                           ListOptions options,
+                                           const std::function<Status(const ListItem&)>& each) {
   if (options.limit <= 0) options.limit = 500;
   const std::string ns_copy(ns);
   StatusOr<ListPage> page = List(r, ns_copy, options);
@@ -363,7 +397,7 @@ StatusOr<std::string> Client::ListAll(const Resource& r, std::string_view ns, Li
                         [this, &r, &ns_copy, options] { return List(r, ns_copy, options); });
     }
     for (size_t i = 0; i < page->size(); ++i) {
-      TEPHRA_RETURN_IF_ERROR(each(page->item(i)));  // `next`'s destructor waits for the fetch
+      TEPHRA_RETURN_IF_ERROR(each(page->entry(i)));  // `next`'s destructor waits for the fetch
     }
     if (!next.valid()) return page->resource_version();
     page = next.get();

@@ -11,6 +11,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "base/clock.h"
 #include "base/status.h"
@@ -29,6 +30,9 @@ struct ListOptions {
   std::string continue_token;
   std::string resource_version;        // "" = most recent (quorum read), "0" = any (cache)
   std::string resource_version_match;  // "NotOlderThan" / "Exact"
+  // Ask for protobuf, which the API server encodes faster than JSON. Only built-in types have
+  // it; for others the server answers JSON, and the page says which it got.
+  bool accept_protobuf = false;
 };
 
 struct WatchOptions {
@@ -60,7 +64,13 @@ struct DeleteOptions {
   bool dry_run = false;
 };
 
-// One page of a LIST: the parsed response, its items and continuation.
+// One item of a LIST: parsed JSON, or the item's protobuf bytes when the page came as protobuf.
+struct ListItem {
+  const json::Value* json = nullptr;
+  std::string_view protobuf;
+};
+
+// One page of a LIST: the response, its items and continuation.
 class ListPage {
  public:
   ListPage();
@@ -71,11 +81,18 @@ class ListPage {
   const std::string& resource_version() const { return resource_version_; }
   const std::string& continue_token() const { return continue_token_; }
   size_t size() const;
+  bool is_protobuf() const { return protobuf_body_ != nullptr; }
+  // Item i of a JSON page.
   const json::Value& item(size_t i) const;
+  // Item i of either kind of page.
+  ListItem entry(size_t i) const;
 
  private:
   friend class Client;
   std::unique_ptr<json::Document> doc_;
+  // For a protobuf page: the body, and views of each item into it.
+  std::unique_ptr<std::string> protobuf_body_;
+  std::vector<std::string_view> protobuf_items_;
   std::string resource_version_;
   std::string continue_token_;
 };
@@ -144,6 +161,9 @@ class Client {
   StatusOr<ListPage> List(const Resource& r, std::string_view ns, const ListOptions& options = {});
   // Every page of a LIST (page size options.limit, default 500); calls `each` per item and
   // returns the list's resourceVersion.
+  StatusOr<std::string> ListAllItems(const Resource& r, std::string_view ns, ListOptions options,
+                                     const std::function<Status(const ListItem&)>& each);
+  // The same, always in JSON.
   StatusOr<std::string> ListAll(const Resource& r, std::string_view ns, ListOptions options,
                                 const std::function<Status(const json::Value&)>& each);
   StatusOr<std::unique_ptr<Watch>> StartWatch(const Resource& r, std::string_view ns,

@@ -233,16 +233,20 @@ Status Informer::ListAndReplace() {
   lo.label_selector = options_.label_selector;
   lo.field_selector = options_.field_selector;
   lo.limit = options_.page_size;
+  lo.accept_protobuf = options_.protobuf_decoder != nullptr;
   // Decode everything first: the store changes only once the whole list has arrived.
   const auto started = std::chrono::steady_clock::now();
   std::vector<ObjectPtr> fresh;
+  bool as_protobuf = false;
   StatusOr<std::string> rv =
-      client_->ListAll(options_.resource, options_.namespace_, lo, [&](const json::Value& item) {
+      client_->ListAllItems(options_.resource, options_.namespace_, lo, [&](const ListItem& item) {
         {
           sync::MutexLock l(mu_);
           if (stopped_) return Cancelled("informer stopped");
         }
-        StatusOr<ObjectPtr> obj = options_.decoder(item);
+        as_protobuf = item.json == nullptr;
+        StatusOr<ObjectPtr> obj = item.json != nullptr ? options_.decoder(*item.json)
+                                                       : options_.protobuf_decoder(item.protobuf);
         if (!obj.ok()) {
           ++decode_errors_;
           LOG(ERROR) << "informer " << options_.resource.ToString()
@@ -290,7 +294,8 @@ Status Informer::ListAndReplace() {
   const Seconds took = std::chrono::steady_clock::now() - started;
   if (!synced_ || took > std::chrono::seconds(1)) {
     LOG(INFO) << "informer " << options_.resource.ToString() << ": listed " << fresh.size()
-              << " objects in " << Seconds(listed - started).count() << " s, handled in "
+              << (as_protobuf ? " objects (protobuf) in " : " objects in ")
+              << Seconds(listed - started).count() << " s, handled in "
               << Seconds(std::chrono::steady_clock::now() - listed).count() << " s";
   }
   synced_ = true;
@@ -397,7 +402,8 @@ InformerFactory::~InformerFactory() {
 std::shared_ptr<Informer> InformerFactory::For(const Resource& resource,
                                                const ObjectDecoder& decoder,
                                                const InformerScope& scope,
-                                               std::chrono::milliseconds resync) {
+                                               std::chrono::milliseconds resync,
+                                               const ProtobufDecoder& protobuf_decoder) {
   std::string key = resource.ToString() + "|" + scope.namespace_ + "|" + scope.label_selector +
                     "|" + scope.field_selector;
   sync::MutexLock l(mu_);
@@ -409,6 +415,7 @@ std::shared_ptr<Informer> InformerFactory::For(const Resource& resource,
   options.label_selector = scope.label_selector;
   options.field_selector = scope.field_selector;
   options.decoder = decoder;
+  options.protobuf_decoder = protobuf_decoder;
   options.resync_period = resync;
   auto informer = std::make_shared<Informer>(client_, std::move(options), clock_);
   informers_.emplace(key, informer);

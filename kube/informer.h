@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_map>
 #include <unordered_set>
@@ -23,6 +24,9 @@ namespace tephra::kube {
 
 // Turns one JSON object into the typed object the store keeps.
 using ObjectDecoder = std::function<StatusOr<ObjectPtr>(const json::Value&)>;
+
+// Turns one item of a protobuf LIST page into the typed object the store keeps.
+using ProtobufDecoder = std::function<StatusOr<ObjectPtr>(std::string_view bytes)>;
 
 // A decoder keeping only metadata and the JSON text (kube::RawObject).
 ObjectDecoder RawObjectDecoder();
@@ -78,6 +82,10 @@ struct InformerOptions {
   std::string label_selector;
   std::string field_selector;
   ObjectDecoder decoder;
+  // When set (built-in types only), LISTs ask for protobuf and decode its items with this; a
+  // big cluster's start-up is mostly the API server encoding the first LIST, and it encodes
+  // protobuf about 2.5 times faster than JSON. Watches stay JSON: their events come one by one.
+  ProtobufDecoder protobuf_decoder;
   // A 100,000-pod list is then 50 round trips, each with a fixed cost at the API server, and a
   // page of pods is still only a few MB.
   int64_t page_size = 2000;
@@ -169,10 +177,11 @@ class InformerFactory {
                            base::ClockInterface& clock = base::RealClock());
   ~InformerFactory();
 
-  // The informer for `resource` in `scope`; created on first request (with `decoder`).
+  // The informer for `resource` in `scope`; created on first request (with the decoders).
   std::shared_ptr<Informer> For(const Resource& resource, const ObjectDecoder& decoder,
                                 const InformerScope& scope = {},
-                                std::chrono::milliseconds resync = std::chrono::milliseconds(0));
+                                std::chrono::milliseconds resync = std::chrono::milliseconds(0),
+                                const ProtobufDecoder& protobuf_decoder = nullptr);
   // Starts every informer not yet started (safe to call again after adding more).
   void Start();
   // True once every informer has synced; false on timeout.

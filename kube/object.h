@@ -40,6 +40,7 @@ struct ObjectMeta {
   std::map<std::string, std::string> annotations;
   std::vector<OwnerReference> owner_references;
   std::vector<std::string> finalizers;
+  bool operator==(const ObjectMeta&) const = default;
 
   // "namespace/name", or "name" for cluster-scoped objects: the cache and work-queue key.
   std::string Key() const;

@@ -246,7 +246,9 @@ void Scheduler::RegisterInformers() {
       ->AddEventHandler(api::UpsertRemoveHandlers<api::Node>(
           [cache](auto node) { cache->UpsertNode(std::move(node)); },
           [cache](const api::Node& node) { cache->DeleteNode(node.metadata.name); }));
-  informers_.For(kube::resources::kPods, PodInfoDecoder(interner_))
+  informers_
+      .For(kube::resources::kPods, PodInfoDecoder(interner_), {}, std::chrono::milliseconds(0),
+           PodInfoProtobufDecoder(interner_))
       ->AddEventHandler(api::UpsertRemoveHandlers<PodInfo>(
           [cache](auto pod) { cache->UpsertPod(std::move(pod)); },
           [cache](const PodInfo& pod) { cache->DeletePod(pod); }));

@@ -4,6 +4,7 @@
 
 #include <rapidjson/document.h>
 
+#include "api/core_protobuf.h"
 #include "api/informers.h"
 #include "api/labels.h"
 #include "api/scheduling.h"
@@ -176,31 +177,27 @@ std::optional<bool> ParseBool(const std::string& s) {
   return std::nullopt;
 }
 
-}  // namespace
+// What placement reads from a pod's status.
+struct StatusSummary {
+  std::string phase;
+  std::string nominated_node;
+  std::optional<ScheduledCondition> scheduled;
+  int32_t restarts = 0;
+};
 
-StatusOr<std::shared_ptr<PodInfo>> DecodePodInfo(const json::Value& value, SpecInterner& interner) {
-  json::Errors errors;
-  json::Reader r(&value, &errors);
-  if (!r.is_object()) return InvalidArgument("pod: expected a JSON object");
-  auto pod = std::make_shared<PodInfo>();
-  kube::DecodeObjectHeader(r, pod.get());
+// Completes a pod whose metadata is decoded: the same steps whichever encoding it came in.
+std::shared_ptr<PodInfo> Assemble(std::shared_ptr<PodInfo> pod, api::PodSpec spec,
+                                  StatusSummary status, SpecInterner& interner) {
+  // LIST items carry no apiVersion and kind; watch events do.
+  if (pod->api_version.empty()) pod->api_version = "v1";
+  if (pod->kind.empty()) pod->kind = "Pod";
   for (auto it = pod->metadata.annotations.begin(); it != pod->metadata.annotations.end();) {
     it = KeepAnnotation(it->first) ? std::next(it) : pod->metadata.annotations.erase(it);
   }
-  api::PodSpec spec;
-  api::DecodePodSpec(r["spec"], &spec);
-  json::Reader status = r["status"];
-  pod->phase = status["phase"].String();
-  pod->nominated_node = status["nominatedNodeName"].String();
-  status["conditions"].ForEach([&](const json::Reader& c) {
-    if (c["type"].String() != "PodScheduled") return;
-    pod->scheduled =
-        ScheduledCondition{c["status"].String(), c["reason"].String(), c["message"].String()};
-  });
-  status["containerStatuses"].ForEach(
-      [&](const json::Reader& c) { pod->restarts += c["restartCount"].Int32(); });
-  TEPHRA_RETURN_IF_ERROR(errors.ToStatus("pod " + pod->metadata.Key()));
-
+  pod->phase = std::move(status.phase);
+  pod->nominated_node = std::move(status.nominated_node);
+  pod->scheduled = std::move(status.scheduled);
+  pod->restarts = status.restarts;
   pod->node_name = spec.node_name;
   pod->terminating = pod->metadata.deletion_timestamp.has_value();
   pod->group_name = pod->metadata.Annotation(api::kGroupNameAnnotation);
@@ -239,9 +236,67 @@ StatusOr<std::shared_ptr<PodInfo>> DecodePodInfo(const json::Value& value, SpecI
   return pod;
 }
 
+}  // namespace
+
+StatusOr<std::shared_ptr<PodInfo>> DecodePodInfo(const json::Value& value, SpecInterner& interner) {
+  json::Errors errors;
+  json::Reader r(&value, &errors);
+  if (!r.is_object()) return InvalidArgument("pod: expected a JSON object");
+  auto pod = std::make_shared<PodInfo>();
+  kube::DecodeObjectHeader(r, pod.get());
+  api::PodSpec spec;
+  api::DecodePodSpec(r["spec"], &spec);
+  json::Reader status = r["status"];
+  StatusSummary summary;
+  summary.phase = status["phase"].String();
+  summary.nominated_node = status["nominatedNodeName"].String();
+  status["conditions"].ForEach([&](const json::Reader& c) {
+    if (c["type"].String() != "PodScheduled") return;
+    summary.scheduled =
+        ScheduledCondition{c["status"].String(), c["reason"].String(), c["message"].String()};
+  });
+  status["containerStatuses"].ForEach(
+      [&](const json::Reader& c) { summary.restarts += c["restartCount"].Int32(); });
+  TEPHRA_RETURN_IF_ERROR(errors.ToStatus("pod " + pod->metadata.Key()));
+  return Assemble(std::move(pod), std::move(spec), std::move(summary), interner);
+}
+
+StatusOr<std::shared_ptr<PodInfo>> DecodePodInfoProtobuf(std::string_view bytes,
+                                                         SpecInterner& interner) {
+  // One arena per pod: the message's many small strings are freed in one go.
+  google::protobuf::Arena arena;
+  auto* message = google::protobuf::Arena::CreateMessage<k8s::v1::Pod>(&arena);
+  if (!message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return InvalidArgument("pod: malformed protobuf (" + std::to_string(bytes.size()) + " bytes)");
+  }
+  auto pod = std::make_shared<PodInfo>();
+  api::DecodeObjectMeta(message->metadata(), &pod->metadata);
+  api::PodSpec spec;
+  TEPHRA_RETURN_IF_ERROR(
+      api::DecodePodSpec(message->spec(), &spec).WithContext("pod " + pod->metadata.Key()));
+  const k8s::v1::PodStatus& status = message->status();
+  StatusSummary summary;
+  summary.phase = status.phase();
+  summary.nominated_node = status.nominatednodename();
+  for (const auto& c : status.conditions()) {
+    if (c.type() != "PodScheduled") continue;
+    summary.scheduled = ScheduledCondition{c.status(), c.reason(), c.message()};
+  }
+  for (const auto& c : status.containerstatuses()) summary.restarts += c.restartcount();
+  return Assemble(std::move(pod), std::move(spec), std::move(summary), interner);
+}
+
 kube::ObjectDecoder PodInfoDecoder(std::shared_ptr<SpecInterner> interner) {
   return api::InformerDecoder<PodInfo>(
       [interner](const json::Value& v) { return DecodePodInfo(v, *interner); });
+}
+
+kube::ProtobufDecoder PodInfoProtobufDecoder(std::shared_ptr<SpecInterner> interner) {
+  return [interner](std::string_view bytes) -> StatusOr<kube::ObjectPtr> {
+    StatusOr<std::shared_ptr<PodInfo>> pod = DecodePodInfoProtobuf(bytes, *interner);
+    if (!pod.ok()) return pod.status();
+    return kube::ObjectPtr(*std::move(pod));
+  };
 }
 
 }  // namespace tephra::scheduler

@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -68,6 +69,7 @@ struct ScheduledCondition {
   std::string status;
   std::string reason;
   std::string message;
+  bool operator==(const ScheduledCondition&) const = default;
 };
 
 class PodInfo : public kube::Object {
@@ -96,9 +98,13 @@ class PodInfo : public kube::Object {
 
 using PodInfoPtr = std::shared_ptr<const PodInfo>;
 
-// An informer decoder producing PodInfo. Only annotations Tephra reads are kept.
+// Informer decoders producing PodInfo, from JSON and from one protobuf LIST item. Only
+// annotations Tephra reads are kept. Both encodings of a pod decode to the same PodInfo.
 kube::ObjectDecoder PodInfoDecoder(std::shared_ptr<SpecInterner> interner);
+kube::ProtobufDecoder PodInfoProtobufDecoder(std::shared_ptr<SpecInterner> interner);
 StatusOr<std::shared_ptr<PodInfo>> DecodePodInfo(const json::Value& value, SpecInterner& interner);
+StatusOr<std::shared_ptr<PodInfo>> DecodePodInfoProtobuf(std::string_view bytes,
+                                                         SpecInterner& interner);
 
 // Builds the interned spec of a decoded pod spec (also used by tests and benchmarks).
 SchedulingSpec MakeSchedulingSpec(const api::PodSpec& spec);
