@@ -719,11 +719,17 @@ std::string EncodeNamespace(const Namespace& ns) {
 }
 
 std::string EncodePodBinding(std::string_view namespace_, std::string_view name,
-                             std::string_view uid, std::string_view node) {
+                             std::string_view uid, std::string_view node,
+                             const std::map<std::string, std::string>& annotations) {
   json::Writer w;
   w.StartObject().Field("apiVersion", "v1").Field("kind", "Binding");
   w.Key("metadata").StartObject().Field("name", name).Field("namespace", namespace_);
   if (!uid.empty()) w.Field("uid", uid);
+  if (!annotations.empty()) {
+    w.Key("annotations").StartObject();
+    for (const auto& [key, value] : annotations) w.Field(key, value);
+    w.EndObject();
+  }
   w.EndObject();
   w.Key("target").StartObject().Field("apiVersion", "v1").Field("kind", "Node");
   w.Field("name", node).EndObject();

@@ -330,9 +330,11 @@ std::string EncodeNode(const Node& node);
 std::string EncodePriorityClass(const PriorityClass& pc);
 std::string EncodeNamespace(const Namespace& ns);
 // The pods/binding body that places pod namespace_/name on `node`. With a non-empty `uid` the
-// API server refuses it for a pod recreated under the same name.
+// API server refuses it for a pod recreated under the same name. The API server adds the
+// binding's `annotations` to the pod's as it binds it, in the same write.
 std::string EncodePodBinding(std::string_view namespace_, std::string_view name,
-                             std::string_view uid, std::string_view node);
+                             std::string_view uid, std::string_view node,
+                             const std::map<std::string, std::string>& annotations = {});
 
 // Pieces shared with the Job codec.
 void DecodePodSpec(const json::Reader& r, PodSpec* out);

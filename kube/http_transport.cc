@@ -6,9 +6,11 @@
 // that strand. Public calls block the caller on a future until the coroutine finishes.
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <fstream>
 #include <future>
 #include <sstream>
+#include <sys/socket.h>
 #include <thread>
 #include <variant>
 
@@ -110,9 +112,19 @@ struct Connection {
     return std::get<beast::tcp_stream>(stream);
   }
 
+  // Whether the connection can carry another request after sitting idle. An idle connection
+  // has nothing to read: readable bytes mean the server closed it (EOF, a TLS close_notify) or
+  // broke it. kube-apiserver closes connections idle for 90 s.
+  bool StillOpen() {
+    char byte;
+    ssize_t n = ::recv(lowest().socket().native_handle(), &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK);
+  }
+
   asio::strand<asio::io_context::executor_type> strand;
   std::variant<std::monostate, beast::tcp_stream, TlsStream> stream;
   beast::flat_buffer buffer;
+  std::chrono::steady_clock::time_point idle_since;
 };
 
 using Request = http::request<http::string_body>;
@@ -314,8 +326,9 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
   StatusOr<ApiResponse> RoundTrip(const ApiRequest& request) override {
     TEPHRA_ASSIGN_OR_RETURN(Request req, Build(request));
     auto timeout = request.timeout.count() > 0 ? request.timeout : config_.timeout;
+    bool fresh = false;
     for (int attempt = 0;; ++attempt) {
-      std::unique_ptr<Connection> conn = TakeIdle();
+      std::unique_ptr<Connection> conn = fresh ? nullptr : TakeIdle();
       bool reused = conn != nullptr;
       if (!conn) {
         TEPHRA_ASSIGN_OR_RETURN(conn, Connect());
@@ -328,9 +341,13 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
         if (result.keep_alive) PutIdle(std::move(conn));
         return std::move(result.response);
       }
-      // A pooled connection the server already closed fails before any response byte; the
-      // request never reached the server, so one retry on a fresh connection is safe.
-      if (reused && result.stale && attempt == 0) continue;
+      // A pooled connection the server closed after TakeIdle looked at it fails before any
+      // response byte; the request never reached the server, so one retry is safe. It goes on
+      // a new connection: the other pooled ones may have been closed at the same moment.
+      if (reused && result.stale && attempt == 0) {
+        fresh = true;
+        continue;
+      }
       return result.status;
     }
   }
@@ -390,15 +407,25 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
     return req;
   }
 
+  // The most recently used pooled connection that is still open. The pool is ordered by last
+  // use, so once the newest is too old to trust, all are.
   std::unique_ptr<Connection> TakeIdle() {
+    const auto oldest = std::chrono::steady_clock::now() - options_.max_idle_age;
     sync::MutexLock l(idle_mu_);
-    if (idle_.empty()) return nullptr;
-    auto c = std::move(idle_.back());
-    idle_.pop_back();
-    return c;
+    while (!idle_.empty()) {
+      auto c = std::move(idle_.back());
+      idle_.pop_back();
+      if (c->idle_since < oldest) {
+        idle_.clear();
+        return nullptr;
+      }
+      if (c->StillOpen()) return c;
+    }
+    return nullptr;
   }
 
   void PutIdle(std::unique_ptr<Connection> c) {
+    c->idle_since = std::chrono::steady_clock::now();
     sync::MutexLock l(idle_mu_);
     if (idle_.size() < options_.max_idle_connections) idle_.push_back(std::move(c));
   }

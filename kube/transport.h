@@ -57,6 +57,9 @@ class Transport {
 struct TransportOptions {
   int io_threads = 2;
   size_t max_idle_connections = 64;
+  // A connection idle longer than this is not reused: kube-apiserver closes one idle for 90 s,
+  // and a request sent as it does would fail.
+  std::chrono::milliseconds max_idle_age{45000};
   std::chrono::milliseconds connect_timeout{10000};
 };
 

@@ -44,7 +44,10 @@ bool PodGroupController::Ours(const api::Pod& pod) const {
   // A pod labelled for a scheduler-plugins (scheduling.x-k8s.io) PodGroup already has its group:
   // the scheduler gangs it with its siblings there. A group of its own would split the gang.
   if (!pod.metadata.Label(api::kSchedPluginsPodGroupLabel).empty()) return false;
-  return pod.metadata.Annotation(api::kGroupNameAnnotation).empty();
+  // No group named, or the one made here for it: tephra-scheduler names that one in the pod's
+  // binding, perhaps before this controller got to the pod (or while it was not running).
+  const std::string named = pod.metadata.Annotation(api::kGroupNameAnnotation);
+  return named.empty() || named == api::ImplicitPodGroupName(pod.metadata);
 }
 
 Status PodGroupController::Initialize(ControllerContext& context) {
@@ -114,6 +117,13 @@ Status PodGroupController::DeleteDrainedGroup(const std::string& rs_key) {
   return Status::Ok();
 }
 
+std::chrono::nanoseconds PodGroupController::AnnotationWait(const api::Pod& pod) const {
+  if (!pod.spec.node_name.empty() || !pod.metadata.creation_timestamp) return {};
+  auto age = ctx_.clock->Now() - *pod.metadata.creation_timestamp;
+  // Never longer than the grace: the two clocks may disagree.
+  return std::clamp<std::chrono::nanoseconds>(kAnnotationGrace - age, {}, kAnnotationGrace);
+}
+
 Status PodGroupController::Sync(const std::string& key) {
   if (key.starts_with(kDrainedPrefix)) return DeleteDrainedGroup(key.substr(kDrainedPrefix.size()));
   const std::string& pod_key = key;
@@ -130,6 +140,12 @@ Status PodGroupController::Sync(const std::string& key) {
     if (!created.ok() && created.status().code() != StatusCode::kAlreadyExists) {
       return created.status().WithContext("creating PodGroup " + name);
     }
+  }
+  if (!pod.metadata.Annotation(api::kGroupNameAnnotation).empty()) return Status::Ok();
+  // Back after the grace: by then the pod carries the annotation or is annotated here.
+  if (auto wait = AnnotationWait(pod); wait.count() > 0) {
+    queue_->AddAfter(key, wait);
+    return Status::Ok();
   }
   auto patched = ctx_.client->Patch(
       kube::resources::kPods, pod.metadata.namespace_, pod.metadata.name, kube::PatchType::kMerge,

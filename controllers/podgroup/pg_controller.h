@@ -6,6 +6,7 @@
 // left alone.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <string>
@@ -34,11 +35,16 @@ class PodGroupController : public Controller {
   Status Sync(const std::string& key);
 
   static constexpr std::string_view kDrainedPrefix = "drained-replicaset:";
+  // How long after its creation an unbound pod waits for the group annotation: tephra-scheduler
+  // writes it in the binding, so a pod bound by then costs no write of its own.
+  static constexpr std::chrono::seconds kAnnotationGrace{5};
 
  private:
   bool Ours(const api::Pod& pod) const;
   Status DeleteDrainedGroup(const std::string& rs_key);
   std::map<std::string, std::string> OwnerAnnotations(const api::Pod& pod) const;
+  // How much longer `pod` may wait for its scheduler to annotate it (zero: annotate now).
+  std::chrono::nanoseconds AnnotationWait(const api::Pod& pod) const;
 
   ControllerContext ctx_;
   std::shared_ptr<kube::Informer> pods_, podgroups_, replica_sets_;

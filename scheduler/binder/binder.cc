@@ -1,10 +1,13 @@
 #include "scheduler/binder/binder.h"
 
+#include <map>
+
 #include <glog/logging.h>
 #include <rapidjson/document.h>
 
 #include "api/core.h"
 #include "api/kinds.h"
+#include "api/labels.h"
 #include "api/scheduling.h"
 
 namespace tephra::scheduler {
@@ -122,8 +125,14 @@ Status KubeBinder::Process(const std::string& key) {
 }
 
 void KubeBinder::DoBind(const Work& w) {
-  // The uid: never bind a pod recreated under the same name.
-  std::string body = api::EncodePodBinding(w.namespace_, w.name, w.uid, w.node);
+  // The uid: never bind a pod recreated under the same name. A pod that names no group gets
+  // the name of the one the PodGroup controller makes for it in the same write, so that the
+  // controller need not annotate it separately (docs/scheduler.md, "Fewer writes per pod").
+  std::map<std::string, std::string> annotations;
+  if (w.pod && w.pod->implicit_group) {
+    annotations.emplace(api::kGroupNameAnnotation, w.pod->group_name);
+  }
+  std::string body = api::EncodePodBinding(w.namespace_, w.name, w.uid, w.node, annotations);
   auto start = std::chrono::steady_clock::now();
   StatusOr<std::string> r =
       client_->CreateSubresource(kube::resources::kPods, w.namespace_, w.name, "binding", body);

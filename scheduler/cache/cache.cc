@@ -181,24 +181,29 @@ void SchedulerCache::DeleteNode(const std::string& name) {
 
 // ---- pods ----
 
-void SchedulerCache::RemovePodLocked(const std::string& uid) {
+JobId SchedulerCache::RemovePodLocked(const std::string& uid, bool keep_job) {
   auto loc = locations_.find(uid);
-  if (loc == locations_.end()) return;
+  if (loc == locations_.end()) return {};
   if (!loc->second.node.empty()) {
     if (NodeInfo* n = MutableNode(loc->second.node, false)) {
       n->RemoveTask(uid);
       if (!n->node && n->tasks.empty()) nodes_.erase(loc->second.node);
     }
   }
-  if (!loc->second.job.empty()) {
-    if (JobInfo* j = MutableJob(loc->second.job, false)) {
-      j->RemoveTask(uid);
-      if ((!j->pod_group || j->provisional_group) && j->tasks.empty()) {
-        jobs_.erase(loc->second.job);
-      }
-    }
+  JobId job = std::move(loc->second.job);
+  if (!job.empty()) {
+    if (JobInfo* j = MutableJob(job, false)) j->RemoveTask(uid);
+    if (!keep_job) EraseJobIfUnusedLocked(job);
   }
   locations_.erase(loc);
+  return job;
+}
+
+void SchedulerCache::EraseJobIfUnusedLocked(const JobId& id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return;
+  const JobInfo& j = *it->second;
+  if ((!j.pod_group || j.provisional_group) && j.tasks.empty()) jobs_.erase(it);
 }
 
 void SchedulerCache::PlacePodLocked(const PodInfoPtr& pod) {
@@ -251,9 +256,12 @@ void SchedulerCache::UpsertPod(PodInfoPtr pod) {
   const std::string uid = pod->metadata.uid;
   auto old = pods_.find(uid);
   bool was_pending = old != pods_.end() && StatusFromPod(*old->second) == TaskStatus::kPending;
-  RemovePodLocked(uid);
+  // A pod whose group has no object yet keeps the provisional one it was placed under when it
+  // is bound (a bound pod makes none), until the object arrives: its job stays counted.
+  const JobId was_in = RemovePodLocked(uid, /*keep_job=*/true);
   pods_[uid] = pod;
   PlacePodLocked(pod);
+  if (!was_in.empty()) EraseJobIfUnusedLocked(was_in);
   TaskStatus now = StatusFromPod(*pod);
   // New pending work, or resources freed: worth an early session.
   bool unblocks = (now == TaskStatus::kPending && Ours(*pod) && !was_pending) ||
@@ -475,8 +483,9 @@ void SchedulerCache::ForgetBinding(const JobId& job_id, const std::string& uid) 
   if (pod == pods_.end()) return;
   // Back to whatever the API server last said about the pod.
   PodInfoPtr p = pod->second;
-  RemovePodLocked(uid);
+  const JobId was_in = RemovePodLocked(uid, /*keep_job=*/true);
   PlacePodLocked(p);
+  if (!was_in.empty()) EraseJobIfUnusedLocked(was_in);
   (void)job_id;
   ChangedLocked(true);
 }

@@ -119,7 +119,10 @@ class SchedulerCache {
   // Copy-on-write accessors.
   NodeInfo* MutableNode(const std::string& name, bool create) REQUIRES(mu_);
   JobInfo* MutableJob(const JobId& id, bool create) REQUIRES(mu_);
-  void RemovePodLocked(const std::string& uid) REQUIRES(mu_);
+  // Removes the pod from its node and job; returns the job's id. A job left without tasks and
+  // without a PodGroup object goes too, unless `keep_job` (the caller places the pod again).
+  JobId RemovePodLocked(const std::string& uid, bool keep_job = false) REQUIRES(mu_);
+  void EraseJobIfUnusedLocked(const JobId& id) REQUIRES(mu_);
   void PlacePodLocked(const PodInfoPtr& pod) REQUIRES(mu_);
   int32_t TaskPriorityLocked(const PodInfo& pod) const REQUIRES(mu_);
   int32_t ClassValueLocked(const std::string& class_name) const REQUIRES(mu_);

@@ -1,5 +1,6 @@
 #include "scheduler/model/pod_info.h"
 
+#include <array>
 #include <functional>
 
 #include <rapidjson/document.h>
@@ -177,27 +178,16 @@ std::optional<bool> ParseBool(const std::string& s) {
   return std::nullopt;
 }
 
-// What placement reads from a pod's status.
-struct StatusSummary {
-  std::string phase;
-  std::string nominated_node;
-  std::optional<ScheduledCondition> scheduled;
-  int32_t restarts = 0;
-};
-
-// Completes a pod whose metadata is decoded: the same steps whichever encoding it came in.
+// Completes a pod whose metadata and status fields are decoded: the same steps whichever
+// encoding it came in.
 std::shared_ptr<PodInfo> Assemble(std::shared_ptr<PodInfo> pod, api::PodSpec spec,
-                                  StatusSummary status, SpecInterner& interner) {
+                                  SpecInterner& interner) {
   // LIST items carry no apiVersion and kind; watch events do.
   if (pod->api_version.empty()) pod->api_version = "v1";
   if (pod->kind.empty()) pod->kind = "Pod";
   for (auto it = pod->metadata.annotations.begin(); it != pod->metadata.annotations.end();) {
     it = KeepAnnotation(it->first) ? std::next(it) : pod->metadata.annotations.erase(it);
   }
-  pod->phase = std::move(status.phase);
-  pod->nominated_node = std::move(status.nominated_node);
-  pod->scheduled = std::move(status.scheduled);
-  pod->restarts = status.restarts;
   pod->node_name = spec.node_name;
   pod->terminating = pod->metadata.deletion_timestamp.has_value();
   pod->group_name = pod->metadata.Annotation(api::kGroupNameAnnotation);
@@ -247,24 +237,29 @@ StatusOr<std::shared_ptr<PodInfo>> DecodePodInfo(const json::Value& value, SpecI
   api::PodSpec spec;
   api::DecodePodSpec(r["spec"], &spec);
   json::Reader status = r["status"];
-  StatusSummary summary;
-  summary.phase = status["phase"].String();
-  summary.nominated_node = status["nominatedNodeName"].String();
+  pod->phase = status["phase"].String();
+  pod->nominated_node = status["nominatedNodeName"].String();
   status["conditions"].ForEach([&](const json::Reader& c) {
     if (c["type"].String() != "PodScheduled") return;
-    summary.scheduled =
+    pod->scheduled =
         ScheduledCondition{c["status"].String(), c["reason"].String(), c["message"].String()};
   });
   status["containerStatuses"].ForEach(
-      [&](const json::Reader& c) { summary.restarts += c["restartCount"].Int32(); });
+      [&](const json::Reader& c) { pod->restarts += c["restartCount"].Int32(); });
   TEPHRA_RETURN_IF_ERROR(errors.ToStatus("pod " + pod->metadata.Key()));
-  return Assemble(std::move(pod), std::move(spec), std::move(summary), interner);
+  return Assemble(std::move(pod), std::move(spec), interner);
 }
 
 StatusOr<std::shared_ptr<PodInfo>> DecodePodInfoProtobuf(std::string_view bytes,
                                                          SpecInterner& interner) {
-  // One arena per pod: the message's many small strings are freed in one go.
-  google::protobuf::Arena arena;
+  // One arena per pod frees the message's many small strings in one go; its first block is
+  // reused by every pod this thread decodes, so a pod of ordinary size allocates nothing for
+  // the message itself.
+  thread_local std::array<char, 32 * 1024> first_block;
+  google::protobuf::ArenaOptions options;
+  options.initial_block = first_block.data();
+  options.initial_block_size = first_block.size();
+  google::protobuf::Arena arena(options);
   auto* message = google::protobuf::Arena::CreateMessage<k8s::v1::Pod>(&arena);
   if (!message->ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
     return InvalidArgument("pod: malformed protobuf (" + std::to_string(bytes.size()) + " bytes)");
@@ -275,15 +270,14 @@ StatusOr<std::shared_ptr<PodInfo>> DecodePodInfoProtobuf(std::string_view bytes,
   TEPHRA_RETURN_IF_ERROR(
       api::DecodePodSpec(message->spec(), &spec).WithContext("pod " + pod->metadata.Key()));
   const k8s::v1::PodStatus& status = message->status();
-  StatusSummary summary;
-  summary.phase = status.phase();
-  summary.nominated_node = status.nominatednodename();
+  pod->phase = status.phase();
+  pod->nominated_node = status.nominatednodename();
   for (const auto& c : status.conditions()) {
     if (c.type() != "PodScheduled") continue;
-    summary.scheduled = ScheduledCondition{c.status(), c.reason(), c.message()};
+    pod->scheduled = ScheduledCondition{c.status(), c.reason(), c.message()};
   }
-  for (const auto& c : status.containerstatuses()) summary.restarts += c.restartcount();
-  return Assemble(std::move(pod), std::move(spec), std::move(summary), interner);
+  for (const auto& c : status.containerstatuses()) pod->restarts += c.restartcount();
+  return Assemble(std::move(pod), std::move(spec), interner);
 }
 
 kube::ObjectDecoder PodInfoDecoder(std::shared_ptr<SpecInterner> interner) {

@@ -394,8 +394,18 @@ StatusOr<kube::ApiResponse> FakeApiServer::Handle(const kube::ApiRequest& reques
         return ErrorResponse(409, "Conflict", "pod " + t.name + " is already assigned");
       }
       std::string node = Field(request.body, "target", "name");
+      // The binding's annotations go onto the pod, as the real API server does.
+      std::string annotations;
+      json::Document binding;
+      if (json::Parse(request.body, &binding).ok()) {
+        json::Errors errors;
+        json::Reader a = json::Reader(&binding, &errors)["metadata"]["annotations"];
+        if (a.is_object())
+          annotations = R"("metadata":{"annotations":)" + json::Write(*a.value()) + "},";
+      }
       std::string out;
-      (void)json::ApplyMergePatch(it->second, R"({"spec":{"nodeName":")" + node + R"("}})", &out);
+      (void)json::ApplyMergePatch(
+          it->second, "{" + annotations + R"("spec":{"nodeName":")" + node + R"("}})", &out);
       Store(t.collection, t.ns, out, "MODIFIED");
       return Ok(201, R"({"kind":"Status","status":"Success"})");
     }

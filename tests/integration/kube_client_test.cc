@@ -1,5 +1,7 @@
 // kube::Client against the real kube-apiserver: every verb, error mapping, pagination,
 // watches, subresources and RBAC denials.
+#include "tests/support/kube_client.h"
+
 #include <atomic>
 #include <set>
 #include <thread>
@@ -20,11 +22,7 @@ using testing::Kubectl;
 using testing::TestNamespace;
 
 std::shared_ptr<Client> ClientFor(const std::string& kubeconfig, double qps = 500) {
-  StatusOr<RestConfig> cfg = LoadKubeconfig({kubeconfig, ""});
-  REQUIRE(cfg.ok());
-  cfg->qps = qps;
-  cfg->burst = static_cast<int>(qps);
-  StatusOr<std::shared_ptr<Client>> client = Client::FromConfig(*cfg);
+  StatusOr<std::shared_ptr<Client>> client = testing::KubeClientFor(kubeconfig, qps);
   REQUIRE(client.ok());
   return *client;
 }

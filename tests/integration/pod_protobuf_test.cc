@@ -6,10 +6,10 @@
 #include <rapidjson/document.h>
 
 #include "kube/client.h"
-#include "kube/config.h"
 #include "kube/informer.h"
 #include "scheduler/model/pod_info.h"
 #include "tests/support/cluster.h"
+#include "tests/support/kube_client.h"
 #include "tests/support/pod_info_diff.h"
 
 namespace tephra::scheduler {
@@ -20,11 +20,8 @@ using testing::Kubectl;
 using testing::TestNamespace;
 
 std::shared_ptr<kube::Client> AdminClient() {
-  StatusOr<kube::RestConfig> cfg = kube::LoadKubeconfig({ClusterEnv::Get().kubeconfig, ""});
-  REQUIRE(cfg.ok());
-  cfg->qps = 200;
-  cfg->burst = 200;
-  StatusOr<std::shared_ptr<kube::Client>> client = kube::Client::FromConfig(*cfg);
+  StatusOr<std::shared_ptr<kube::Client>> client =
+      testing::KubeClientFor(ClusterEnv::Get().kubeconfig, 200);
   REQUIRE(client.ok());
   return *client;
 }

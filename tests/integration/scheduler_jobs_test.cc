@@ -81,6 +81,58 @@ struct JobsEnv {
   std::string conf_;
 };
 
+// A pod "bare" of one CPU that names no PodGroup, on one 8-CPU node with the scheduler running.
+struct BarePodEnv : JobsEnv {
+  explicit BarePodEnv(const std::string& prefix, bool with_controller_manager) : JobsEnv(prefix) {
+    if (!with_controller_manager) manager.Kill();
+    f.AddNodes(1, "8", "32Gi");
+    f.AddQueue("default", 1);
+    Start();
+    Create(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"bare"},"spec":{)"
+           R"("schedulerName":")" +
+           f.name() +
+           R"(","containers":[{"name":"c","image":"busybox",)"
+           R"("resources":{"requests":{"cpu":"1"}}}]}})");
+    group = "podgroup-" + PodField("{.metadata.uid}");
+  }
+  std::string PodField(const std::string& path) const {
+    return f.kubectl().MustRun({"-n", ns.name(), "get", "pod", "bare", "-o", "jsonpath=" + path});
+  }
+  std::string GroupAnnotation() const {
+    return PodField(R"({.metadata.annotations.scheduling\.k8s\.io/group-name})");
+  }
+  // Whether its PodGroup exists and says Running with the pod counted.
+  bool GroupRunning() const {
+    auto r = f.kubectl().Run({"-n", ns.name(), "get", "podgroup", group, "-o",
+                              "jsonpath={.status.phase}/{.status.running}"});
+    return r.ok() && r.out == "Running/1";
+  }
+
+  std::string group;
+};
+
+TEST_CASE("a bare pod's binding names its PodGroup, so the controller does not patch the pod") {
+  BarePodEnv env("bare-pod", true);
+  REQUIRE(Eventually([&] { return Bound(env.f, env.ns.name()) == 1; }, kTimeout));
+  CHECK(env.GroupAnnotation() == env.group);
+  // The annotation came with the binding, which leaves no managed-fields entry: a patch by
+  // the controller would have left one naming the annotation.
+  CHECK(env.PodField("{.metadata.managedFields}").find("group-name") == std::string::npos);
+  // Its PodGroup (made by the controller) reaches Running with the pod counted.
+  CHECK(Eventually([&] { return env.GroupRunning(); }, kTimeout));
+}
+
+TEST_CASE("a bare pod bound while no controller-manager ran still gets its PodGroup") {
+  BarePodEnv env("bare-late", false);
+  // Bound with the annotation naming a group nobody has made yet.
+  REQUIRE(Eventually([&] { return Bound(env.f, env.ns.name()) == 1; }, kTimeout));
+  CHECK(env.GroupAnnotation() == env.group);
+  CHECK_FALSE(env.f.kubectl().Run({"-n", env.ns.name(), "get", "podgroup", env.group}).ok());
+  // The controller-manager, once it runs, makes it; the scheduler then writes its status.
+  env.manager.Restart();
+  CHECK(Eventually([&] { return env.GroupRunning(); }, kTimeout));
+}
+
 TEST_CASE("three elastic Jobs competing for 16 slots each reach their minimum and share the rest") {
   JobsEnv env("jobs-three");
   env.f.AddNodes(2, "8", "32Gi");

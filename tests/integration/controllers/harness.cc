@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 
 #include "api/kinds.h"
-#include "kube/config.h"
+#include "tests/support/kube_client.h"
 
 namespace tephra::testing {
 namespace {
@@ -51,11 +51,8 @@ void InstallControllerPrerequisites(const Kubectl& kubectl) {
 }
 
 std::shared_ptr<kube::Client> AdminClient() {
-  StatusOr<kube::RestConfig> cfg = kube::LoadKubeconfig({ClusterEnv::Get().kubeconfig, ""});
-  REQUIRE(cfg.ok());
-  cfg->qps = 200;
-  cfg->burst = 400;
-  StatusOr<std::shared_ptr<kube::Client>> client = kube::Client::FromConfig(*cfg);
+  StatusOr<std::shared_ptr<kube::Client>> client =
+      testing::KubeClientFor(ClusterEnv::Get().kubeconfig, 200, 400);
   REQUIRE(client.ok());
   return *client;
 }

@@ -195,6 +195,37 @@ TEST_CASE("a bare pod is placed on the group its controller will make, before th
   CHECK_FALSE(after.outcome.pod_groups[0].awaiting_object);
 }
 
+TEST_CASE("a bare pod bound before its group is made stays counted under the provisional group") {
+  testing::Harness h;
+  h.Node("n1", "cpu=4,memory=8Gi").Queue("default");
+  auto decode = [&](const std::string& extra_meta, const std::string& node) {
+    json::Document doc;
+    REQUIRE(json::Parse(R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":"bare",)"
+                        R"("namespace":"ns","uid":"u-3")" +
+                            extra_meta + R"(},"spec":{"schedulerName":"volcano",)" + node +
+                            R"("containers":[{"name":"c","resources":{"requests":{"cpu":"1"}}}]}})",
+                        &doc)
+                .ok());
+    auto pod = DecodePodInfo(doc, h.interner());
+    REQUIRE(pod.ok());
+    return *pod;
+  };
+  h.cache().UpsertPod(decode("", ""));
+  auto first = h.Run();
+  REQUIRE(first.binds.count("bare") == 1);
+  // The binding's echo: bound, and annotated with the group's name by the binding itself.
+  h.cache().UpsertPod(decode(R"(,"annotations":{"scheduling.k8s.io/group-name":"podgroup-u-3"})",
+                             R"("nodeName":"n1",)"));
+  auto job = h.cache().Job("ns/podgroup-u-3");
+  REQUIRE(job != nullptr);
+  CHECK(job->provisional_group);
+  CHECK(job->tasks.size() == 1);
+  CHECK(h.cache().TakeSnapshot()->jobs.size() == 1);  // its queue still counts it
+  // Deleted, it takes the provisional group along.
+  h.cache().DeletePod(*decode("", R"("nodeName":"n1",)"));
+  CHECK(h.cache().JobCount() == 0);
+}
+
 TEST_CASE("a pod deleted before its group is made leaves no job behind") {
   testing::Harness h;
   h.Node("n1", "cpu=4").Queue("default");

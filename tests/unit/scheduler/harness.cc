@@ -353,6 +353,11 @@ PodBuilder& PodBuilder::Uid(const std::string& uid) {
   return *this;
 }
 
+PodBuilder& PodBuilder::ImplicitGroup() {
+  pod_->implicit_group = true;
+  return *this;
+}
+
 PodInfoPtr PodBuilder::Add() {
   pod_->node_name = spec_.node_name;
   pod_->terminating = pod_->metadata.deletion_timestamp.has_value();

@@ -121,6 +121,8 @@ class PodBuilder {
   PodBuilder& Namespace(const std::string& ns);  // namespace used by PriorityClass lookups
   PodBuilder& PriorityClassName(const std::string& name);
   PodBuilder& Uid(const std::string& uid);  // as an API server assigned it (default "uid-<key>")
+  // The pod names no group: its group is the one the PodGroup controller makes for it.
+  PodBuilder& ImplicitGroup();
   PodInfoPtr Add();
 
  private:

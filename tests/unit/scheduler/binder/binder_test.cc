@@ -26,7 +26,8 @@ struct BinderFixture : FakeApi {
   }
 
   // A pod both in the API server and in the scheduler's cache, with the uid the server gave it.
-  std::string Pod(const std::string& name, const std::string& node = "") {
+  std::string Pod(const std::string& name, const std::string& node = "",
+                  bool implicit_group = false) {
     std::string spec = node.empty() ? "{}" : R"({"nodeName":")" + node + R"("})";
     std::string stored =
         fake->Put(kPods, R"({"apiVersion":"v1","kind":"Pod","metadata":{"name":")" + name +
@@ -37,6 +38,7 @@ struct BinderFixture : FakeApi {
     std::string uid = json::Reader(&doc, &errors)["metadata"]["uid"].String();
     auto b = h.Pod("ns/" + name, "g").Request("cpu=1").Uid(uid);
     if (!node.empty()) b.On(node);
+    if (implicit_group) b.ImplicitGroup();
     b.Add();
     return uid;
   }
@@ -70,6 +72,20 @@ TEST_CASE("binder: a bind is assumed in the cache at once, then posted as a Bind
   CHECK(f.HasMetric("tephra_pods_bound_total 1"));
   CHECK(f.HasMetric("tephra_bind_errors_total 0"));
   CHECK(f.Events().find("Successfully assigned ns/p to n1") != std::string::npos);
+}
+
+TEST_CASE("binder: a pod that names no group gets its group's name in the binding itself") {
+  BinderFixture f;
+  std::string implicit = f.Pod("bare", "", true);
+  std::string named = f.Pod("named");
+  f.Binder().Bind(f.Task(implicit), "n1");
+  f.Binder().Bind(f.Task(named), "n2");
+  REQUIRE(f.Binder().Drain(kWait));
+  // The API server copies a binding's annotations to the pod: one write, no patch.
+  CHECK(f.fake->Object(kPods, "bare")->find(R"("scheduling.k8s.io/group-name":"g")") !=
+        std::string::npos);
+  CHECK(f.fake->Object(kPods, "named")->find("group-name") == std::string::npos);
+  CHECK(f.Requests("PATCH /api/v1/namespaces/ns/pods/bare") == 0);
 }
 
 TEST_CASE("binder: a conflicting bind is rolled back, so the next session places the pod again") {
