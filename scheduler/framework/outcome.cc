@@ -147,16 +147,17 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
       u.name = job.name;
       const auto& cond = ssn.JobCondition(j);
       // Others act on Inqueue (the job controller creates pods), Pending (admission taken
-      // back) and Unknown (JobUnknown policies); Running, Completed, counts and the Scheduled
-      // condition are for people and may wait a moment to share one write (a longer moment
-      // while its pods are starting, so that the write carries their start too: a plain pod's
-      // group goes from Pending to Running in one session, and its status is then written once,
-      // not once as it is bound and again as it starts; docs/scheduler.md).
+      // back) and Unknown (JobUnknown policies), and a group leaving Pending must not show it
+      // while its pods run (a plain pod goes from Pending to Running in one session); Running,
+      // Completed, counts and the Scheduled condition are for people and may wait a moment to
+      // share one write (a longer moment while its pods are starting, so that the write
+      // carries their start too).
       const api::PodGroupPhase phase = api::PodGroupPhaseFromString(status.phase);
       const api::PodGroupPhase was = api::PodGroupPhaseFromString(job.pod_group->status.phase);
-      bool acted_on = phase != was && (phase == api::PodGroupPhase::kInqueue ||
-                                       phase == api::PodGroupPhase::kPending ||
-                                       phase == api::PodGroupPhase::kUnknown);
+      bool acted_on =
+          phase != was &&
+          (phase == api::PodGroupPhase::kInqueue || phase == api::PodGroupPhase::kPending ||
+           phase == api::PodGroupPhase::kUnknown || was == api::PodGroupPhase::kPending);
       bool newly_unschedulable = cond && cond->type == "Unschedulable" &&
                                  status.conditions != job.pod_group->status.conditions;
       u.urgent = acted_on || newly_unschedulable;

@@ -195,8 +195,8 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "outcome: a group that only follows its pods to Running waits to share one write with "
-    "their start") {
+    "outcome: a group leaving Pending is written at once, so it never shows Pending while "
+    "its pods run") {
   Harness h;
   h.Node("n1", "cpu=8").Queue("default");
   h.Group("ns/solo", "default", 1, "Pending").Group("ns/gang", "default", 2, "Inqueue");
@@ -213,10 +213,9 @@ TEST_CASE(
   for (const PodGroupUpdate& u : out.pod_groups) updates[u.name] = &u;
   REQUIRE(updates.count("solo") == 1);
   CHECK(updates["solo"]->status.phase == "Running");
-  // Pending or Inqueue to Running is for people: it may wait to share a write, and waits
-  // longer while the pods placed are starting, so that one write says they run.
-  CHECK_FALSE(updates["solo"]->urgent);
-  CHECK(updates["solo"]->pods_starting);
+  CHECK(updates["solo"]->urgent);
+  // Inqueue to Running is for people: it may wait to share a write, and waits longer while
+  // the pods placed are starting, so that one write says they run.
   REQUIRE(updates.count("gang") == 1);
   CHECK(updates["gang"]->status.phase == "Running");
   CHECK_FALSE(updates["gang"]->urgent);
