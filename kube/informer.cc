@@ -265,6 +265,15 @@ Status Informer::ListAndReplace() {
     for (const auto& obj : fresh) {
       present.insert(obj->metadata.Key());
       ObjectPtr old = store_.Upsert(obj);
+      if (old && old->metadata.uid != obj->metadata.uid) {
+        // Deleted and created again under the same name while no watch was open (a restarted
+        // Volcano job's pods and PodGroup): a different object, not a newer version of the
+        // one handlers know. Caches keyed by uid would otherwise keep the old one forever.
+        Dispatch([&](const EventHandlers& h) {
+          if (h.on_delete) h.on_delete(old, true);
+        });
+        old.reset();
+      }
       if (!old) {
         Dispatch([&](const EventHandlers& h) {
           if (h.on_add) h.on_add(obj);

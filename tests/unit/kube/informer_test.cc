@@ -53,6 +53,10 @@ struct Recorder {
     std::lock_guard<std::mutex> l(mu);
     return std::find(log.begin(), log.end(), s) != log.end();
   }
+  size_t Count(const std::string& s) {
+    std::lock_guard<std::mutex> l(mu);
+    return static_cast<size_t>(std::count(log.begin(), log.end(), s));
+  }
   size_t MirrorSize() {
     std::lock_guard<std::mutex> l(mu);
     return mirror.size();
@@ -154,6 +158,30 @@ TEST_CASE("410 Gone triggers a relist that reports objects deleted while away as
   CHECK(rec.Has("add fresh"));
   CHECK(informer.relists() == 2);
   CHECK(informer.store().size() == 2);
+  informer.Stop();
+}
+
+TEST_CASE("an object deleted and created again under its name while away is a delete and an add") {
+  auto fake = std::make_shared<FakeApiServer>();
+  fake->Put(kCollection, Cm("job-pod", "1"));
+  Informer informer(ClientOn(fake), Options());
+  Recorder rec;
+  informer.AddEventHandler(rec.Handlers());
+  informer.Start();
+  REQUIRE(informer.WaitForSync(std::chrono::seconds(5)));
+  const std::string first_uid = informer.store().Get("ns/job-pod")->metadata.uid;
+  REQUIRE(Soon([&] { return fake->open_watches() == 1; }));
+  fake->DropWatches();
+  fake->BreakNext(2);
+  // A restarted job: its pod is deleted and made again with the same name, a new uid.
+  fake->Remove(kCollection, "job-pod");
+  fake->Put(kCollection, Cm("job-pod", "1"));
+  fake->Compact();
+  REQUIRE(Soon([&] { return informer.relists() == 2; }));
+  REQUIRE(Soon([&] { return rec.Count("add job-pod") == 2; }));
+  CHECK(rec.Has("delete job-pod (tombstone)"));
+  CHECK_FALSE(rec.Has("update job-pod"));
+  CHECK(informer.store().Get("ns/job-pod")->metadata.uid != first_uid);
   informer.Stop();
 }
 
