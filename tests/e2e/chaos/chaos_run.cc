@@ -24,6 +24,7 @@
 
 #include "api/core.h"
 #include "api/kinds.h"
+#include "api/labels.h"
 #include "kube/config.h"
 #include "kube/informer.h"
 #include "tests/e2e/chaos/cluster_view.h"
@@ -114,6 +115,9 @@ class ChaosRun {
   void WaitHealthy(seconds timeout);
 
   bool Outcomes(std::vector<std::string>* problems);
+  // On failure: what the API server holds for the jobs that ended wrong, printed, and the
+  // namespace's whole state kept in the log directory.
+  void DumpProblemJobs();
   int Report(bool outcomes_ok, const std::vector<std::string>& problems);
   void Log(const std::string& line) {
     std::lock_guard<std::mutex> l(log_mu_);
@@ -153,6 +157,7 @@ class ChaosRun {
 
   std::vector<FaultRecord> faults_;
   size_t job_problems_ = 0;
+  std::vector<std::string> problem_jobs_;  // names, from the last Outcomes()
   int bursts_ = 0;
   std::vector<MemorySample> memory_;
 };
@@ -682,6 +687,7 @@ FaultRecord ChaosRun::CompactUnderWatches() {
 // Whether every planned Job ended as its policies imply; `problems` says which did not.
 bool ChaosRun::Outcomes(std::vector<std::string>* problems) {
   problems->clear();
+  problem_jobs_.clear();
   std::lock_guard<std::mutex> l1(submit_mu_), l2(check_mu_);
   for (const JobPlan& p : plans_) {
     if (rejected_.count(p.name)) {
@@ -695,11 +701,13 @@ bool ChaosRun::Outcomes(std::vector<std::string>* problems) {
     }
     const auto& r = it->second;
     bool ok = p.expected == "deleted" ? r.gone : (!r.gone && r.phase == p.expected);
-    if (!ok)
+    if (!ok) {
+      problem_jobs_.push_back(p.name);
       problems->push_back(p.name + " (" + p.kind + "): expected " + p.expected + ", is " +
                           (r.gone            ? "deleted"
                            : r.phase.empty() ? "<no phase>"
                                              : r.phase));
+    }
   }
   return problems->empty();
 }
@@ -774,6 +782,7 @@ int ChaosRun::Run() {
   // its ends still shows what failed.
   bool ok = outcomes_ok && problems.empty() && violations_.empty();
   if (!ok) {
+    DumpProblemJobs();
     for (DaemonGroup* g : {&cm_, &sched_, &adm_}) {
       for (auto& r : g->replicas) std::cerr << "---- " << r->log() << "\n" << r->LogTail(20);
     }
@@ -783,6 +792,49 @@ int ChaosRun::Run() {
   Cleanup();
   if (code == 0) std::filesystem::remove_all(dir_);  // the daemons' logs matter only on failure
   return code;
+}
+
+// The lines of `text` that start with one of `prefixes` (a table's header and its rows).
+std::string LinesStartingWith(const std::string& text, const std::vector<std::string>& prefixes) {
+  std::istringstream in(text);
+  std::string out, line;
+  while (std::getline(in, line)) {
+    for (const auto& p : prefixes) {
+      if (line.rfind(p, 0) == 0) {
+        out += line + "\n";
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+void ChaosRun::DumpProblemJobs() {
+  auto get = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), {"-n", ns_, "get"});
+    testing::CommandResult r = kubectl_.Run(args);
+    return r.ok() ? r.out : r.err;
+  };
+  std::ofstream(dir_ + "/final-state.yaml")
+      << get({"jobs.batch.volcano.sh,podgroups.scheduling.volcano.sh,pods,events", "-o", "yaml"});
+  std::ofstream(dir_ + "/nodes.txt")
+      << kubectl_.Run({"describe", "nodes", "-l", "tephra.dev/chaos-pool=" + id_}).out;
+  const size_t shown = std::min<size_t>(problem_jobs_.size(), 3);
+  for (size_t i = 0; i < shown; ++i) {
+    const std::string& name = problem_jobs_[i];
+    std::cerr << "---- " << name << ": status\n"
+              << get({"jobs.batch.volcano.sh", name, "-o", "jsonpath={.status}"}) << "\n"
+              << "---- " << name << ": PodGroups\n"
+              << LinesStartingWith(
+                     get({"podgroups.scheduling.volcano.sh", "-o",
+                          "custom-columns=NAME:.metadata.name,PHASE:.status.phase,"
+                          "MIN:.spec.minMember,CONDITIONS:.status.conditions[*].message"}),
+                     {"NAME", name + "-"})
+              << "---- " << name << ": pods\n"
+              << get({"pods", "-o", "wide", "-l", std::string(api::kJobNameKey) + "=" + name});
+  }
+  std::cerr << "(the namespace's objects are in " << dir_ << "/final-state.yaml, the nodes in "
+            << dir_ << "/nodes.txt)" << std::endl;
 }
 
 int ChaosRun::Report(bool ok, const std::vector<std::string>& problems) {
