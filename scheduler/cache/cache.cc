@@ -301,6 +301,13 @@ bool SchedulerCache::HasPodGroupObject(const JobId& id) const {
   return it != jobs_.end() && it->second->pod_group && !it->second->provisional_group;
 }
 
+bool SchedulerCache::PodPlaced(const std::string& uid) const {
+  sync::MutexLock l(mu_);
+  if (assumed_.count(uid) != 0) return true;
+  auto it = locations_.find(uid);
+  return it != locations_.end() && !it->second.node.empty();
+}
+
 bool SchedulerCache::StorePodGroup(std::shared_ptr<const api::PodGroup> pg) {
   sync::MutexLock l(mu_);
   JobId id = pg->metadata.namespace_ + "/" + pg->metadata.name;

@@ -78,6 +78,8 @@ class SchedulerCache {
   void SetGroupArrivalListener(std::function<void(const JobId&)> listener);
   // Whether the API server holds job's PodGroup (as far as the informer has said).
   bool HasPodGroupObject(const JobId& job) const;
+  // Whether the pod is on a node: bound as the informer says, or by a bind in flight.
+  bool PodPlaced(const std::string& uid) const;
 
   std::shared_ptr<const Snapshot> TakeSnapshot();
   uint64_t generation() const;

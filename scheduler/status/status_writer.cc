@@ -265,6 +265,10 @@ void StatusWriter::Write(const Item& item) {
                          "status");
       break;
     case Item::Kind::kPod:
+      // Bound since the session that found no place for it (a pipelined pod's resources came
+      // free): its condition is out of date, and the API server refuses a nominated node on
+      // a bound pod.
+      if (cache_ != nullptr && cache_->PodPlaced(item.event_object.uid)) return;
       r = client_->Patch(kube::resources::kPods, item.namespace_, item.name,
                          kube::PatchType::kStrategicMerge, item.body, {}, "status");
       break;

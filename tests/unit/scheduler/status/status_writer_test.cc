@@ -183,6 +183,22 @@ TEST_CASE(
   CHECK(events.find("0/1 nodes are available: 1 Insufficient cpu") != std::string::npos);
 }
 
+TEST_CASE("status writer: a pod bound before its condition is written gets no condition") {
+  WriterFixture f;
+  // A later session bound the pipelined pod while the earlier one's write still waited.
+  REQUIRE(f.h.cache().AssumeBinding("ns/pg", "uid-ns/p", "n1").ok());
+  PodConditionUpdate p;
+  p.namespace_ = "ns";
+  p.name = "p";
+  p.uid = "uid-ns/p";
+  p.condition = {"False", "Unschedulable", "pipelined: waiting for resources being released"};
+  p.nominated_node = "n1";
+  f.writer->Apply({{}, {}, {p}, {}});
+  REQUIRE(f.writer->Drain(kWait));
+  CHECK(f.Requests("PATCH /api/v1/namespaces/ns/pods/p/status") == 0);
+  CHECK(f.Events().find("FailedScheduling") == std::string::npos);
+}
+
 TEST_CASE(
     "status writer: updates nobody waits on are held and coalesced into one write of the latest") {
   WriterFixture f(kForever);
