@@ -43,6 +43,26 @@ std::string QueueOfPodGroup(const kube::Object& o) {
 
 }  // namespace
 
+void PodGroupTally::Count(const api::PodGroup& pg, int delta) {
+  const std::string queue = QueueOfPodGroup(pg);
+  const std::string phase =
+      pg.status.phase.empty() ? std::string(api::podgroup_phase::kPending) : pg.status.phase;
+  sync::MutexLock l(mu_);
+  std::map<std::string, size_t>& phases = counts_[queue];
+  if (delta > 0) {
+    ++phases[phase];
+  } else if (auto it = phases.find(phase); it != phases.end() && --it->second == 0) {
+    phases.erase(it);
+  }
+  if (phases.empty()) counts_.erase(queue);
+}
+
+std::map<std::string, size_t> PodGroupTally::ByPhase(const std::string& queue) const {
+  sync::MutexLock l(mu_);
+  auto it = counts_.find(queue);
+  return it == counts_.end() ? std::map<std::string, size_t>{} : it->second;
+}
+
 std::string NextQueueState(std::string_view state, QueueAction action, size_t podgroups) {
   const std::string closing_or_closed(podgroups == 0 ? qs::kClosed : qs::kClosing);
   if (action == QueueAction::kOpen) return std::string(qs::kOpen);
@@ -74,8 +94,6 @@ Status QueueController::Initialize(ControllerContext& context) {
   all_queues_ = ctx_.informers->For(api::kQueues, api::QueueDecoder());
   podgroups_ =
       ctx_.informers->For(api::kPodGroups, api::PodGroupDecoder(), NamespacedScope(ctx_.options));
-  podgroups_->AddIndex(
-      "queue", [](const kube::Object& o) { return std::vector<std::string>{QueueOfPodGroup(o)}; });
   commands_ =
       ctx_.informers->For(api::kCommands, api::CommandDecoder(), NamespacedScope(ctx_.options));
 
@@ -103,16 +121,24 @@ Status QueueController::Initialize(ControllerContext& context) {
   queues_->AddEventHandler(qh);
 
   kube::EventHandlers ph;
-  ph.on_add = [this](const kube::ObjectPtr& o) { queue_->Add(QueueOfPodGroup(*o)); };
+  ph.on_add = [this](const kube::ObjectPtr& o) {
+    tally_.Add(static_cast<const api::PodGroup&>(*o));
+    queue_->Add(QueueOfPodGroup(*o));
+  };
   ph.on_update = [this](const kube::ObjectPtr& old, const kube::ObjectPtr& o) {
     const auto& a = static_cast<const api::PodGroup&>(*old);
     const auto& b = static_cast<const api::PodGroup&>(*o);
     if (a.status.phase != b.status.phase || a.spec.queue != b.spec.queue) {
+      tally_.Remove(a);
+      tally_.Add(b);
       queue_->Add(QueueOfPodGroup(*old));
       queue_->Add(QueueOfPodGroup(*o));
     }
   };
-  ph.on_delete = [this](const kube::ObjectPtr& o, bool) { queue_->Add(QueueOfPodGroup(*o)); };
+  ph.on_delete = [this](const kube::ObjectPtr& o, bool) {
+    tally_.Remove(static_cast<const api::PodGroup&>(*o));
+    queue_->Add(QueueOfPodGroup(*o));
+  };
   podgroups_->AddEventHandler(ph);
 
   kube::EventHandlers ch;
@@ -218,13 +244,9 @@ Status QueueController::Sync(const std::string& name) {
     }
   }
 
-  std::map<std::string, size_t> by_phase;
-  const auto podgroups = podgroups_->store().ByIndex("queue", name);
-  for (const auto& o : podgroups) {
-    const auto& pg = static_cast<const api::PodGroup&>(*o);
-    ++by_phase[pg.status.phase.empty() ? std::string(api::podgroup_phase::kPending)
-                                       : pg.status.phase];
-  }
+  const std::map<std::string, size_t> by_phase = tally_.ByPhase(name);
+  size_t podgroups = 0;
+  for (const auto& [phase, n] : by_phase) podgroups += n;
   UpdateMetrics(name, by_phase);
 
   Pending item;
@@ -270,7 +292,7 @@ Status QueueController::Sync(const std::string& name) {
     }
   }
 
-  const std::string next = NextQueueState(queue.status.state, item.action, podgroups.size());
+  const std::string next = NextQueueState(queue.status.state, item.action, podgroups);
   if (next != queue.status.state) {
     Status s = ApplyState(name, next);
     if (!s.ok()) {

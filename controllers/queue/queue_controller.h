@@ -38,6 +38,22 @@ enum class QueueAction { kSync, kOpen, kClose };
 //   Unknown  : Open → Open, Close → Closed/Closing, Sync → Unknown
 std::string NextQueueState(std::string_view state, QueueAction action, size_t podgroups);
 
+// PodGroups per queue and phase ("" counted as Pending), kept in step with the PodGroup
+// informer's events: a pass reads its queue's counts instead of walking every PodGroup in it,
+// which under a stream of plain pods was a walk of thousands per phase change.
+class PodGroupTally {
+ public:
+  void Add(const api::PodGroup& pg) { Count(pg, +1); }
+  void Remove(const api::PodGroup& pg) { Count(pg, -1); }
+  std::map<std::string, size_t> ByPhase(const std::string& queue) const;
+
+ private:
+  void Count(const api::PodGroup& pg, int delta);
+
+  mutable sync::Mutex mu_;
+  std::unordered_map<std::string, std::map<std::string, size_t>> counts_ GUARDED_BY(mu_);
+};
+
 class QueueController : public Controller {
  public:
   QueueController();
@@ -79,6 +95,7 @@ class QueueController : public Controller {
   sync::Mutex mu_;
   std::unordered_map<std::string, std::deque<Pending>> inbox_ GUARDED_BY(mu_);
   metrics::GaugeVec* podgroups_gauge_ = nullptr;
+  PodGroupTally tally_;
 };
 
 }  // namespace tephra::controllers::queue
