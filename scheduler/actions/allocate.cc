@@ -136,14 +136,14 @@ class AllocateAction : public Action {
       if (t.status != TaskStatus::kPending || t.pod->spec->scheduling_gates.empty()) continue;
       FitErrors e;
       e.other = "scheduling is blocked due to non-empty scheduling gates";
-      ssn.RecordFitErrors(j, uid, std::move(e));
+      ssn.RecordFitErrors(j, t.uid(), std::move(e));
     }
   }
 
   static void RecordJobProblem(Session& ssn, size_t j, const std::string& message) {
     std::vector<std::string> pending;
     for (const auto& [uid, t] : ssn.job(j).tasks) {
-      if (t.status == TaskStatus::kPending) pending.push_back(uid);
+      if (t.status == TaskStatus::kPending) pending.push_back(t.uid());
     }
     RecordTasksProblem(ssn, j, pending, message);
   }
@@ -199,7 +199,7 @@ class AllocateAction : public Action {
                   Statement& stmt, bool record, TaskSet set = {}) {
     std::vector<const TaskInfo*> pending;
     for (const auto& [uid, t] : ssn.job(j).tasks) {
-      if (Schedulable(t) && (set.only == nullptr || set.only->count(uid) != 0)) {
+      if (Schedulable(t) && (set.only == nullptr || set.only->count(t.uid()) != 0)) {
         pending.push_back(&t);
       }
     }
@@ -341,7 +341,7 @@ class AllocateAction : public Action {
     picker.Restrict(nullptr);
     std::unordered_set<std::string> rest;
     for (const auto& [uid, t] : ssn.job(j).tasks) {
-      if (Schedulable(t) && grouped.count(uid) == 0) rest.insert(uid);
+      if (Schedulable(t) && grouped.count(t.uid()) == 0) rest.insert(t.uid());
     }
     if (!rest.empty()) PlaceTasks(ssn, picker, queue, j, stmt, /*record=*/true, {&rest});
     return Settle(ssn, j, stmt, /*more=*/false);

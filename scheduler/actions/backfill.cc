@@ -20,7 +20,7 @@ class BackfillAction : public Action {
       for (const auto& [uid, t] : job.tasks) {
         if (t.status == TaskStatus::kPending && t.best_effort() &&
             t.pod->spec->scheduling_gates.empty()) {
-          uids.push_back(uid);
+          uids.push_back(t.uid());
         }
       }
       for (const auto& uid : uids) {

@@ -134,7 +134,7 @@ class EnqueueAction : public Action {
       const JobInfo& victim = ssn.job(v);
       if (v == j || victim.queue != job.queue || victim.priority >= job.priority) continue;
       for (const auto& [uid, t] : victim.tasks) {
-        if (t.Evictable() && t.pod->preemptable && promised.count(uid) == 0)
+        if (t.Evictable() && t.pod->preemptable && promised.count(t.uid()) == 0)
           candidates.push_back(&t);
       }
     }

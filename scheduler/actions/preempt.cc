@@ -69,7 +69,7 @@ class PreemptAction : public Action {
       if (t.status != TaskStatus::kPipelined) continue;
       FitErrors e;
       e.other = "waiting for " + std::to_string(victims) + " preempted pod(s) to terminate";
-      ssn.RecordFitErrors(j, uid, std::move(e));
+      ssn.RecordFitErrors(j, t.uid(), std::move(e));
     }
   }
 };

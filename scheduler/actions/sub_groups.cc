@@ -32,7 +32,7 @@ std::vector<SubGroup> SubGroupsOf(const Session& ssn, size_t j) {
       SubGroup& g = groups[key];
       g.policy = &policy;
       g.name = name;
-      if (Schedulable(t)) g.pending.push_back(uid);
+      if (Schedulable(t)) g.pending.push_back(t.uid());
       if (HoldsPlace(t.status)) {
         if (auto n = ssn.NodeIndex(t.node)) g.held.push_back(*n);
       }

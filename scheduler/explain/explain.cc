@@ -232,7 +232,7 @@ std::vector<UnplacedGroup> GroupUnplaced(const JobInfo& job,
   int32_t untried = 0;
   for (const auto& [uid, t] : job.tasks) {
     if (t.status != TaskStatus::kPending || t.best_effort()) continue;
-    if ((errors != nullptr && errors->count(uid) != 0) || was_withdrawn(uid)) continue;
+    if ((errors != nullptr && errors->count(t.uid()) != 0) || was_withdrawn(t.uid())) continue;
     const SchedulingSpec* spec = t.pod->spec.get();
     Entry* e = nullptr;
     for (auto& candidate : entries) {

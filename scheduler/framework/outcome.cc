@@ -200,7 +200,7 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
       if (!task.pod->spec->scheduling_gates.empty()) continue;
       std::string message;
       if (errors != nullptr) {
-        auto e = errors->find(uid);
+        auto e = errors->find(task.uid());
         if (e != errors->end()) message = e->second.ToString();
       }
       if (message.empty() && pipelined) {
@@ -218,7 +218,8 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
           have->message == want.message && same_node) {
         continue;
       }
-      out.pods.push_back({job.namespace_, task.name(), uid, std::move(want), std::move(nominated)});
+      out.pods.push_back(
+          {job.namespace_, task.name(), task.uid(), std::move(want), std::move(nominated)});
     }
   }
   // Roll usage up the queue hierarchy.

@@ -160,7 +160,7 @@ void NodeInfo::AddTask(const TaskInfo& task) {
   if (task.status == TaskStatus::kReleasing) releasing.Add(task.request());
 }
 
-void NodeInfo::RemoveTask(const std::string& uid) {
+void NodeInfo::RemoveTask(std::string_view uid) {
   auto it = tasks.find(uid);
   if (it == tasks.end()) return;
   const NodeTask& t = it->second;
@@ -269,18 +269,18 @@ void Account(JobInfo& job, const TaskInfo& t, int sign) {
 void JobInfo::AddTask(TaskInfo task) {
   RemoveTask(task.uid());
   Account(*this, task, +1);
-  std::string task_uid = task.uid();
-  tasks.emplace(std::move(task_uid), std::move(task));
+  std::string_view key = task.uid();  // points into task.pod, which the entry keeps
+  tasks.emplace(key, std::move(task));
 }
 
-void JobInfo::RemoveTask(const std::string& task_uid) {
+void JobInfo::RemoveTask(std::string_view task_uid) {
   auto it = tasks.find(task_uid);
   if (it == tasks.end()) return;
   Account(*this, it->second, -1);
   tasks.erase(it);
 }
 
-void JobInfo::SetStatus(const std::string& task_uid, TaskStatus status, const std::string& node) {
+void JobInfo::SetStatus(std::string_view task_uid, TaskStatus status, const std::string& node) {
   auto it = tasks.find(task_uid);
   if (it == tasks.end()) return;
   Account(*this, it->second, -1);

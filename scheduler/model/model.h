@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -81,11 +82,13 @@ struct NodeInfo {
   std::string name;
   std::shared_ptr<const api::Node> node;  // null for a node known only from bound pods
   api::Resources allocatable;
-  api::Resources used;                              // tasks occupying the node (incl. releasing)
-  api::Resources releasing;                         // of which being released
-  api::Resources pipelined;                         // promised to pipelined tasks (session only)
-  std::unordered_map<std::string, NodeTask> tasks;  // by pod uid
-  int32_t anti_affinity_pods = 0;                   // tasks with required pod anti-affinity terms
+  api::Resources used;       // tasks occupying the node (incl. releasing)
+  api::Resources releasing;  // of which being released
+  api::Resources pipelined;  // promised to pipelined tasks (session only)
+  // By a view of the task's own pod uid (no copy of the uid per entry, nor per copy of the
+  // node): an entry changes only through AddTask and RemoveTask, never by assigning its pod.
+  std::unordered_map<std::string_view, NodeTask> tasks;
+  int32_t anti_affinity_pods = 0;  // tasks with required pod anti-affinity terms
   bool ready = false;
   bool unschedulable = false;
 
@@ -97,7 +100,7 @@ struct NodeInfo {
   bool FitsIdle(const api::Resources& request, const char** reason) const;
   bool FitsFutureIdle(const api::Resources& request, const char** reason) const;
   void AddTask(const TaskInfo& task);
-  void RemoveTask(const std::string& uid);
+  void RemoveTask(std::string_view uid);
   const std::vector<api::Taint>& taints() const;
   const std::map<std::string, std::string>& labels() const;
 };
@@ -158,7 +161,9 @@ struct JobInfo {
   std::optional<base::Time> admitted_since;
   std::optional<base::Time> timed_out_at;
 
-  std::unordered_map<std::string, TaskInfo> tasks;  // by pod uid
+  // By a view of the task's own pod uid, as NodeInfo::tasks: an entry changes only through
+  // AddTask and RemoveTask (SetStatus keeps its pod), never by assigning its pod.
+  std::unordered_map<std::string_view, TaskInfo> tasks;
   std::array<int32_t, kTaskStatusCount> counts{};
   int32_t pending_best_effort = 0;  // Pending tasks without requests: backfill places them
   api::Resources allocated;         // requests of tasks in IsAllocatedStatus
@@ -187,9 +192,9 @@ struct JobInfo {
   api::Resources UngatedMinResources() const;
 
   void AddTask(TaskInfo task);
-  void RemoveTask(const std::string& task_uid);
+  void RemoveTask(std::string_view task_uid);
   // Moves a task to a new status (and node), keeping counts and sums right.
-  void SetStatus(const std::string& task_uid, TaskStatus status, const std::string& node);
+  void SetStatus(std::string_view task_uid, TaskStatus status, const std::string& node);
 };
 
 // The Volcano Job owning the job's PodGroup (its controller reference), or "".

@@ -96,7 +96,7 @@ TEST_CASE("a discarded statement restores every counter and plugin state") {
   const NodeInfo before_node = ssn.node(0);
   {
     Statement stmt(ssn);
-    for (const auto& [uid, t] : before_job.tasks) REQUIRE(stmt.Allocate(*j, uid, 0).ok());
+    for (const auto& [uid, t] : before_job.tasks) REQUIRE(stmt.Allocate(*j, t.uid(), 0).ok());
     CHECK(ssn.job(*j).Count(TaskStatus::kAllocated) == 3);
     CHECK(ssn.node(0).used.milli_cpu() == 3000);
     CHECK(ssn.JobReady(ssn.job(*j)));
@@ -125,7 +125,7 @@ TEST_CASE("pipelined allocations use releasing resources and undo cleanly") {
   Session ssn(h.cache().TakeSnapshot(), *conf, registry, SessionOptions{});
   ssn.Open();
   size_t j = *ssn.JobIndex("ns/new");
-  std::string uid = ssn.job(j).tasks.begin()->first;
+  std::string uid = ssn.job(j).tasks.begin()->second.uid();
   const char* why = nullptr;
   CHECK_FALSE(ssn.node(0).FitsIdle(ssn.job(j).tasks.at(uid).request(), &why));
   CHECK(std::string(why) == "Insufficient cpu");
