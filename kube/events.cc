@@ -1,6 +1,8 @@
 #include "kube/events.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <functional>
 
 #include <glog/logging.h>
 
@@ -27,7 +29,18 @@ EventRecorder::EventRecorder(std::shared_ptr<Client> client, EventRecorderOption
         "tephra_events_dropped_total",
         "Events not written: queue full, over an object's rate budget, or failed after retries.");
   }
-  thread_ = std::thread([this] { Loop(); });
+  const size_t writers = static_cast<size_t>(std::max(1, options_.writers));
+  {
+    sync::MutexLock l(mu_);
+    queues_.resize(writers);
+  }
+  writers_ = std::vector<WriterState>(writers);
+  for (size_t i = 0; i < writers; ++i) threads_.emplace_back([this, i] { Loop(i); });
+}
+
+std::string EventRecorder::ObjectKey(const ObjectReference& object) {
+  return object.uid.empty() ? object.kind + "/" + object.namespace_ + "/" + object.name
+                            : object.uid;
 }
 
 EventRecorder::~EventRecorder() {
@@ -38,31 +51,34 @@ void EventRecorder::Record(const ObjectReference& object, EventType type, const 
                            const std::string& message) {
   sync::MutexLock l(mu_);
   if (stopped_) return;
-  if (queue_.size() >= options_.queue_size) {
+  if (queued_ >= options_.queue_size) {
     CountDroppedLocked();
     if (dropped_ % 1000 == 1) {
       LOG(WARNING) << "event recorder: queue full, dropping events (" << dropped_ << " so far)";
     }
     return;
   }
-  queue_.push_back({object, type, reason, message, clock_.Now()});
+  const size_t shard = std::hash<std::string>{}(ObjectKey(object)) % queues_.size();
+  queues_[shard].push_back({object, type, reason, message, clock_.Now()});
+  ++queued_;
   cv_.NotifyAll();
 }
 
 bool EventRecorder::Flush(std::chrono::milliseconds timeout) {
   sync::MutexLock lock(mu_);
   return clock_.WaitUntil(mu_, cv_, clock_.Monotonic() + timeout,
-                          [this]() REQUIRES(mu_) { return queue_.empty() && in_flight_ == 0; });
+                          [this]() REQUIRES(mu_) { return queued_ == 0 && in_flight_ == 0; });
 }
 
 void EventRecorder::Stop() {
   {
     sync::MutexLock l(mu_);
-    if (stopped_ && !thread_.joinable()) return;
+    if (stopped_ && threads_.empty()) return;
     stopped_ = true;
   }
   cv_.NotifyAll();
-  if (thread_.joinable()) thread_.join();
+  for (auto& t : threads_) t.join();
+  threads_.clear();
 }
 
 int64_t EventRecorder::written() const {
@@ -75,19 +91,21 @@ int64_t EventRecorder::dropped() const {
   return dropped_;
 }
 
-void EventRecorder::Loop() {
+void EventRecorder::Loop(size_t shard) {
   while (true) {
     Pending p;
     {
       sync::MutexLock lock(mu_);
-      cv_.Wait(mu_, [this]() REQUIRES(mu_) { return stopped_ || !queue_.empty(); });
+      std::deque<Pending>& queue = queues_[shard];
+      cv_.Wait(mu_, [&]() REQUIRES(mu_) { return stopped_ || !queue.empty(); });
       // On stop, what is queued is still written: shutdown events matter most.
-      if (queue_.empty()) return;
-      p = std::move(queue_.front());
-      queue_.pop_front();
+      if (queue.empty()) return;
+      p = std::move(queue.front());
+      queue.pop_front();
+      --queued_;
       ++in_flight_;
     }
-    Write(p);
+    Write(p, writers_[shard]);
     {
       sync::MutexLock l(mu_);
       --in_flight_;
@@ -124,13 +142,11 @@ Status EventRecorder::CreateWithRetries(const std::string& ns, const std::string
   }
 }
 
-void EventRecorder::Write(const Pending& p) {
-  const std::string object_key =
-      p.object.uid.empty() ? p.object.kind + "/" + p.object.namespace_ + "/" + p.object.name
-                           : p.object.uid;
+void EventRecorder::Write(const Pending& p, WriterState& writer) {
+  const std::string object_key = ObjectKey(p.object);
   // Bounded memory: forgetting all budgets at once only lets a burst through again.
-  if (limits_.size() > 4 * options_.dedup_cache_size) limits_.clear();
-  auto& limit = limits_[object_key];
+  if (writer.limits.size() > 4 * options_.dedup_cache_size) writer.limits.clear();
+  auto& limit = writer.limits[object_key];
   if (!limit) {
     double qps =
         1.0 / static_cast<double>(std::max<int64_t>(1, options_.per_object_refill.count()));
@@ -145,8 +161,8 @@ void EventRecorder::Write(const Pending& p) {
   // Cluster-scoped objects (nodes, queues) get their events in "default", like kubectl.
   const std::string ns = p.object.namespace_.empty() ? "default" : p.object.namespace_;
   const std::string dedup_key = object_key + "\x1f" + type + "\x1f" + p.reason + "\x1f" + p.message;
-  auto it = seen_.find(dedup_key);
-  if (it != seen_.end() && p.when - it->second.last < options_.dedup_window) {
+  auto it = writer.seen.find(dedup_key);
+  if (it != writer.seen.end() && p.when - it->second.last < options_.dedup_window) {
     Seen& s = it->second;
     json::Writer patch;
     patch.StartObject()
@@ -200,13 +216,13 @@ void EventRecorder::Write(const Pending& p) {
     CountDroppedLocked();
     return;
   }
-  if (it == seen_.end()) {
-    if (seen_order_.size() >= options_.dedup_cache_size) {
-      seen_.erase(seen_order_.front());
-      seen_order_.pop_front();
+  if (it == writer.seen.end()) {
+    if (writer.seen_order.size() >= options_.dedup_cache_size) {
+      writer.seen.erase(writer.seen_order.front());
+      writer.seen_order.pop_front();
     }
-    seen_order_.push_back(dedup_key);
-    it = seen_.emplace(dedup_key, Seen{}).first;
+    writer.seen_order.push_back(dedup_key);
+    it = writer.seen.emplace(dedup_key, Seen{}).first;
   }
   it->second = Seen{name, ns, 1, p.when, p.when};
   sync::MutexLock l(mu_);

@@ -11,6 +11,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <vector>
 
 #include "base/token_bucket.h"
 #include "kube/client.h"
@@ -40,6 +41,10 @@ struct EventRecorderOptions {
   // `component`. Drop-in daemons use Volcano's names here (docs/integrations.md).
   std::string source{};
   size_t queue_size = 4096;
+  // Writer threads, each with its share of the involved objects (one object's events stay in
+  // order and fold into one Event). One writer, a round trip per Event, trailed a stream of
+  // thousands of pods by tens of seconds and dropped what overflowed the queue.
+  int writers = 4;
   // Per involved object: burst of events, then one every refill period.
   int per_object_burst = 25;
   std::chrono::seconds per_object_refill{300};
@@ -87,8 +92,16 @@ class EventRecorder {
     base::Time last;
   };
 
-  void Loop();
-  void Write(const Pending& p);
+  // What one writer thread alone reads and writes: budgets and folds of its objects.
+  struct WriterState {
+    std::unordered_map<std::string, Seen> seen;
+    std::deque<std::string> seen_order;
+    std::unordered_map<std::string, std::unique_ptr<base::TokenBucket>> limits;
+  };
+
+  static std::string ObjectKey(const ObjectReference& object);
+  void Loop(size_t shard);
+  void Write(const Pending& p, WriterState& writer);
   void CountWrittenLocked() REQUIRES(mu_);
   void CountDroppedLocked() REQUIRES(mu_);
   Status CreateWithRetries(const std::string& ns, const std::string& body);
@@ -99,18 +112,16 @@ class EventRecorder {
 
   mutable sync::Mutex mu_;
   sync::CondVar cv_;
-  std::deque<Pending> queue_ GUARDED_BY(mu_);
+  std::vector<std::deque<Pending>> queues_ GUARDED_BY(mu_);  // one per writer
+  size_t queued_ GUARDED_BY(mu_) = 0;
   bool stopped_ GUARDED_BY(mu_) = false;
   int in_flight_ GUARDED_BY(mu_) = 0;
   int64_t written_ GUARDED_BY(mu_) = 0;
   int64_t dropped_ GUARDED_BY(mu_) = 0;
   metrics::Counter* written_metric_ = nullptr;
   metrics::Counter* dropped_metric_ = nullptr;
-  // Writer thread only:
-  std::unordered_map<std::string, Seen> seen_;
-  std::deque<std::string> seen_order_;
-  std::unordered_map<std::string, std::unique_ptr<base::TokenBucket>> limits_;
-  std::thread thread_;
+  std::vector<WriterState> writers_;  // writers_[i] belongs to threads_[i]
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace tephra::kube

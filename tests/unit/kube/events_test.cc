@@ -1,5 +1,8 @@
 #include "kube/events.h"
 
+#include <atomic>
+#include <thread>
+
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>
 
@@ -33,6 +36,29 @@ std::vector<std::string> EventsIn(FakeApiServer& fake, const std::string& ns) {
   for (size_t i = 0; page.ok() && i < page->size(); ++i) out.push_back(json::Write(page->item(i)));
   return out;
 }
+
+// A slow API server that counts how many requests it serves at once.
+class SlowServer : public Transport {
+ public:
+  explicit SlowServer(std::shared_ptr<FakeApiServer> fake) : fake_(std::move(fake)) {}
+  StatusOr<ApiResponse> RoundTrip(const ApiRequest& request) override {
+    const int now = ++in_flight_;
+    int seen = most_;
+    while (now > seen && !most_.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    --in_flight_;
+    return fake_->RoundTrip(request);
+  }
+  StatusOr<std::unique_ptr<ResponseStream>> Stream(const ApiRequest& request) override {
+    return fake_->Stream(request);
+  }
+  int most() const { return most_; }
+
+ private:
+  std::shared_ptr<FakeApiServer> fake_;
+  std::atomic<int> in_flight_{0}, most_{0};
+};
 
 TEST_CASE("events are written with their involved object and folded when repeated") {
   auto fake = std::make_shared<FakeApiServer>();
@@ -130,6 +156,33 @@ TEST_CASE("an expired event is recreated instead of patched") {
   REQUIRE(rec.Flush(std::chrono::seconds(5)));
   CHECK(rec.written() == 3);
   CHECK(EventsIn(*fake, "team")[0].find(R"("count":2)") != std::string::npos);
+}
+
+TEST_CASE("events about different objects are written side by side, one object's in order") {
+  auto fake = std::make_shared<FakeApiServer>();
+  auto slow = std::make_shared<SlowServer>(fake);
+  ClientOptions co;
+  co.qps = 0;
+  EventRecorderOptions o{"tephra-scheduler", "h"};
+  o.writers = 4;
+  EventRecorder rec(std::make_shared<Client>(slow, co), o);
+  for (int i = 0; i < 16; ++i) {
+    ObjectReference pod = Job();
+    pod.kind = "Pod";
+    pod.name = "p" + std::to_string(i);
+    pod.uid = "u-p" + std::to_string(i);
+    rec.Record(pod, EventType::kNormal, "Scheduled", "assigned");
+  }
+  // Repeats about one object stay with one writer: folded into one Event, none lost.
+  for (int i = 0; i < 3; ++i) rec.Record(Job(), EventType::kNormal, "Pending", "waiting");
+  REQUIRE(rec.Flush(std::chrono::seconds(10)));
+  CHECK(slow->most() > 1);
+  auto events = EventsIn(*fake, "team");
+  CHECK(events.size() == 17);
+  CHECK(rec.written() == 19);
+  bool folded = false;
+  for (const auto& e : events) folded |= e.find(R"("count":3)") != std::string::npos;
+  CHECK(folded);
 }
 
 }  // namespace
