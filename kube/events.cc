@@ -58,8 +58,9 @@ void EventRecorder::Record(const ObjectReference& object, EventType type, const 
     }
     return;
   }
-  const size_t shard = std::hash<std::string>{}(ObjectKey(object)) % queues_.size();
-  queues_[shard].push_back({object, type, reason, message, clock_.Now()});
+  std::string key = ObjectKey(object);
+  const size_t shard = std::hash<std::string>{}(key) % queues_.size();
+  queues_[shard].push_back({object, std::move(key), type, reason, message, clock_.Now()});
   ++queued_;
   cv_.NotifyAll();
 }
@@ -143,7 +144,7 @@ Status EventRecorder::CreateWithRetries(const std::string& ns, const std::string
 }
 
 void EventRecorder::Write(const Pending& p, WriterState& writer) {
-  const std::string object_key = ObjectKey(p.object);
+  const std::string& object_key = p.object_key;
   // Bounded memory: forgetting all budgets at once only lets a burst through again.
   if (writer.limits.size() > 4 * options_.dedup_cache_size) writer.limits.clear();
   auto& limit = writer.limits[object_key];

@@ -79,6 +79,7 @@ class EventRecorder {
  private:
   struct Pending {
     ObjectReference object;
+    std::string object_key;  // its uid, or kind/namespace/name: shard, budget and folding key
     EventType type;
     std::string reason;
     std::string message;

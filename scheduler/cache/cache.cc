@@ -206,6 +206,12 @@ void SchedulerCache::EraseJobIfUnusedLocked(const JobId& id) {
   if ((!j.pod_group || j.provisional_group) && j.tasks.empty()) jobs_.erase(it);
 }
 
+void SchedulerCache::ReplacePodLocked(const std::string& uid, const PodInfoPtr& pod) {
+  const JobId was_in = RemovePodLocked(uid, /*keep_job=*/true);
+  PlacePodLocked(pod);
+  if (!was_in.empty()) EraseJobIfUnusedLocked(was_in);
+}
+
 void SchedulerCache::PlacePodLocked(const PodInfoPtr& pod) {
   const std::string& uid = pod->metadata.uid;
   TaskInfo task;
@@ -256,12 +262,8 @@ void SchedulerCache::UpsertPod(PodInfoPtr pod) {
   const std::string uid = pod->metadata.uid;
   auto old = pods_.find(uid);
   bool was_pending = old != pods_.end() && StatusFromPod(*old->second) == TaskStatus::kPending;
-  // A pod whose group has no object yet keeps the provisional one it was placed under when it
-  // is bound (a bound pod makes none), until the object arrives: its job stays counted.
-  const JobId was_in = RemovePodLocked(uid, /*keep_job=*/true);
   pods_[uid] = pod;
-  PlacePodLocked(pod);
-  if (!was_in.empty()) EraseJobIfUnusedLocked(was_in);
+  ReplacePodLocked(uid, pod);
   TaskStatus now = StatusFromPod(*pod);
   // New pending work, or resources freed: worth an early session.
   bool unblocks = (now == TaskStatus::kPending && Ours(*pod) && !was_pending) ||
@@ -489,10 +491,7 @@ void SchedulerCache::ForgetBinding(const JobId& job_id, const std::string& uid) 
   auto pod = pods_.find(uid);
   if (pod == pods_.end()) return;
   // Back to whatever the API server last said about the pod.
-  PodInfoPtr p = pod->second;
-  const JobId was_in = RemovePodLocked(uid, /*keep_job=*/true);
-  PlacePodLocked(p);
-  if (!was_in.empty()) EraseJobIfUnusedLocked(was_in);
+  ReplacePodLocked(uid, pod->second);
   (void)job_id;
   ChangedLocked(true);
 }
@@ -545,11 +544,7 @@ void SchedulerCache::ExpireAssumedLocked() {
     std::string uid = it->first;
     it = assumed_.erase(it);
     auto pod = pods_.find(uid);
-    if (pod != pods_.end()) {
-      PodInfoPtr p = pod->second;
-      RemovePodLocked(uid);
-      PlacePodLocked(p);
-    }
+    if (pod != pods_.end()) ReplacePodLocked(uid, pod->second);
   }
 }
 

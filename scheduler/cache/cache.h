@@ -126,6 +126,11 @@ class SchedulerCache {
   JobId RemovePodLocked(const std::string& uid, bool keep_job = false) REQUIRES(mu_);
   void EraseJobIfUnusedLocked(const JobId& id) REQUIRES(mu_);
   void PlacePodLocked(const PodInfoPtr& pod) REQUIRES(mu_);
+  // Places `pod` afresh where the pod with `uid` was (a new version of it, or the API server's
+  // view again). A pod whose group has no object yet keeps the provisional one it was placed
+  // under when it is bound (a bound pod makes none), until the object arrives: the job it
+  // leaves goes only if nothing is left in it.
+  void ReplacePodLocked(const std::string& uid, const PodInfoPtr& pod) REQUIRES(mu_);
   int32_t TaskPriorityLocked(const PodInfo& pod) const REQUIRES(mu_);
   int32_t ClassValueLocked(const std::string& class_name) const REQUIRES(mu_);
   void RefreshJobFromPodGroupLocked(JobInfo& job) const REQUIRES(mu_);

@@ -28,6 +28,18 @@ PodGroupUpdate Group(const std::string& phase, int32_t running, bool urgent = tr
   return u;
 }
 
+// Pod ns/p left pending: PodScheduled=False for `message`, on its way to `nominated`.
+PodConditionUpdate PendingPod(const std::string& uid, const std::string& message,
+                              const std::string& nominated) {
+  PodConditionUpdate p;
+  p.namespace_ = "ns";
+  p.name = "p";
+  p.uid = uid;
+  p.condition = {"False", "Unschedulable", message};
+  p.nominated_node = nominated;
+  return p;
+}
+
 QueueUpdate Queue(const std::string& allocated) {
   return {"q", api::Resources::FromString(allocated)->ToList()};
 }
@@ -165,12 +177,8 @@ TEST_CASE(
     "status writer: a pod left pending gets PodScheduled=False, its nominated node and a "
     "FailedScheduling event") {
   WriterFixture f;
-  PodConditionUpdate p;
-  p.namespace_ = "ns";
-  p.name = "p";
-  p.uid = "uid-3";
-  p.condition = {"False", "Unschedulable", "0/1 nodes are available: 1 Insufficient cpu"};
-  p.nominated_node = "n1";
+  PodConditionUpdate p =
+      PendingPod("uid-3", "0/1 nodes are available: 1 Insufficient cpu", /*nominated=*/"n1");
   f.writer->Apply({{}, {}, {p}, {}});
   REQUIRE(f.writer->Drain(kWait));
   CHECK(f.Requests("PATCH /api/v1/namespaces/ns/pods/p/status") == 1);
@@ -187,12 +195,8 @@ TEST_CASE("status writer: a pod bound before its condition is written gets no co
   WriterFixture f;
   // A later session bound the pipelined pod while the earlier one's write still waited.
   REQUIRE(f.h.cache().AssumeBinding("ns/pg", "uid-ns/p", "n1").ok());
-  PodConditionUpdate p;
-  p.namespace_ = "ns";
-  p.name = "p";
-  p.uid = "uid-ns/p";
-  p.condition = {"False", "Unschedulable", "pipelined: waiting for resources being released"};
-  p.nominated_node = "n1";
+  PodConditionUpdate p =
+      PendingPod("uid-ns/p", "pipelined: waiting for resources being released", /*nominated=*/"n1");
   f.writer->Apply({{}, {}, {p}, {}});
   REQUIRE(f.writer->Drain(kWait));
   CHECK(f.Requests("PATCH /api/v1/namespaces/ns/pods/p/status") == 0);
