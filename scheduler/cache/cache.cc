@@ -182,8 +182,8 @@ void SchedulerCache::DeleteNode(const std::string& name) {
 // ---- pods ----
 
 JobId SchedulerCache::RemovePodLocked(const std::string& uid, bool keep_job) {
-  auto loc = locations_.find(uid);
-  if (loc == locations_.end()) return {};
+  auto loc = pods_.find(uid);
+  if (loc == pods_.end()) return {};
   if (!loc->second.node.empty()) {
     if (NodeInfo* n = MutableNode(loc->second.node, false)) {
       n->RemoveTask(uid);
@@ -195,7 +195,8 @@ JobId SchedulerCache::RemovePodLocked(const std::string& uid, bool keep_job) {
     if (JobInfo* j = MutableJob(job, false)) j->RemoveTask(uid);
     if (!keep_job) EraseJobIfUnusedLocked(job);
   }
-  locations_.erase(loc);
+  loc->second.job.clear();
+  loc->second.node.clear();
   return job;
 }
 
@@ -230,7 +231,7 @@ void SchedulerCache::PlacePodLocked(const PodInfoPtr& pod) {
     }
   }
 
-  PodLocation loc;
+  PodEntry& loc = pods_.at(uid);
   bool ours = Ours(*pod) && !pod->group_name.empty();
   if (ours) loc.job = pod->metadata.namespace_ + "/" + pod->group_name;
   bool on_node = !task.node.empty() && task.status != TaskStatus::kSucceeded &&
@@ -244,7 +245,20 @@ void SchedulerCache::PlacePodLocked(const PodInfoPtr& pod) {
     job->AddTask(task);
     if (!job->pod_group && pod->implicit_pod_group) InstallProvisionalGroupLocked(*job, *pod);
   }
-  locations_[uid] = std::move(loc);
+}
+
+PodInfoPtr SchedulerCache::SetPodLocked(const PodInfoPtr& pod) {
+  auto it = pods_.find(pod->metadata.uid);
+  if (it == pods_.end()) {
+    pods_.emplace(pod->metadata.uid, PodEntry{pod, {}, {}});
+    return nullptr;
+  }
+  // The key views the old pod's uid, which dies with it: re-key the node (no allocation).
+  auto entry = pods_.extract(it);
+  PodInfoPtr old = std::exchange(entry.mapped().pod, pod);
+  entry.key() = entry.mapped().pod->metadata.uid;
+  pods_.insert(std::move(entry));
+  return old;
 }
 
 void SchedulerCache::InstallProvisionalGroupLocked(JobInfo& job, const PodInfo& pod) {
@@ -259,10 +273,9 @@ void SchedulerCache::InstallProvisionalGroupLocked(JobInfo& job, const PodInfo& 
 
 void SchedulerCache::UpsertPod(PodInfoPtr pod) {
   sync::MutexLock l(mu_);
-  const std::string uid = pod->metadata.uid;
-  auto old = pods_.find(uid);
-  bool was_pending = old != pods_.end() && StatusFromPod(*old->second) == TaskStatus::kPending;
-  pods_[uid] = pod;
+  const std::string& uid = pod->metadata.uid;
+  PodInfoPtr old = SetPodLocked(pod);
+  bool was_pending = old != nullptr && StatusFromPod(*old) == TaskStatus::kPending;
   ReplacePodLocked(uid, pod);
   TaskStatus now = StatusFromPod(*pod);
   // New pending work, or resources freed: worth an early session.
@@ -306,8 +319,8 @@ bool SchedulerCache::HasPodGroupObject(const JobId& id) const {
 bool SchedulerCache::PodPlaced(const std::string& uid) const {
   sync::MutexLock l(mu_);
   if (assumed_.count(uid) != 0) return true;
-  auto it = locations_.find(uid);
-  return it != locations_.end() && !it->second.node.empty();
+  auto it = pods_.find(uid);
+  return it != pods_.end() && !it->second.node.empty();
 }
 
 bool SchedulerCache::StorePodGroup(std::shared_ptr<const api::PodGroup> pg) {
@@ -479,7 +492,7 @@ Status SchedulerCache::AssumeBinding(const JobId& job_id, const std::string& uid
   if (n == nullptr) return NotFound("node " + node + " is gone");
   job->SetStatus(uid, TaskStatus::kBinding, node);
   n->AddTask(job->tasks.at(uid));
-  locations_[uid].node = node;
+  if (auto e = pods_.find(uid); e != pods_.end()) e->second.node = node;
   assumed_[uid] = Assumed{job_id, node, clock_.Monotonic() + options_.assume_ttl};
   ChangedLocked(false);
   return Status::Ok();
@@ -491,15 +504,15 @@ void SchedulerCache::ForgetBinding(const JobId& job_id, const std::string& uid) 
   auto pod = pods_.find(uid);
   if (pod == pods_.end()) return;
   // Back to whatever the API server last said about the pod.
-  ReplacePodLocked(uid, pod->second);
+  ReplacePodLocked(uid, pod->second.pod);
   (void)job_id;
   ChangedLocked(true);
 }
 
 Status SchedulerCache::MarkReleasing(const JobId& job_id, const std::string& uid) {
   sync::MutexLock l(mu_);
-  auto loc = locations_.find(uid);
-  if (loc == locations_.end() || loc->second.node.empty()) {
+  auto loc = pods_.find(uid);
+  if (loc == pods_.end() || loc->second.node.empty()) {
     return NotFound("pod " + uid + " is not on a node");
   }
   std::string node = loc->second.node;
@@ -544,7 +557,7 @@ void SchedulerCache::ExpireAssumedLocked() {
     std::string uid = it->first;
     it = assumed_.erase(it);
     auto pod = pods_.find(uid);
-    if (pod != pods_.end()) ReplacePodLocked(uid, pod->second);
+    if (pod != pods_.end()) ReplacePodLocked(uid, pod->second.pod);
   }
 }
 

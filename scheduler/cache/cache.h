@@ -102,7 +102,9 @@ class SchedulerCache {
                                                  const std::string& job) const;
 
  private:
-  struct PodLocation {
+  // A pod as the informer last gave it, and where the cache holds it.
+  struct PodEntry {
+    PodInfoPtr pod;
     JobId job;         // "" when the pod is not one of our jobs' tasks
     std::string node;  // "" when not on a node
   };
@@ -131,6 +133,8 @@ class SchedulerCache {
   // under when it is bound (a bound pod makes none), until the object arrives: the job it
   // leaves goes only if nothing is left in it.
   void ReplacePodLocked(const std::string& uid, const PodInfoPtr& pod) REQUIRES(mu_);
+  // Stores `pod` as the informer's latest; returns the version it replaces (null if none).
+  PodInfoPtr SetPodLocked(const PodInfoPtr& pod) REQUIRES(mu_);
   int32_t TaskPriorityLocked(const PodInfo& pod) const REQUIRES(mu_);
   int32_t ClassValueLocked(const std::string& class_name) const REQUIRES(mu_);
   void RefreshJobFromPodGroupLocked(JobInfo& job) const REQUIRES(mu_);
@@ -155,9 +159,10 @@ class SchedulerCache {
   uint64_t work_generation_ GUARDED_BY(mu_) = 0;  // bumped by changes that may unblock pods
   std::unordered_map<std::string, std::shared_ptr<NodeInfo>> nodes_ GUARDED_BY(mu_);
   std::unordered_map<JobId, std::shared_ptr<JobInfo>> jobs_ GUARDED_BY(mu_);
-  std::unordered_map<std::string, PodInfoPtr> pods_ GUARDED_BY(mu_);        // by uid
-  std::unordered_map<std::string, PodLocation> locations_ GUARDED_BY(mu_);  // by uid
-  std::unordered_map<std::string, Assumed> assumed_ GUARDED_BY(mu_);        // by uid
+  // By a view of the entry's own pod uid (no uid copy per pod): SetPodLocked re-keys an entry
+  // whenever it changes the entry's pod.
+  std::unordered_map<std::string_view, PodEntry> pods_ GUARDED_BY(mu_);
+  std::unordered_map<std::string, Assumed> assumed_ GUARDED_BY(mu_);  // by uid
   std::unordered_map<JobId, AssumedStatus> assumed_status_ GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<QueueInfo>> queues_ GUARDED_BY(mu_);
   std::map<std::string, std::shared_ptr<const api::PriorityClass>> priority_classes_

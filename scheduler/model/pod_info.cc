@@ -223,6 +223,8 @@ std::shared_ptr<PodInfo> Assemble(std::shared_ptr<PodInfo> pod, api::PodSpec spe
     group->metadata.creation_timestamp = pod->metadata.creation_timestamp;
     pod->implicit_pod_group = std::move(group);
   }
+  // Every annotation the scheduler reads is a field now; 100,000 pods would keep ~20 MB of them.
+  pod->metadata.annotations.clear();
   return pod;
 }
 
@@ -241,8 +243,8 @@ StatusOr<std::shared_ptr<PodInfo>> DecodePodInfo(const json::Value& value, SpecI
   pod->nominated_node = status["nominatedNodeName"].String();
   status["conditions"].ForEach([&](const json::Reader& c) {
     if (c["type"].String() != "PodScheduled") return;
-    pod->scheduled =
-        ScheduledCondition{c["status"].String(), c["reason"].String(), c["message"].String()};
+    pod->scheduled = std::make_shared<const ScheduledCondition>(
+        ScheduledCondition{c["status"].String(), c["reason"].String(), c["message"].String()});
   });
   status["containerStatuses"].ForEach(
       [&](const json::Reader& c) { pod->restarts += c["restartCount"].Int32(); });
@@ -274,7 +276,8 @@ StatusOr<std::shared_ptr<PodInfo>> DecodePodInfoProtobuf(std::string_view bytes,
   pod->nominated_node = status.nominatednodename();
   for (const auto& c : status.conditions()) {
     if (c.type() != "PodScheduled") continue;
-    pod->scheduled = ScheduledCondition{c.status(), c.reason(), c.message()};
+    pod->scheduled = std::make_shared<const ScheduledCondition>(
+        ScheduledCondition{c.status(), c.reason(), c.message()});
   }
   for (const auto& c : status.containerstatuses()) pod->restarts += c.restartcount();
   return Assemble(std::move(pod), std::move(spec), interner);

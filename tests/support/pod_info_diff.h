@@ -40,7 +40,9 @@ inline std::vector<std::string> PodInfoDifferences(const scheduler::PodInfo& a,
   check(a.task_priority == b.task_priority, "task_priority");
   check(a.preemptable == b.preemptable, "preemptable");
   check(a.nominated_node == b.nominated_node, "nominated_node");
-  check(a.scheduled == b.scheduled, "scheduled");
+  check(a.scheduled == nullptr ? b.scheduled == nullptr
+                               : b.scheduled != nullptr && *a.scheduled == *b.scheduled,
+        "scheduled");
   check(a.restarts == b.restarts, "restarts");
   return out;
 }
