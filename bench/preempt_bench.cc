@@ -53,7 +53,7 @@ class CountingEvictor : public Evictor {
  public:
   void Evict(const TaskInfo& task, const std::string&) override {
     victims.push_back(task.uid());
-    jobs.insert(task.job);
+    jobs.insert(task.job());
   }
   std::vector<std::string> victims;
   std::set<std::string> jobs;

@@ -91,8 +91,8 @@ class AssumingBinder : public Binder {
  public:
   explicit AssumingBinder(SchedulerCache& cache) : cache_(cache) {}
   void Bind(const TaskInfo& task, const std::string& node) override {
-    if (cache_.AssumeBinding(task.job, task.uid(), node).ok())
-      placed.push_back({task.job, task.uid(), node});
+    if (cache_.AssumeBinding(task.job(), task.uid(), node).ok())
+      placed.push_back({task.job(), task.uid(), node});
   }
   struct Placed {
     JobId job;

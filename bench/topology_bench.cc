@@ -178,10 +178,11 @@ class AssumingBinder : public Binder, public Evictor {
  public:
   explicit AssumingBinder(SchedulerCache& cache) : cache_(cache) {}
   void Bind(const TaskInfo& task, const std::string& node) override {
-    if (cache_.AssumeBinding(task.job, task.uid(), node).ok()) binds.emplace_back(task.uid(), node);
+    if (cache_.AssumeBinding(task.job(), task.uid(), node).ok())
+      binds.emplace_back(task.uid(), node);
   }
   void Evict(const TaskInfo& task, const std::string&) override {
-    (void)cache_.MarkReleasing(task.job, task.uid());
+    (void)cache_.MarkReleasing(task.job(), task.uid());
   }
   std::vector<std::pair<std::string, std::string>> binds;  // pod uid, node
 

@@ -83,8 +83,8 @@ class ReclaimAction : public Action {
     }
     std::vector<const TaskInfo*> allowed = ssn.Reclaimable(pseudo, candidates);
     std::sort(allowed.begin(), allowed.end(), [&ssn](const TaskInfo* a, const TaskInfo* b) {
-      int32_t pa = ssn.job(*ssn.JobIndex(a->job)).priority,
-              pb = ssn.job(*ssn.JobIndex(b->job)).priority;
+      int32_t pa = ssn.job(*ssn.JobIndex(a->job())).priority,
+              pb = ssn.job(*ssn.JobIndex(b->job())).priority;
       if (pa != pb) return pa < pb;
       return a->request().milli_cpu() > b->request().milli_cpu();
     });
@@ -92,7 +92,7 @@ class ReclaimAction : public Action {
     for (const TaskInfo* t : allowed) {
       if (need.LessEqual(room, api::Resources::Missing::kZero)) break;
       room.Add(t->request());
-      plan.emplace_back(*ssn.JobIndex(t->job), t->uid());
+      plan.emplace_back(*ssn.JobIndex(t->job()), t->uid());
     }
     if (!need.LessEqual(room, api::Resources::Missing::kZero) || plan.empty()) return;
     // A gang that would drop below its minimum goes whole, never half.

@@ -19,7 +19,7 @@ TaskInfo AdmissionProxy(const JobInfo& job) {
   pod->spec = std::make_shared<const SchedulingSpec>(std::move(spec));
   TaskInfo proxy;
   proxy.pod = pod;
-  proxy.job = job.id;
+  proxy.job_id = std::make_shared<const JobId>(job.id);
   proxy.priority = job.priority;
   return proxy;
 }

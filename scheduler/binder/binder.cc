@@ -38,13 +38,13 @@ KubeBinder::~KubeBinder() {
 
 void KubeBinder::Bind(const TaskInfo& task, const std::string& node) {
   // Assume first: from now on the cache counts the pod on the node.
-  Status assumed = cache_.AssumeBinding(task.job, task.uid(), node);
+  Status assumed = cache_.AssumeBinding(task.job(), task.uid(), node);
   if (!assumed.ok()) {
     VLOG(1) << "binder: not binding " << task.pod->metadata.Key() << ": " << assumed.message();
     return;
   }
   Work w;
-  w.job = task.job;
+  w.job = task.job();
   w.namespace_ = task.namespace_();
   w.name = task.name();
   w.uid = task.uid();
@@ -55,12 +55,12 @@ void KubeBinder::Bind(const TaskInfo& task, const std::string& node) {
 }
 
 void KubeBinder::Evict(const TaskInfo& task, const std::string& reason) {
-  Status marked = cache_.MarkReleasing(task.job, task.uid());
+  Status marked = cache_.MarkReleasing(task.job(), task.uid());
   if (!marked.ok())
     VLOG(1) << "binder: evicting " << task.pod->metadata.Key() << ": " << marked.message();
   Work w;
   w.evict = true;
-  w.job = task.job;
+  w.job = task.job();
   w.namespace_ = task.namespace_();
   w.name = task.name();
   w.uid = task.uid();

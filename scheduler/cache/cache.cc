@@ -238,7 +238,6 @@ void SchedulerCache::PlacePodLocked(const PodInfoPtr& pod) {
                  task.status != TaskStatus::kFailed;
   if (on_node) loc.node = task.node;
   if (loc.job.empty() && loc.node.empty()) return;  // neither ours nor using a node
-  task.job = loc.job;
   if (on_node) MutableNode(loc.node, true)->AddTask(task);
   if (!loc.job.empty()) {
     JobInfo* job = MutableJob(loc.job, true);

@@ -148,8 +148,13 @@ bool HasRequiredAntiAffinity(const PodInfo& pod) {
 }  // namespace
 
 void NodeInfo::AddTask(const TaskInfo& task) {
-  RemoveTask(task.uid());
-  tasks.emplace(task.uid(), NodeTask{task.pod, task.status});
+  // One lookup on the hot path (a task new to the node); a task already here is replaced, and
+  // its entry re-made, since the key views the uid of the pod the entry holds.
+  bool fresh = tasks.try_emplace(task.uid(), NodeTask{task.pod, task.status}).second;
+  if (!fresh) {
+    RemoveTask(task.uid());
+    tasks.emplace(task.uid(), NodeTask{task.pod, task.status});
+  }
   if (HasRequiredAntiAffinity(*task.pod)) ++anti_affinity_pods;
   if (task.status == TaskStatus::kPipelined) {
     pipelined.Add(task.request());
@@ -266,8 +271,18 @@ void Account(JobInfo& job, const TaskInfo& t, int sign) {
 
 }  // namespace
 
+const JobId& TaskInfo::job() const {
+  static const JobId kNoJob;
+  return job_id ? *job_id : kNoJob;
+}
+
 void JobInfo::AddTask(TaskInfo task) {
   RemoveTask(task.uid());
+  if (!tasks.empty()) {
+    task.job_id = tasks.begin()->second.job_id;
+  } else if (!task.job_id || *task.job_id != id) {
+    task.job_id = std::make_shared<const JobId>(id);
+  }
   Account(*this, task, +1);
   std::string_view key = task.uid();  // points into task.pod, which the entry keeps
   tasks.emplace(key, std::move(task));

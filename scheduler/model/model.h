@@ -56,11 +56,14 @@ using JobId = std::string;  // "<namespace>/<podgroup name>"
 
 struct TaskInfo {
   PodInfoPtr pod;
-  JobId job;
+  // Its job's id, one string shared by all of the job's tasks (JobInfo::AddTask sets it):
+  // copying a job copies a pointer per task, not an id. Null for a task of no job.
+  std::shared_ptr<const JobId> job_id;
   TaskStatus status = TaskStatus::kPending;
   std::string node;  // where it is (or is being) placed
   int32_t priority = 0;
 
+  const JobId& job() const;  // "" for a task of no job
   const std::string& uid() const { return pod->metadata.uid; }
   const std::string& name() const { return pod->metadata.name; }
   const std::string& namespace_() const { return pod->metadata.namespace_; }

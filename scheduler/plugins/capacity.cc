@@ -91,7 +91,7 @@ class CapacityPlugin : public Plugin {
           std::map<std::string, Resources> left;  // queue → allocated after the victims so far
           std::vector<const TaskInfo*> victims;
           for (const TaskInfo* c : candidates) {
-            auto j = session_->JobIndex(c->job);
+            auto j = session_->JobIndex(c->job());
             if (!j) continue;
             bool ok = true;
             std::vector<std::pair<std::string, Resources>> after;
@@ -191,7 +191,7 @@ class CapacityPlugin : public Plugin {
     return share;
   }
   void Move(const TaskInfo& task, int sign) {
-    auto j = session_->JobIndex(task.job);
+    auto j = session_->JobIndex(task.job());
     if (!j) return;
     for (Attr* a : Chain(session_->job(*j).queue)) {
       if (sign > 0) {

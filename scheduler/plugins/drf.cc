@@ -26,16 +26,16 @@ class DrfPlugin : public Plugin {
         name(),
         [this](const TaskInfo& preemptor, const std::vector<const TaskInfo*>& candidates)
             -> std::optional<std::vector<const TaskInfo*>> {
-          api::Resources after = Allocated(preemptor.job);
+          api::Resources after = Allocated(preemptor.job());
           after.Add(WithoutPods(preemptor.request()));
           double preemptor_share = after.DominantShare(total_);
           std::vector<const TaskInfo*> victims;
           for (const TaskInfo* c : candidates) {
-            if (c->job == preemptor.job) {
+            if (c->job() == preemptor.job()) {
               victims.push_back(c);
               continue;
             }
-            api::Resources left = Allocated(c->job);
+            api::Resources left = Allocated(c->job());
             left.Sub(WithoutPods(c->request()));
             if (left.DominantShare(total_) >= preemptor_share) victims.push_back(c);
           }
@@ -72,8 +72,8 @@ class DrfPlugin : public Plugin {
     return WithoutPods(job.allocated).DominantShare(total_);
   }
   void Change(const TaskInfo& task, int sign) {
-    auto [it, fresh] = changed_.try_emplace(task.job);
-    if (fresh) it->second.allocated = AtOpen(task.job);
+    auto [it, fresh] = changed_.try_emplace(task.job());
+    if (fresh) it->second.allocated = AtOpen(task.job());
     api::Resources& a = it->second.allocated;
     if (sign > 0) {
       a.Add(WithoutPods(task.request()));

@@ -131,18 +131,18 @@ class GangPlugin : public Plugin {
     VictimsFn keep_gangs = [s](const TaskInfo&, const std::vector<const TaskInfo*>& candidates)
         -> std::optional<std::vector<const TaskInfo*>> {
       std::map<JobId, int32_t> offered;
-      for (const TaskInfo* c : candidates) ++offered[c->job];
+      for (const TaskInfo* c : candidates) ++offered[c->job()];
       std::map<JobId, GangSlack> slack;
       std::vector<const TaskInfo*> victims;
       for (const TaskInfo* c : candidates) {
-        auto j = s->JobIndex(c->job);
+        auto j = s->JobIndex(c->job());
         if (!j) continue;
         const JobInfo& job = s->job(*j);
-        if (offered[c->job] >= job.ReadyCount()) {
+        if (offered[c->job()] >= job.ReadyCount()) {
           victims.push_back(c);  // the whole gang is offered
           continue;
         }
-        if (slack.try_emplace(c->job, job).first->second.Take(c->pod->task_role))
+        if (slack.try_emplace(c->job(), job).first->second.Take(c->pod->task_role))
           victims.push_back(c);
       }
       return victims;

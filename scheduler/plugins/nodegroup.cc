@@ -216,7 +216,7 @@ class NodeGroupPlugin : public Plugin {
   }
 
   QueueRules* RulesOf(const Session& ssn, const TaskInfo& task) const {
-    std::optional<size_t> j = ssn.JobIndex(task.job);
+    std::optional<size_t> j = ssn.JobIndex(task.job());
     return j && *j < by_job_.size() ? by_job_[*j] : nullptr;
   }
 

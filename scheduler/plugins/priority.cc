@@ -37,15 +37,15 @@ class PriorityPlugin : public Plugin {
         name(),
         [s](const TaskInfo& preemptor, const std::vector<const TaskInfo*>& candidates)
             -> std::optional<std::vector<const TaskInfo*>> {
-          auto pj = s->JobIndex(preemptor.job);
+          auto pj = s->JobIndex(preemptor.job());
           int32_t preemptor_job_priority = pj ? s->job(*pj).priority : 0;
           std::vector<const TaskInfo*> victims;
           for (const TaskInfo* c : candidates) {
-            if (c->job == preemptor.job) {
+            if (c->job() == preemptor.job()) {
               if (c->priority < preemptor.priority) victims.push_back(c);
               continue;
             }
-            auto cj = s->JobIndex(c->job);
+            auto cj = s->JobIndex(c->job());
             int32_t victim_job_priority = cj ? s->job(*cj).priority : 0;
             if (victim_job_priority < preemptor_job_priority) victims.push_back(c);
           }

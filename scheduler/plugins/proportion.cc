@@ -179,7 +179,7 @@ class ProportionPlugin : public Plugin {
           std::map<std::string, Resources> left;  // queue → allocated after the victims so far
           std::vector<const TaskInfo*> victims;
           for (const TaskInfo* c : candidates) {
-            auto j = s->JobIndex(c->job);
+            auto j = s->JobIndex(c->job());
             if (!j) continue;
             const std::string& queue = s->job(*j).queue;
             auto it = attrs_.find(queue);
@@ -228,7 +228,7 @@ class ProportionPlugin : public Plugin {
   }
 
   void Move(const Session& ssn, const TaskInfo& task, int sign) {
-    auto j = ssn.JobIndex(task.job);
+    auto j = ssn.JobIndex(task.job());
     if (!j) return;
     auto it = attrs_.find(ssn.job(*j).queue);
     if (it == attrs_.end()) return;

@@ -384,7 +384,6 @@ StatusOr<SnapshotDocument> DecodeSnapshot(std::string_view text, SpecInterner& i
       if (!pod) return;
       TaskInfo task;
       task.pod = pod;
-      task.job = job->id;
       task.status = status_of(t["status"]);
       task.node = t["node"].String();
       task.priority = t["priority"].Int32();

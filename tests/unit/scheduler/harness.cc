@@ -33,13 +33,13 @@ api::LabelSelector Selector(const std::map<std::string, std::string>& match) {
 }  // namespace
 
 void RecordingBinder::Bind(const TaskInfo& task, const std::string& node) {
-  if (!cache_.AssumeBinding(task.job, task.uid(), node).ok()) return;
+  if (!cache_.AssumeBinding(task.job(), task.uid(), node).ok()) return;
   binds[task.name()] = node;
   bind_order.push_back(task.name());
 }
 
 void RecordingBinder::Evict(const TaskInfo& task, const std::string&) {
-  (void)cache_.MarkReleasing(task.job, task.uid());
+  (void)cache_.MarkReleasing(task.job(), task.uid());
   evictions.push_back(task.name());
 }
 

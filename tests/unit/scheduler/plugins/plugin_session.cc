@@ -118,7 +118,7 @@ std::vector<std::string> PluginSession::Reclaimable(const std::string& preemptor
 void PluginSession::Place(const std::string& pod_key, const std::string& node) {
   const TaskInfo& task = Task(pod_key);
   Statement st(*session_);
-  Status s = st.Allocate(JobAt(task.job), task.uid(), NodeAt(node));
+  Status s = st.Allocate(JobAt(task.job()), task.uid(), NodeAt(node));
   if (!s.ok()) throw std::runtime_error("allocate " + pod_key + ": " + s.ToString());
   st.Keep();
 }
@@ -126,7 +126,7 @@ void PluginSession::Place(const std::string& pod_key, const std::string& node) {
 void PluginSession::Pipeline(const std::string& pod_key, const std::string& node) {
   const TaskInfo& task = Task(pod_key);
   Statement st(*session_);
-  Status s = st.Pipeline(JobAt(task.job), task.uid(), NodeAt(node));
+  Status s = st.Pipeline(JobAt(task.job()), task.uid(), NodeAt(node));
   if (!s.ok()) throw std::runtime_error("pipeline " + pod_key + ": " + s.ToString());
   st.Keep();
 }
@@ -134,7 +134,7 @@ void PluginSession::Pipeline(const std::string& pod_key, const std::string& node
 void PluginSession::Evict(const std::string& pod_key) {
   const TaskInfo& task = Task(pod_key);
   Statement st(*session_);
-  Status s = st.Evict(JobAt(task.job), task.uid(), "test");
+  Status s = st.Evict(JobAt(task.job()), task.uid(), "test");
   if (!s.ok()) throw std::runtime_error("evict " + pod_key + ": " + s.ToString());
   st.Keep();
 }
