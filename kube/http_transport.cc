@@ -220,6 +220,17 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
       if (closed) co_return Cancelled("stream closed");
       co_return FromBeast(ec, "reading watch stream");
     }
+    // One read returns one HTTP chunk (one watch event) even when more have arrived. Parse what
+    // is already buffered too, so that a busy watch hands over many events per trip to this
+    // thread instead of one (each trip costs two context switches).
+    while (conn->buffer.size() > 0 && parser.get().body().size > 0 && !parser.is_done()) {
+      beast::error_code pec;
+      size_t used = parser.put(conn->buffer.data(), pec);
+      conn->buffer.consume(used);
+      if (pec == http::error::need_more || pec == http::error::need_buffer) break;
+      if (pec) co_return FromBeast(pec, "reading watch stream");
+      if (used == 0) break;
+    }
     co_return chunk.size() - parser.get().body().size;
   }
 
