@@ -89,6 +89,16 @@ bool Soon(const std::function<bool()>& f) {
   return f();
 }
 
+// Starts `informer` with `rec` recording its events, waits for its first sync and watch, then
+// drops the watch: what follows happens while no watch is open.
+void SyncThenDropWatch(Informer& informer, Recorder& rec, FakeApiServer& fake) {
+  informer.AddEventHandler(rec.Handlers());
+  informer.Start();
+  REQUIRE(informer.WaitForSync(std::chrono::seconds(5)));
+  REQUIRE(Soon([&] { return fake.open_watches() == 1; }));
+  fake.DropWatches();
+}
+
 TEST_CASE("informer lists in pages, then follows the watch") {
   auto fake = std::make_shared<FakeApiServer>();
   for (int i = 0; i < 7; ++i) fake->Put(kCollection, Cm("c" + std::to_string(i), "1"));
@@ -117,11 +127,7 @@ TEST_CASE("a dropped watch resumes from the last resourceVersion without relisti
   fake->Put(kCollection, Cm("a", "1"));
   Informer informer(ClientOn(fake), Options());
   Recorder rec;
-  informer.AddEventHandler(rec.Handlers());
-  informer.Start();
-  REQUIRE(informer.WaitForSync(std::chrono::seconds(5)));
-  REQUIRE(Soon([&] { return fake->open_watches() == 1; }));
-  fake->DropWatches();
+  SyncThenDropWatch(informer, rec, *fake);
   // Changes made while no watch is open are replayed from history on reconnect.
   fake->Put(kCollection, Cm("a", "2"));
   fake->Put(kCollection, Cm("b", "1"));
@@ -142,11 +148,7 @@ TEST_CASE("410 Gone triggers a relist that reports objects deleted while away as
   fake->Put(kCollection, Cm("lost", "1"));
   Informer informer(ClientOn(fake), Options());
   Recorder rec;
-  informer.AddEventHandler(rec.Handlers());
-  informer.Start();
-  REQUIRE(informer.WaitForSync(std::chrono::seconds(5)));
-  REQUIRE(Soon([&] { return fake->open_watches() == 1; }));
-  fake->DropWatches();
+  SyncThenDropWatch(informer, rec, *fake);
   // While disconnected: a delete, an update and an add, then history is compacted away.
   fake->BreakNext(2);  // the first re-watch attempts fail
   fake->Remove(kCollection, "lost");
@@ -166,12 +168,8 @@ TEST_CASE("an object deleted and created again under its name while away is a de
   fake->Put(kCollection, Cm("job-pod", "1"));
   Informer informer(ClientOn(fake), Options());
   Recorder rec;
-  informer.AddEventHandler(rec.Handlers());
-  informer.Start();
-  REQUIRE(informer.WaitForSync(std::chrono::seconds(5)));
+  SyncThenDropWatch(informer, rec, *fake);
   const std::string first_uid = informer.store().Get("ns/job-pod")->metadata.uid;
-  REQUIRE(Soon([&] { return fake->open_watches() == 1; }));
-  fake->DropWatches();
   fake->BreakNext(2);
   // A restarted job: its pod is deleted and made again with the same name, a new uid.
   fake->Remove(kCollection, "job-pod");
