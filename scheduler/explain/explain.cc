@@ -339,6 +339,14 @@ JobExplanation ExplainSessionJob(const Session& ssn, size_t j, const QueueView* 
   if (queue != nullptr) e.queue_view = *queue;
   if (const auto* notes = ssn.JobNotes(j)) e.notes = *notes;
   e.condition = ssn.JobCondition(j);
+  if (!e.condition && job.pod_group) {
+    // A settled gang's standing Scheduled condition is not said again each session.
+    for (const auto& c : job.pod_group->status.conditions) {
+      if (c.type == "Scheduled" && c.status == "True") {
+        e.condition = JobConditionOut{c.type, c.status, c.reason, c.message};
+      }
+    }
+  }
   return e;
 }
 

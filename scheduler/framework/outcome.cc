@@ -123,10 +123,17 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
   SessionOutcome out;
   // Whole seconds, as the API server keeps them: the written status then equals its echo.
   const base::Time now = std::chrono::floor<std::chrono::seconds>(ssn.Now());
-  std::map<std::string, api::Resources> queue_allocated;
+  std::map<std::string, api::Resources> queue_allocated;  // pods included until the end
+  // Jobs of one queue tend to be adjacent: the last queue's sum saves a map lookup per job.
+  const std::string* last_queue = nullptr;
+  api::Resources* last_sum = nullptr;
   for (size_t j = 0; j < ssn.job_count(); ++j) {
     const JobInfo& job = ssn.job(j);
-    queue_allocated[job.queue].Add(WithoutPods(job.allocated));
+    if (last_queue == nullptr || *last_queue != job.queue) {
+      last_queue = &job.queue;
+      last_sum = &queue_allocated[job.queue];
+    }
+    last_sum->Add(job.allocated);
     if (!job.pod_group) continue;
     // Where a job with a network topology is, said on its PodGroup whenever that changed (so
     // also after a lost write or a restart).
@@ -222,6 +229,7 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
           {job.namespace_, task.name(), task.uid(), std::move(want), std::move(nominated)});
     }
   }
+  for (auto& [name, used] : queue_allocated) used.Erase(api::kResourcePods);
   // Roll usage up the queue hierarchy.
   std::map<std::string, api::Resources> rolled = queue_allocated;
   for (const auto& [name, used] : queue_allocated) {

@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "scheduler/framework/session.h"
@@ -23,6 +24,22 @@ struct RoleCount {
   int32_t ready = 0;
   int32_t waiting = 0;
 };
+
+constexpr std::string_view kScheduledReason = "tasks in gang are ready to be scheduled";
+
+// Whether the job's PodGroup carries exactly the condition a ready gang gets, and no
+// Unschedulable condition that the Scheduled one would turn False.
+bool SaysScheduled(const JobInfo& job) {
+  if (!job.pod_group) return false;
+  bool scheduled = false;
+  for (const auto& c : job.pod_group->status.conditions) {
+    if (c.type == "Unschedulable" && c.status == "True") return false;
+    if (c.type == "Scheduled") {
+      scheduled = c.status == "True" && c.reason == kScheduledReason && c.message.empty();
+    }
+  }
+  return scheduled;
+}
 
 // "gang not whole: 1 ready of minAvailable 2 (1 Running, 1 Failed)".
 std::string LostMembers(const JobInfo& job) {
@@ -157,9 +174,11 @@ class GangPlugin : public Plugin {
       if (job.IsPending()) continue;  // not admitted yet: enqueue explains
       int32_t ready = job.ReadyCount();
       if (ready >= job.min_available) {
-        if (ssn.touched_jobs()[i] || job.Count(TaskStatus::kPending) == 0) {
-          ssn.SetJobCondition(i,
-                              {"Scheduled", "True", "tasks in gang are ready to be scheduled", ""});
+        const bool touched = ssn.touched_jobs()[i];
+        // A settled job whose group already says so is left alone: saying it again would cost
+        // every session a copy per running job, and the outcome would be no write anyway.
+        if (touched || (job.Count(TaskStatus::kPending) == 0 && !SaysScheduled(job))) {
+          ssn.SetJobCondition(i, {"Scheduled", "True", std::string(kScheduledReason), ""});
         }
         continue;
       }

@@ -85,9 +85,15 @@ class ProportionPlugin : public Plugin {
     for (const auto& [name, q] : ssn.queues()) {
       if (q->GuaranteeFits(total)) total_guarantee.Add(q->guarantee);
     }
+    const std::string* last_queue = nullptr;  // jobs of one queue tend to be adjacent
+    QueueAttr* last_attr = nullptr;
     for (size_t i = 0; i < ssn.job_count(); ++i) {
       const JobInfo& job = ssn.job(i);
-      QueueAttr& attr = Attr(ssn, job.queue);
+      if (last_queue == nullptr || *last_queue != job.queue) {
+        last_queue = &job.queue;
+        last_attr = &Attr(ssn, job.queue);
+      }
+      QueueAttr& attr = *last_attr;
       attr.allocated.Add(WithoutPods(job.allocated));
       Resources request = WithoutPods(job.allocated);
       request.Add(WithoutPods(job.pending));

@@ -165,6 +165,41 @@ TEST_CASE(
 }
 
 TEST_CASE(
+    "gang: at close a settled gang whose group already says Scheduled is not said again, one "
+    "whose group still says Unschedulable is") {
+  Harness h;
+  h.Node("n1", "cpu=8").Queue("default");
+  h.Group("ns/said", "default", 1, "Running").Group("ns/stale", "default", 1, "Running");
+  api::PodGroupCondition scheduled;
+  scheduled.type = "Scheduled";
+  scheduled.status = "True";
+  scheduled.reason = "tasks in gang are ready to be scheduled";
+  api::PodGroupCondition unschedulable;
+  unschedulable.type = "Unschedulable";
+  unschedulable.status = "True";
+  unschedulable.reason = "NotEnoughResources";
+  h.ChangeGroup("ns/said", [&](api::PodGroup& pg) { pg.status.conditions = {scheduled}; });
+  h.ChangeGroup("ns/stale", [&](api::PodGroup& pg) {
+    pg.status.conditions = {unschedulable, scheduled};
+  });
+  h.Pod("ns/s0", "said").Request("cpu=1").On("n1").Add();
+  h.Pod("ns/t0", "stale").Request("cpu=1").On("n1").Add();
+  PluginSession s(h, kGang);
+  s.Close();
+  CHECK_FALSE(s->JobCondition(s.JobAt("ns/said")).has_value());
+  const auto& stale = s->JobCondition(s.JobAt("ns/stale"));
+  REQUIRE(stale.has_value());
+  CHECK(stale->type == "Scheduled");
+  // Only the stale group is written: its Unschedulable condition turns False.
+  std::vector<std::string> written;
+  for (const PodGroupUpdate& u : ComputeOutcome(s.session()).pod_groups) {
+    if (u.status.conditions == s.Job("ns/" + u.name).pod_group->status.conditions) continue;
+    written.push_back(u.name);
+  }
+  CHECK(written == std::vector<std::string>{"stale"});
+}
+
+TEST_CASE(
     "gang: at close a running gang that lost a member and has nothing to place is "
     "Unschedulable, one whose member is still terminating is not") {
   Harness h;
