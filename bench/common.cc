@@ -150,6 +150,7 @@ void PodWatcher::Observe(const json::Value& pod) {
   json::Reader r(&pod, &e);
   const std::string name = r["metadata"]["name"].String();
   const bool bound = !r["spec"]["nodeName"].String().empty();
+  const bool running = r["status"]["phase"].String() == "Running";
   const double now = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
   sync::MutexLock l(mu_);
   auto [it, fresh] = pods_.try_emplace(name);
@@ -160,6 +161,10 @@ void PodWatcher::Observe(const json::Value& pod) {
   if (bound && it->second.bound < 0) {
     it->second.bound = now;
     ++bound_;
+  }
+  if (running && it->second.running < 0) {
+    it->second.running = now;
+    ++running_;
   }
 }
 

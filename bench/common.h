@@ -62,12 +62,13 @@ class ListWatcher {
 void Parallel(int64_t n, int threads, const std::function<void(int64_t)>& fn);
 
 struct PodTimes {
-  double seen = -1;   // first watch event
-  double bound = -1;  // first event with spec.nodeName
+  double seen = -1;     // first watch event
+  double bound = -1;    // first event with spec.nodeName
+  double running = -1;  // first event with status.phase Running
 };
 
-// Watches a namespace's pods; records when each was first seen and first seen bound (seconds
-// since t0).
+// Watches a namespace's pods; records when each was first seen, first seen bound and first seen
+// Running (seconds since t0).
 class PodWatcher {
  public:
   PodWatcher(std::shared_ptr<kube::Client> client, const std::string& ns,
@@ -75,6 +76,7 @@ class PodWatcher {
   void Stop() { watch_.Stop(); }
   int64_t seen() const { return seen_; }
   int64_t bound() const { return bound_; }
+  int64_t running() const { return running_; }
   std::vector<PodTimes> Times();
 
  private:
@@ -83,7 +85,7 @@ class PodWatcher {
   const std::chrono::steady_clock::time_point t0_;
   sync::Mutex mu_;
   std::unordered_map<std::string, PodTimes> pods_ GUARDED_BY(mu_);
-  std::atomic<int64_t> seen_{0}, bound_{0};
+  std::atomic<int64_t> seen_{0}, bound_{0}, running_{0};
   ListWatcher watch_;  // last: its thread calls Observe
 };
 

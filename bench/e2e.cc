@@ -6,7 +6,8 @@
 //   bench_e2e run --kubeconfig F --namespace NS --mode pods|grouped|jobs --scheduler-name S
 //                 --pods P [--gang-size 10] [--queues 4] [--shape uniform] [--creators 16]
 //                 [--create-qps 0] [--pids name=PID,...] [--json OUT] [--series OUT.csv]
-//                 [--timeout 900] [--stall 60] [--settle-seconds 20] [--idle-seconds 10]
+//                 [--timeout 900] [--stall 60] [--settle-seconds 20] [--settle-max 180]
+//                 [--idle-seconds 10]
 //       creates the workload in a fresh namespace with concurrent creators (pods: bare pods,
 //       one per job; grouped: PodGroups and their annotated pods; jobs: Volcano Jobs whose
 //       pods the controller-manager makes), watches every pod of the namespace and records
@@ -14,8 +15,11 @@
 //       bound, when binding stalls, or after --timeout. Binding has stalled when no pod was
 //       bound for --stall seconds and for ten times the longest gap between binds so far, so
 //       a slow contender that keeps binding is measured rather than cut. Then, with every pod
-//       placed, waits --settle-seconds (status writes, pods turning Running) and measures each
-//       --pids process for --idle-seconds (the CPU it burns with nothing to do). Writes a summary
+//       placed, waits until every pod runs (at most --settle-max 180 s; kwok starts pods well
+//       behind the binds on a loaded machine, and each start is work for a Volcano-style
+//       scheduler: the PodGroup's running count) and at least --settle-seconds (status writes),
+//       records each --pids process's CPU over that wait, and measures it for --idle-seconds
+//       (the CPU it burns with nothing to do). Writes a summary
 //       (first create → last bind, pods/s, creation → bind latency percentiles, per-second bind
 //       rates, CPU seconds, peak RSS, idle cores and RSS of each
 //       --pids process, the load average before and after) and a per-second series.
@@ -275,6 +279,7 @@ int Run(int argc, char** argv) {
   const double timeout = std::stod(Arg(argc, argv, "--timeout", "900"));
   const double stall = std::stod(Arg(argc, argv, "--stall", "60"));
   const double settle_seconds = std::stod(Arg(argc, argv, "--settle-seconds", "20"));
+  const double settle_max = std::stod(Arg(argc, argv, "--settle-max", "180"));
   const double idle_seconds = std::stod(Arg(argc, argv, "--idle-seconds", "10"));
   const std::string json_path = Arg(argc, argv, "--json", "");
   const std::string series_path = Arg(argc, argv, "--series", "");
@@ -374,12 +379,21 @@ int Run(int argc, char** argv) {
     rss[name] = bench::ProcStatusMiB(pid, "VmRSS");
   }
   creator.join();
-  watcher.Stop();
   // What each process costs once its work is done (only when it finished: a stalled run's
-  // daemons are still busy).
-  std::map<std::string, double> idle_cores, idle_rss;
+  // daemons are still busy). First the pods start: until then the cluster is still changing.
+  std::map<std::string, double> idle_cores, idle_rss, settle_cpu;
+  double all_running_s = -1;  // last bind → every pod Running
   if (outcome == "complete" && idle_seconds > 0) {
-    std::this_thread::sleep_for(std::chrono::duration<double>(settle_seconds));
+    const auto settle_start = std::chrono::steady_clock::now();
+    for (const auto& [name, pid] : pids) settle_cpu[name] = CpuSeconds(pid);
+    while (bench::SecondsSince(settle_start) < settle_max) {
+      if (all_running_s < 0 && watcher.running() >= work.pods) {
+        all_running_s = bench::SecondsSince(settle_start);
+      }
+      if (all_running_s >= 0 && bench::SecondsSince(settle_start) >= settle_seconds) break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    }
+    for (const auto& [name, pid] : pids) settle_cpu[name] = CpuSeconds(pid) - settle_cpu[name];
     std::map<std::string, double> before;
     for (const auto& [name, pid] : pids) before[name] = CpuSeconds(pid);
     std::this_thread::sleep_for(std::chrono::duration<double>(idle_seconds));
@@ -388,6 +402,7 @@ int Run(int argc, char** argv) {
       idle_rss[name] = bench::ProcStatusMiB(pid, "VmRSS");
     }
   }
+  watcher.Stop();
   const std::string load_after = LoadAverage();
 
   std::vector<double> latencies, binds;
@@ -436,13 +451,15 @@ int Run(int argc, char** argv) {
         << ",\"cpu_cores_avg\":" << (last_bind > 0 ? cpu[name] / end : 0)
         << ",\"peak_rss_mib\":" << hwm[name] << ",\"rss_mib\":" << rss[name];
     if (idle_cores.count(name) != 0) {
-      out << ",\"idle_cores\":" << idle_cores[name] << ",\"idle_rss_mib\":" << idle_rss[name];
+      out << ",\"settle_cpu_seconds\":" << settle_cpu[name]
+          << ",\"idle_cores\":" << idle_cores[name] << ",\"idle_rss_mib\":" << idle_rss[name];
     }
     out << "}";
     first = false;
   }
   out << "},\"measured_s\":" << end << ",\"settle_seconds\":" << settle_seconds
-      << ",\"idle_seconds\":" << idle_seconds << ",\"load_before\":" << json::Quote(load_before)
+      << ",\"all_running_after_s\":" << all_running_s << ",\"idle_seconds\":" << idle_seconds
+      << ",\"load_before\":" << json::Quote(load_before)
       << ",\"load_after\":" << json::Quote(load_after) << "}\n";
   std::cout << out.str();
   if (!json_path.empty()) std::ofstream(json_path) << out.str();

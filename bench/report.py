@@ -218,8 +218,11 @@ if e2e:
       "bound for every contender's pods/s; **API writes/pod** = creates, updates, patches and "
       "deletes the API server served during the run (kube-apiserver's apiserver_request_total), per "
       "bound pod — the creation stream's own create included; **idle cores** and **RSS after** = "
-      "each daemon's CPU use and resident memory over 10 s, starting 20 s after the last bind (once "
-      "status writes and pods turning Running have settled); **load** = the "
+      "each daemon's CPU use and resident memory over 10 s, starting once every pod runs and at least "
+      "20 s after the last bind (status writes settled); **pods starting** = seconds from the last "
+      "bind until every pod ran (kwok starts pods behind the binds on a loaded machine; at most "
+      "180 s), and each daemon's CPU over that wait, which for a Volcano-style scheduler includes "
+      "writing each PodGroup's running count; **load** = the "
       "machine's 1-minute load average before → after the run. Every daemon logs at its default "
       "verbosity." % (fmt(e2e["pods"]), e2e["client_qps"], e2e.get("workers", 32)))
     w("")
@@ -237,8 +240,8 @@ if e2e:
         ceiling = runs.get("ceiling", {}).get("pods_per_second") or 0
         w("### %s nodes" % fmt(size["nodes"]))
         w("")
-        w("| contender | bound | time s | pods/s | ratio | bind rate mean / p50 / max | latency p50 / p90 / p99 s | daemon CPU s | daemon peak RSS MiB | idle cores | RSS after MiB | apiserver CPU s | created/s | API writes/pod | load |")
-        w("|---|---:|---:|---:|---:|---|---|---|---|---|---|---:|---:|---:|---|")
+        w("| contender | bound | time s | pods/s | ratio | bind rate mean / p50 / max | latency p50 / p90 / p99 s | daemon CPU s | daemon peak RSS MiB | pods starting: s, daemon CPU s | idle cores | RSS after MiB | apiserver CPU s | created/s | API writes/pod | load |")
+        w("|---|---:|---:|---:|---:|---|---|---|---|---|---|---|---:|---:|---:|---|")
         for n in order:
             r = runs[n]
             procs = {k: v for k, v in r["processes"].items() if k not in ("kube-apiserver", "etcd", "kwok")}
@@ -246,16 +249,21 @@ if e2e:
             rss = " + ".join("%s %s" % (k, fmt(v["peak_rss_mib"])) for k, v in procs.items())
             idle = " + ".join("%s %s" % (k, fmt(v["idle_cores"], 3)) for k, v in procs.items() if "idle_cores" in v) or "–"
             after = " + ".join("%s %s" % (k, fmt(v["idle_rss_mib"])) for k, v in procs.items() if "idle_rss_mib" in v) or "–"
+            starting = "–"
+            if r.get("all_running_after_s") is not None and any("settle_cpu_seconds" in v for v in procs.values()):
+                ran = r["all_running_after_s"]
+                starting = "%s: %s" % (fmt(ran, 1) if ran >= 0 else "not all", " + ".join(
+                    "%s %s" % (k, fmt(v["settle_cpu_seconds"], 1)) for k, v in procs.items() if "settle_cpu_seconds" in v))
             load = "%s → %s" % (r["load_before"].split()[0], r["load_after"].split()[0]) if "load_before" in r else "–"
             api = r["processes"].get("kube-apiserver", {}).get("cpu_seconds")
             br = r["bind_rate_per_s"]
             lat = r["latency_s"]
-            w("| %s%s | %s/%s | %s | **%s** | %s | %s / %s / %s | %s / %s / %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            w("| %s%s | %s/%s | %s | **%s** | %s | %s / %s / %s | %s / %s / %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
                 labels.get(n, n), "" if r["outcome"] == "complete" else " (%s)" % r["outcome"],
                 fmt(r["bound"]), fmt(r["pods"]), fmt(r["first_create_to_last_bind_s"], 1), fmt(r["pods_per_second"]),
                 "%.2f" % (r["pods_per_second"] / ceiling) if ceiling else "–",
                 fmt(br["mean"]), fmt(br["p50"]), fmt(br["max"]),
-                fmt(lat["p50"], 2), fmt(lat["p90"], 2), fmt(lat["p99"], 2), cpu, rss, idle, after, fmt(api, 1),
+                fmt(lat["p50"], 2), fmt(lat["p90"], 2), fmt(lat["p99"], 2), cpu, rss, starting, idle, after, fmt(api, 1),
                 fmt(r["create_rate"]), fmt(r["api_writes_per_pod"], 2) if "api_writes_per_pod" in r else "–", load))
         w("")
         # Plots per size: bound over time, binds per second, latency by percentile.
