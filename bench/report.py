@@ -208,7 +208,7 @@ if e2e:
       "the contender runs; `bench_e2e` watches the namespace and records when each pod was first "
       "seen and first seen bound. Client QPS/burst %d for every daemon (kube-scheduler through its "
       "configuration file); the bind ceiling, tephra-scheduler's status writer, the Job controller and the "
-      "PodGroup controller each with %d workers, tephra-scheduler's binder with 128 (kube-scheduler binds "
+      "PodGroup controller each with %d workers, tephra-scheduler's binder with %d (kube-scheduler binds "
       "in unbounded goroutines). Between contenders "
       "the namespace is force-deleted and the daemons stopped; daemons start fresh for each run. "
       "**time** = first create → last bind; **pods/s** = pods / time; **ratio** = pods/s ÷ the "
@@ -224,7 +224,8 @@ if e2e:
       "180 s), and each daemon's CPU over that wait, which for a Volcano-style scheduler includes "
       "writing each PodGroup's running count; **load** = the "
       "machine's 1-minute load average before → after the run. Every daemon logs at its default "
-      "verbosity." % (fmt(e2e["pods"]), e2e["client_qps"], e2e.get("workers", 32)))
+      "verbosity." % (fmt(e2e["pods"]), e2e["client_qps"], e2e.get("workers", 32),
+                      e2e.get("bind_workers", 128)))
     w("")
     if e2e.get("volcano"):
         w("Volcano is the build of commit `%s` (scheduler, controller manager and webhook manager, "

@@ -56,9 +56,9 @@ class Transport {
 
 struct TransportOptions {
   int io_threads = 2;
-  // At least as many as requests a daemon has in flight at once (the scheduler's binder runs up
-  // to 128): a connection returned to a full pool is closed, and the next burst pays a TLS
-  // handshake per request on both ends.
+  // At least as many as requests a daemon has in flight at once (the benchmarks run the
+  // scheduler's binder with 256 workers): a connection returned to a full pool is closed, and
+  // the next burst pays a TLS handshake per request on both ends.
   size_t max_idle_connections = 256;
   // A connection idle longer than this is not reused: kube-apiserver closes one idle for 90 s,
   // and a request sent as it does would fail.
