@@ -1,7 +1,6 @@
 // The HTTP seam between Tephra and the API server. Client builds requests; a Transport moves
 // them. The real transport is Boost.Beast over TLS with a keep-alive pool; tests substitute
-// fakes that inject failures. Calls block the calling thread; network I/O runs on the
-// transport's own threads.
+// fakes that inject failures. Calls block the calling thread, which does the network I/O itself.
 #pragma once
 
 #include <chrono>
@@ -55,7 +54,6 @@ class Transport {
 };
 
 struct TransportOptions {
-  int io_threads = 2;
   // At least as many as requests a daemon has in flight at once (the benchmarks run the
   // scheduler's binder with 256 workers): a connection returned to a full pool is closed, and
   // the next burst pays a TLS handshake per request on both ends.

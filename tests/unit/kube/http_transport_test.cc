@@ -1,5 +1,6 @@
-// The HTTP transport's connection pool against a local server that closes idle connections, as
-// kube-apiserver does after 90 s: requests after the close must not fail.
+// The HTTP transport against a local server: its connection pool when the server closes idle
+// connections, as kube-apiserver does after 90 s (requests after the close must not fail), its
+// timeouts, and closing a stream whose Read is blocked on another thread.
 #include <arpa/inet.h>
 #include <atomic>
 #include <chrono>
@@ -19,7 +20,8 @@ namespace tephra::kube {
 namespace {
 
 // An HTTP/1.1 server on 127.0.0.1 that answers every request "ok" and keeps the connection
-// open until CloseAll(). Each connection is served by its own thread.
+// open until CloseAll(). GET /watch is answered with a chunked body of one chunk, "hello", that
+// never ends. Each connection is served by its own thread.
 class KeepAliveServer {
  public:
   KeepAliveServer() {
@@ -77,11 +79,15 @@ class KeepAliveServer {
       in.append(buf, static_cast<size_t>(n));
       size_t end;
       while ((end = in.find("\r\n\r\n")) != std::string::npos) {  // requests carry no body
+        const bool watch = in.rfind("GET /watch ", 0) == 0;
         in.erase(0, end + 4);
         std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms_.load()));
         static const std::string kResponse =
             "HTTP/1.1 200 OK\r\nContent-Length: 2\r\nContent-Type: text/plain\r\n\r\nok";
-        if (::send(fd, kResponse.data(), kResponse.size(), MSG_NOSIGNAL) < 0) break;
+        static const std::string kWatchResponse =
+            "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n";
+        const std::string& response = watch ? kWatchResponse : kResponse;
+        if (::send(fd, response.data(), response.size(), MSG_NOSIGNAL) < 0) break;
       }
     }
     ::close(fd);
@@ -156,6 +162,93 @@ TEST_CASE("a connection idle longer than max_idle_age is not reused") {
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   REQUIRE(Get(*transport).ok());
   CHECK(server.accepted() == 2);
+}
+
+TEST_CASE("a request the server does not answer in time fails with DeadlineExceeded") {
+  KeepAliveServer server;
+  server.set_delay(std::chrono::milliseconds(1500));
+  auto transport = TransportTo(server);
+  ApiRequest request;
+  request.target = "/api";
+  request.timeout = std::chrono::milliseconds(200);
+  const auto start = std::chrono::steady_clock::now();
+  auto response = transport->RoundTrip(request);
+  const auto took = std::chrono::steady_clock::now() - start;
+  REQUIRE_FALSE(response.ok());
+  CHECK(response.status().code() == StatusCode::kDeadlineExceeded);
+  CHECK(took < std::chrono::milliseconds(1000));
+}
+
+TEST_CASE("many threads share the pool and every request gets its own answer") {
+  KeepAliveServer server;
+  auto transport = TransportTo(server);
+  std::vector<std::thread> clients;
+  std::atomic<int> failed{0};
+  for (int i = 0; i < 16; ++i) {
+    clients.emplace_back([&] {
+      for (int j = 0; j < 50; ++j) {
+        if (!Get(*transport).ok()) ++failed;
+      }
+    });
+  }
+  for (auto& t : clients) t.join();
+  CHECK(failed == 0);
+  CHECK(server.accepted() <= 16);  // connections are reused, never more than callers at once
+}
+
+std::unique_ptr<ResponseStream> OpenWatch(Transport& transport, std::chrono::milliseconds idle) {
+  ApiRequest request;
+  request.target = "/watch";
+  request.timeout = idle;
+  auto stream = transport.Stream(request);
+  REQUIRE(stream.ok());
+  std::unique_ptr<ResponseStream> s = std::move(*stream);
+  REQUIRE(s->status() == 200);
+  std::string body;
+  auto more = s->Read(&body);
+  REQUIRE(more.ok());
+  REQUIRE(*more);
+  REQUIRE(body == "hello");
+  return s;
+}
+
+TEST_CASE("Close from another thread ends a Read blocked on a silent stream") {
+  KeepAliveServer server;
+  auto transport = TransportTo(server);
+  auto stream = OpenWatch(*transport, std::chrono::seconds(30));
+  std::thread closer([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    stream->Close();
+  });
+  const auto start = std::chrono::steady_clock::now();
+  std::string body;
+  auto more = stream->Read(&body);
+  const auto took = std::chrono::steady_clock::now() - start;
+  closer.join();
+  REQUIRE_FALSE(more.ok());
+  CHECK(more.status().code() == StatusCode::kCancelled);
+  CHECK(took < std::chrono::seconds(5));
+  // Closed for good: the next Read does not block either.
+  CHECK(stream->Read(&body).status().code() == StatusCode::kCancelled);
+}
+
+TEST_CASE("a stream silent for longer than its timeout fails with DeadlineExceeded") {
+  KeepAliveServer server;
+  auto transport = TransportTo(server);
+  auto stream = OpenWatch(*transport, std::chrono::milliseconds(200));
+  std::string body;
+  auto more = stream->Read(&body);
+  REQUIRE_FALSE(more.ok());
+  CHECK(more.status().code() == StatusCode::kDeadlineExceeded);
+}
+
+TEST_CASE("a stream closed before its next Read returns Cancelled at once") {
+  KeepAliveServer server;
+  auto transport = TransportTo(server);
+  auto stream = OpenWatch(*transport, std::chrono::seconds(30));
+  stream->Close();
+  std::string body;
+  CHECK(stream->Read(&body).status().code() == StatusCode::kCancelled);
 }
 
 }  // namespace
