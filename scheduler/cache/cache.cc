@@ -149,9 +149,9 @@ void SchedulerCache::UpsertNode(std::shared_ptr<const api::Node> node) {
     topology_.reset();
   }
   // A status heartbeat changes nothing Tephra decodes (condition times are not kept), so it
-  // cannot let a pending pod fit: the next periodic session sees the new object, and no early
-  // session is started for it. With thousands of nodes heartbeats would otherwise start
-  // sessions at the minimum gap all the time.
+  // cannot change any session's outcome: it starts no early session and does not even count as
+  // a change, so an idle scheduler stays quiet. With thousands of nodes heartbeats would
+  // otherwise start a session at the minimum gap, or at least every period.
   const bool same = n->node && n->node->metadata.uid == node->metadata.uid &&
                     n->node->spec == node->spec && n->node->status == node->status &&
                     n->node->metadata.labels == node->metadata.labels &&
@@ -160,7 +160,7 @@ void SchedulerCache::UpsertNode(std::shared_ptr<const api::Node> node) {
   n->ready = node->Ready();
   n->unschedulable = node->spec.unschedulable;
   n->node = std::move(node);
-  ChangedLocked(!same);
+  if (!same) ChangedLocked(true);
 }
 
 void SchedulerCache::DeleteNode(const std::string& name) {
