@@ -205,7 +205,7 @@ awaitable<ExchangeResult> Exchange(Connection& c, const Request& req,
 }
 
 // The state of one WATCH-style response: the connection plus an incremental parser.
-struct StreamState : std::enable_shared_from_this<StreamState> {
+struct StreamState {
   std::unique_ptr<Connection> conn;
   http::response_parser<http::buffer_body> parser;
   std::chrono::milliseconds idle_timeout{0};
@@ -264,8 +264,8 @@ struct StreamState : std::enable_shared_from_this<StreamState> {
 
 class HttpResponseStream : public ResponseStream {
  public:
-  // `owner` keeps the transport (and its io_context) alive as long as the stream.
-  HttpResponseStream(std::shared_ptr<StreamState> state, std::shared_ptr<Transport> owner)
+  // `owner` keeps the transport, whose TLS context the stream uses, alive as long as the stream.
+  HttpResponseStream(std::unique_ptr<StreamState> state, std::shared_ptr<Transport> owner)
       : state_(std::move(state)), owner_(std::move(owner)) {}
   ~HttpResponseStream() override { Close(); }
 
@@ -298,7 +298,7 @@ class HttpResponseStream : public ResponseStream {
   }
 
  private:
-  std::shared_ptr<StreamState> state_;
+  std::unique_ptr<StreamState> state_;
   std::shared_ptr<Transport> owner_;
 };
 
@@ -377,12 +377,12 @@ class HttpTransport : public Transport, public std::enable_shared_from_this<Http
 
   StatusOr<std::unique_ptr<ResponseStream>> Stream(const ApiRequest& request) override {
     TEPHRA_ASSIGN_OR_RETURN(Request req, Build(request));
-    auto state = std::make_shared<StreamState>();
+    auto state = std::make_unique<StreamState>();
     state->idle_timeout = request.timeout.count() > 0 ? request.timeout : config_.timeout;
     TEPHRA_ASSIGN_OR_RETURN(state->conn, Connect());
     TEPHRA_RETURN_IF_ERROR(RunHere(state->conn->ctx, state->ReadHeader(req)));
     return std::unique_ptr<ResponseStream>(
-        std::make_unique<HttpResponseStream>(state, shared_from_this()));
+        std::make_unique<HttpResponseStream>(std::move(state), shared_from_this()));
   }
 
  private:
