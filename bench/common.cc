@@ -155,6 +155,7 @@ void PodWatcher::Observe(const json::Value& pod) {
   sync::MutexLock l(mu_);
   auto [it, fresh] = pods_.try_emplace(name);
   if (fresh) {
+    it->second.name = name;
     it->second.seen = now;
     ++seen_;
   }

@@ -62,6 +62,7 @@ class ListWatcher {
 void Parallel(int64_t n, int threads, const std::function<void(int64_t)>& fn);
 
 struct PodTimes {
+  std::string name;
   double seen = -1;     // first watch event
   double bound = -1;    // first event with spec.nodeName
   double running = -1;  // first event with status.phase Running

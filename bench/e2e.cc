@@ -463,7 +463,15 @@ int Run(int argc, char** argv) {
       << ",\"load_after\":" << json::Quote(load_after) << "}\n";
   std::cout << out.str();
   if (!json_path.empty()) std::ofstream(json_path) << out.str();
-  if (!series_path.empty()) std::ofstream(series_path) << series.str();
+  if (!series_path.empty()) {
+    std::ofstream(series_path) << series.str();
+    // Each pod's timeline, to see where a pod's time went (e.g. waiting for the rest of its gang).
+    std::ofstream timeline(series_path + ".pods");
+    timeline << "# pod seen bound running\n";
+    for (const auto& t : watcher.Times()) {
+      timeline << t.name << " " << t.seen << " " << t.bound << " " << t.running << "\n";
+    }
+  }
   if (!latencies.empty()) {
     // The latency distribution, sorted, for plots (one value per line).
     std::sort(latencies.begin(), latencies.end());
