@@ -42,6 +42,9 @@ struct Options {
              "Queue controller workers.");
     f.AddInt("worker-threads-for-gc", &controllers.worker_threads_for_gc,
              "Garbage collector workers.");
+    f.AddInt("max-pod-writes-in-flight", &controllers.max_pod_writes_in_flight,
+             "Pod creations and deletions the job controller has in flight at once, over all "
+             "workers; queued in arrival order, so one Job's pods are created together.");
     f.AddInt("max-requeue-num", &controllers.max_requeue_num,
              "Failed passes of a job before it is terminated (-1: never).");
     f.AddStringList("scheduler-name", &controllers.scheduler_names,

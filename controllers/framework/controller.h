@@ -27,6 +27,9 @@ struct ControllerOptions {
   int worker_threads_for_podgroup = 5;
   int worker_threads_for_queue = 5;
   int worker_threads_for_gc = 1;
+  // Pod creations and deletions the job controller has in flight at once, over all its workers,
+  // granted in the order asked (docs/controllers.md, "Pod writes in flight").
+  int max_pod_writes_in_flight = 48;
   int max_requeue_num = 15;  // −1: retry forever
   std::vector<std::string> scheduler_names = {"volcano"};
   std::string default_queue = "default";

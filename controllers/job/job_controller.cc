@@ -41,16 +41,21 @@ std::string JobKeyOfPod(const api::Pod& pod) {
   return kube::ObjectKey(pod.metadata.namespace_, job);
 }
 
-// Runs fn(i) for i in [0, n) on up to kParallelWrites threads; the first error wins.
-Status ParallelFor(size_t n, const std::function<Status(size_t)>& fn) {
+// Runs fn(i) for i in [0, n) on up to kParallelWrites threads, each call holding one of the
+// process's pod-write slots; the first error wins.
+Status ParallelFor(sync::FifoSemaphore& slots, size_t n, const std::function<Status(size_t)>& fn) {
   if (n == 0) return Status::Ok();
-  if (n == 1) return fn(0);
+  auto call = [&](size_t i) {
+    sync::FifoSemaphore::Slot slot(slots);
+    return fn(i);
+  };
+  if (n == 1) return call(0);
   std::atomic<size_t> next{0};
   sync::Mutex mu;
   Status first;
   auto run = [&] {
     for (size_t i = next++; i < n; i = next++) {
-      Status s = fn(i);
+      Status s = call(i);
       if (!s.ok()) {
         sync::MutexLock l(mu);
         if (first.ok()) first = s;
@@ -103,6 +108,8 @@ JobController::~JobController() {
 
 Status JobController::Initialize(ControllerContext& context) {
   ctx_ = context;
+  pod_writes_ = std::make_unique<sync::FifoSemaphore>(
+      static_cast<size_t>(std::max(1, ctx_.options.max_pod_writes_in_flight)));
   const kube::InformerScope scope = NamespacedScope(ctx_.options);
   const auto resync = ctx_.options.resync_period;
   jobs_ = ctx_.informers->For(api::kJobs, api::JobDecoder(), scope, resync);
@@ -669,7 +676,7 @@ StatusOr<std::set<std::string>> JobController::KillPods(
   }
   victims.erase(std::remove(victims.begin(), victims.end(), nullptr), victims.end());
   TEPHRA_RETURN_IF_ERROR(
-      ParallelFor(victims.size(), [&](size_t i) { return DeletePod(*victims[i]); }));
+      ParallelFor(*pod_writes_, victims.size(), [&](size_t i) { return DeletePod(*victims[i]); }));
   std::set<std::string> names;
   for (const api::Pod* p : victims) {
     names.insert(p->metadata.name);
@@ -840,7 +847,7 @@ Status JobController::SyncPods(const api::Job& job,
     }
   }
   TEPHRA_RETURN_IF_ERROR(
-      ParallelFor(surplus.size(), [&](size_t i) { return DeletePod(*surplus[i]); }));
+      ParallelFor(*pod_writes_, surplus.size(), [&](size_t i) { return DeletePod(*surplus[i]); }));
   for (const api::Pod* p : surplus) {
     deleted->insert(p->metadata.name);
     exp.deleted_pod_uids.insert(p->metadata.uid);
@@ -890,7 +897,7 @@ Status JobController::SyncPods(const api::Job& job,
     bodies[i] = draft.Json();
   }
   std::vector<char> done(missing.size(), 0);
-  Status s = ParallelFor(missing.size(), [&](size_t i) -> Status {
+  Status s = ParallelFor(*pod_writes_, missing.size(), [&](size_t i) -> Status {
     auto r = ctx_.client->Create(kube::resources::kPods, job.metadata.namespace_, bodies[i]);
     if (r.ok() || r.status().code() == StatusCode::kAlreadyExists) {
       done[i] = 1;

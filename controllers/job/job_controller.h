@@ -28,6 +28,7 @@
 #include "controllers/job/policy.h"
 #include "controllers/job/state_machine.h"
 #include "metrics/metrics.h"
+#include "sync/fifo_semaphore.h"
 #include "sync/mutex.h"
 
 namespace tephra::controllers::job {
@@ -104,6 +105,8 @@ class JobController : public Controller {
   std::unique_ptr<base::ShardedWorkQueue> queue_;
   std::unique_ptr<DelayedActions> delayed_;
   std::vector<std::thread> workers_;
+  // Pod creations and deletions in flight, over all workers (ControllerOptions).
+  std::unique_ptr<sync::FifoSemaphore> pod_writes_;
   JobInbox inbox_;
 
   sync::Mutex mu_;

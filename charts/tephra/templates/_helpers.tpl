@@ -201,6 +201,7 @@ the scheduler's --scheduler-conf) itself.
 {{- $a = append $a (printf "--worker-threads-for-podgroup=%d" (int $c.workerThreadsForPodgroup)) -}}
 {{- $a = append $a (printf "--worker-threads-for-queue=%d" (int $c.workerThreadsForQueue)) -}}
 {{- $a = append $a (printf "--worker-threads-for-gc=%d" (int $c.workerThreadsForGc)) -}}
+{{- $a = append $a (printf "--max-pod-writes-in-flight=%d" (int $c.maxPodWritesInFlight)) -}}
 {{- $a = append $a (printf "--kube-api-qps=%v" $c.kubeApiQps) -}}
 {{- $a = append $a (printf "--kube-api-burst=%d" (int $c.kubeApiBurst)) -}}
 {{- $a = append $a (printf "--healthz-address=%s:%d" (include "tephra.bindHost" .) (int $c.healthzPort)) -}}

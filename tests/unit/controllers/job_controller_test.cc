@@ -72,10 +72,20 @@ class LossyTransport : public kube::Transport {
  public:
   explicit LossyTransport(std::shared_ptr<FakeApiServer> fake) : fake_(std::move(fake)) {}
   StatusOr<kube::ApiResponse> RoundTrip(const kube::ApiRequest& request) override {
+    const bool pod_creation = request.method == "POST" &&
+                              request.target.find("/pods") != std::string::npos &&
+                              request.target.find("/binding") == std::string::npos;
+    if (pod_creation) {
+      // How many pod creations are open at once, each held open for pod_creation_delay.
+      int now = ++open_pod_creations;
+      for (int most = most_open_pod_creations.load();
+           now > most && !most_open_pod_creations.compare_exchange_weak(most, now);) {
+      }
+      std::this_thread::sleep_for(pod_creation_delay);
+      --open_pod_creations;
+    }
     auto r = fake_->RoundTrip(request);
-    if (request.method == "POST" && request.target.find("/pods") != std::string::npos &&
-        request.target.find("/binding") == std::string::npos && lose_pod_creations > 0 && r.ok() &&
-        r->status == 201) {
+    if (pod_creation && lose_pod_creations > 0 && r.ok() && r->status == 201) {
       --lose_pod_creations;
       kube::ApiResponse lost;
       lost.status = 409;
@@ -91,6 +101,8 @@ class LossyTransport : public kube::Transport {
     return fake_->Stream(request);
   }
   std::atomic<int> lose_pod_creations{0};
+  std::chrono::milliseconds pod_creation_delay{0};
+  std::atomic<int> open_pod_creations{0}, most_open_pod_creations{0};
 
  private:
   std::shared_ptr<FakeApiServer> fake_;
@@ -232,6 +244,20 @@ TEST_CASE("a new job gets status Pending and its PodGroup, and no pods until adm
   size_t puts = h.CountRequests("PUT");
   REQUIRE(h.Sync().ok());
   CHECK(h.CountRequests("PUT") == puts);
+}
+
+TEST_CASE("pod creations in flight stay within max_pod_writes_in_flight") {
+  Harness h;
+  h.ctx.options.max_pod_writes_in_flight = 2;
+  h.transport->pod_creation_delay = std::chrono::milliseconds(20);
+  h.fake->Put(kJobsPath, JobJson(10));
+  h.Start();
+  REQUIRE(h.Sync().ok());
+  h.AdmitPodGroup();
+  REQUIRE(h.Sync().ok());
+  CHECK(h.fake->Count(kPodsPath) == 10);
+  // Ten creations on up to 16 threads would all be open at once without the bound.
+  CHECK(h.transport->most_open_pod_creations.load() == 2);
 }
 
 TEST_CASE("a status write from a stale cache conflicts and is redone from fresh state") {
