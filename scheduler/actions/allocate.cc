@@ -61,7 +61,9 @@ class AllocateAction : public Action {
       if (!HasPendingWork(job)) continue;
       ValidateResult valid = ssn.JobValid(job);
       if (!valid.pass) {
-        if (!StillAssembling(ssn, job)) RecordJobProblem(ssn, j, valid.message);
+        if (!StillAssembling(ssn, job) && !PodsArriving(ssn, job)) {
+          RecordJobProblem(ssn, j, valid.message);
+        }
         continue;
       }
       auto [it, inserted] = queue_slot.try_emplace(job.queue, job_heaps.size());
@@ -107,8 +109,9 @@ class AllocateAction : public Action {
   // A job too young to have all its pods (its controller is still creating them) is waiting,
   // not failing: saying why now would rewrite every pending pod's PodScheduled condition, and
   // the group's condition, each time one more pod arrives. Young counts from its admission
-  // when that came later: a Volcano Job's pods are only created once it is admitted, and a
-  // busy controller may take a while to get to them.
+  // when that came later: a Volcano Job's pods are only created once it is admitted. A busy
+  // controller may get to them later still, so a job whose pods are arriving (PodsArriving)
+  // waits quietly too.
   static bool StillAssembling(const Session& ssn, const JobInfo& job) {
     constexpr auto kAssemblyGrace = std::chrono::seconds(10);
     std::optional<base::Time> since = job.creation;

@@ -75,6 +75,32 @@ TEST_CASE("a young gang still missing pods waits quietly, an old one says why") 
   CHECK(WrittenCondition(old, "ns/g", "Unschedulable") != nullptr);
 }
 
+TEST_CASE("a gang whose pods are arriving waits quietly however long ago it was admitted") {
+  // A busy controller-manager gets to a Job's pods long after the Job was admitted: while they
+  // arrive, the gang is waiting for them, not failing.
+  base::FakeClock clock;
+  Harness h(clock);
+  h.Node("n1", "cpu=8,memory=8Gi").Queue("default").Group("ns/g", "default", 4);
+  // Made a minute ago, admitted half a minute ago.
+  auto pg = std::make_shared<api::PodGroup>(*h.cache().Job("ns/g")->pod_group);
+  pg->metadata.creation_timestamp = clock.Now() - std::chrono::seconds(30);
+  h.cache().UpsertPodGroup(pg);
+  clock.Advance(std::chrono::seconds(30));
+  for (int i = 0; i < 2; ++i) {
+    h.Pod("ns/g-" + std::to_string(i), "g").Request("cpu=1").Created(clock.Now()).Add();
+  }
+  auto arriving = h.Run();
+  CHECK(arriving.binds.empty());
+  CHECK(arriving.outcome.pods.empty());
+  CHECK(WrittenCondition(arriving, "ns/g", "Unschedulable") == nullptr);
+  // The rest never come: once no pod has arrived for a while, the gang says why.
+  clock.Advance(std::chrono::seconds(5));
+  auto stalled = h.Run();
+  REQUIRE(stalled.outcome.pods.size() == 2);
+  CHECK(stalled.outcome.pods[0].condition.message.find("Not enough valid tasks") == 0);
+  CHECK(WrittenCondition(stalled, "ns/g", "Unschedulable") != nullptr);
+}
+
 TEST_CASE("a gang that does not fit gets nothing and says why") {
   Harness h;
   h.Node("n1", "cpu=4,memory=8Gi").Node("n2", "cpu=2,memory=8Gi").Queue("default");
