@@ -405,8 +405,9 @@ int Run(int argc, char** argv) {
   watcher.Stop();
   const std::string load_after = LoadAverage();
 
+  const std::vector<bench::PodTimes> times = watcher.Times();
   std::vector<double> latencies, binds;
-  for (const auto& t : watcher.Times()) {
+  for (const auto& t : times) {
     if (t.bound < 0) continue;
     binds.push_back(t.bound);
     latencies.push_back(t.bound - t.seen);
@@ -468,7 +469,7 @@ int Run(int argc, char** argv) {
     // Each pod's timeline, to see where a pod's time went (e.g. waiting for the rest of its gang).
     std::ofstream timeline(series_path + ".pods");
     timeline << "# pod seen bound running\n";
-    for (const auto& t : watcher.Times()) {
+    for (const auto& t : times) {
       timeline << t.name << " " << t.seen << " " << t.bound << " " << t.running << "\n";
     }
   }
