@@ -15,8 +15,9 @@
 #            commit, bin/vc-*.gz, crds/, volcano-scheduler.conf, chart/webhooks.yaml and
 #            chart/volcano-admission.conf), on the same cluster, stream and client QPS. Without
 #            it the report says Volcano was not measured.
-#   --only "CONTENDER ..."  run only these end-to-end contenders (ceiling, kube-scheduler,
-#            tephra-plain, tephra-gang, volcano-plain, volcano-gang), writing to
+#   --only "CONTENDER ..."  run only these end-to-end contenders (ceiling, events-ceiling,
+#            contract-ceiling, kube-scheduler, tephra-plain, tephra-gang, volcano-plain,
+#            volcano-gang), writing to
 #            bench/results/<preset>-only/ so the preset's own report stays whole
 #
 # Output: bench/results/<preset>/{report.md,inprocess.json,e2e.json,runs.json,*.png}; raw series, daemon
@@ -37,7 +38,7 @@ while [[ $# -gt 0 ]]; do
     --e2e-pods) e2e_pods=$2; shift 2 ;;
     --volcano) volcano_dir=$(cd "$2" && pwd) || exit 2; shift 2 ;;
     --only) only=" $2 "; shift 2 ;;
-    *) sed -n '2,20p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
+    *) sed -n '2,21p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2; exit 2 ;;
   esac
 done
 
@@ -325,15 +326,24 @@ yaml.safe_dump_all(docs, sys.stdout)' "$vwebhook_port" "$vpki/ca.crt" >"$raw/vol
     step "e2e: growing the cluster to $nodes kwok nodes"
     run "$bin/bench_e2e" setup --kubeconfig "$KUBECONFIG" --nodes "$nodes" --shape uniform
 
-    # The bind ceiling has no health endpoint: it is ready once it has listed the nodes.
-    tag="$nodes-ceiling"
-    if wanted ceiling; then
-    printf 'build/release/bin/bench_binder --kubeconfig $KUBECONFIG --workers 32 --max-seconds 3600 &\n' >>"$commands"
-    "$bin/bench_binder" --kubeconfig "$KUBECONFIG" --workers 32 --max-seconds 3600 >"$raw/bench_binder-$tag.log" 2>&1 &
-    daemon_pids+=("$!")
-    sleep 1
-    measure ceiling pods bench-binder "bench_binder=${daemon_pids[0]}"
-    fi
+    # The bind ceiling: binds and nothing else. The events ceiling adds each pod's Scheduled Event
+    # (what kube-scheduler writes), the contract ceiling the writes Volcano's API promises for a
+    # bare pod (its PodGroup, the group's status and running count, the Scheduled Event): the
+    # limits for any scheduler keeping those promises. Requests a pod are made one after another,
+    # so the workers grow with them. bench_binder has no health endpoint: it is ready once it has
+    # listed the nodes.
+    for spec in ceiling:none:32 events-ceiling:events:64 contract-ceiling:volcano:128; do
+      IFS=: read -r contender contract binder_workers <<<"$spec"
+      wanted "$contender" || continue
+      tag="$nodes-$contender"
+      printf 'build/release/bin/bench_binder --kubeconfig $KUBECONFIG --workers %s --contract %s --max-seconds 3600 &\n' \
+        "$binder_workers" "$contract" >>"$commands"
+      "$bin/bench_binder" --kubeconfig "$KUBECONFIG" --workers "$binder_workers" --contract "$contract" \
+        --max-seconds 3600 >"$raw/bench_binder-$tag.log" 2>&1 &
+      daemon_pids+=("$!")
+      sleep 1
+      measure "$contender" pods bench-binder "bench_binder=${daemon_pids[0]}"
+    done
 
     tag="$nodes-kube-scheduler"
     if wanted kube-scheduler; then
