@@ -24,9 +24,8 @@ printf 'subjectAltName=IP:127.0.0.1\n' >"$dir/san.ext"
 openssl x509 -req -in "$dir/tls.csr" -CA "$dir/ca.crt" -CAkey "$dir/ca.key" -set_serial 1 \
   -days 1 -extfile "$dir/san.ext" -out "$dir/tls.crt" 2>/dev/null
 
-free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])'; }
-port=$(free_port)
-health=$(free_port)
+free_ports() { python3 "$root/hack/free_ports.py" "$1"; }  # N distinct ports, below the ephemeral range
+read -r port health <<<"$(free_ports 2)"
 ulimit -n 65536 2>/dev/null || ulimit -n "$(ulimit -Hn)"
 "$bin" --kubeconfig "$KUBECONFIG" --address 127.0.0.1 --port "$port" \
   --healthz-address "127.0.0.1:$health" --tls-cert-file "$dir/tls.crt" \

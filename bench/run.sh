@@ -204,7 +204,7 @@ EOF
     for pid in "${daemon_pids[@]}"; do wait "$pid" 2>/dev/null || true; done
     daemon_pids=()
   }
-  free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
+  free_ports() { python3 "$root/hack/free_ports.py" "$1"; }  # N distinct ports, below the ephemeral range
 
   # measure NAME MODE SCHEDULER_NAME PIDS: one measured run of the running daemons, then reset.
   # A slow contender is measured, not cut: bench_e2e gives up only after --stall seconds without
@@ -233,7 +233,7 @@ EOF
   }
   tephra_daemons() {
     local sport cport
-    sport=$(free_port); cport=$(free_port)
+    read -r sport cport <<<"$(free_ports 2)"
     start_daemon tephra_controller_manager "http://127.0.0.1:$cport/readyz" \
       "$bin/tephra-controller-manager" --kubeconfig "$KUBECONFIG" --leader-elect=false \
       --kube-api-qps "$qps" --kube-api-burst "$qps" --worker-threads "$job_workers" \
@@ -273,7 +273,7 @@ EOF
       -days 30 -sha256 -extfile "$vpki/tls.ext" -out "$vpki/tls.crt" 2>/dev/null
     # The chart's default admissions.
     volcano_admissions=/jobs/mutate,/jobs/validate,/podgroups/validate,/queues/mutate,/queues/validate,/hypernodes/validate,/cronjobs/validate
-    vwebhook_port=$(free_port)
+    vwebhook_port=$(free_ports 1)
     vchart="$raw/volcano-webhooks-chart"
     mkdir -p "$vchart/templates"
     cp "$volcano_dir/chart/webhooks.yaml" "$vchart/templates/"
@@ -295,7 +295,7 @@ yaml.safe_dump_all(docs, sys.stdout)' "$vwebhook_port" "$vpki/ca.crt" >"$raw/vol
   # it runs (they fail closed, which would refuse Tephra's Jobs once the manager is gone).
   volcano_daemons() {
     local hport cport sport
-    hport=$(free_port); cport=$(free_port); sport=$(free_port)
+    read -r hport cport sport <<<"$(free_ports 3)"
     kubectl apply -f "$raw/volcano-webhooks.yaml" >/dev/null
     start_daemon vc_webhook_manager "https://127.0.0.1:$hport/healthz" \
       "$vbin/vc-webhook-manager" --kubeconfig "$KUBECONFIG" --listen-address 127.0.0.1 \
@@ -347,7 +347,7 @@ yaml.safe_dump_all(docs, sys.stdout)' "$vwebhook_port" "$vpki/ca.crt" >"$raw/vol
 
     tag="$nodes-kube-scheduler"
     if wanted kube-scheduler; then
-    port=$(free_port)
+    port=$(free_ports 1)
     metrics_urls="kube_scheduler=https://127.0.0.1:$port/metrics"
     start_daemon kube_scheduler "https://127.0.0.1:$port/healthz" \
       "$TEPHRA_TOOLS_BIN/kube-scheduler" --config "$ks_conf" --bind-address 127.0.0.1 --secure-port "$port" \

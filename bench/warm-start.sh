@@ -58,8 +58,8 @@ step "$running running pods"
 "$bin/bench_warm_start" fill --kubeconfig "$KUBECONFIG" --namespace warm-running \
   --nodes "$nodes" --pods "$running"
 
-free_port() { python3 -c 'import socket;s=socket.socket();s.bind(("127.0.0.1",0));print(s.getsockname()[1])'; }
-lport=$(free_port); sport=$(free_port)
+free_ports() { python3 "$root/hack/free_ports.py" "$1"; }  # N distinct ports, below the ephemeral range
+read -r lport sport <<<"$(free_ports 2)"
 # The same flags as the end-to-end benchmark's (bench/run.sh), with leader election on.
 scheduler="$bin/tephra-scheduler --kubeconfig $KUBECONFIG --leader-elect=true \
 --leader-elect-resource-namespace default --kube-api-qps 5000 --kube-api-burst 5000 \
