@@ -66,7 +66,7 @@ w("**Machine:** %s, %d cores, %.0f GiB, Linux %s. Load average at start: %s%s. "
   "The machine is shared with other engineers' builds and tests, so absolute numbers are "
   "noisy; contenders of one run share the same conditions and are compared by ratio." % (
       machine["cpu"], machine["cores"], machine["memory_gib"], machine["kernel"],
-      machine["load_at_start"], ", at the end: " + " ".join(open("/proc/loadavg").read().split()[:3])))
+      machine["load_at_start"], ", at the end: " + machine.get("load_at_end", "not recorded")))
 w("")
 if float(machine["load_at_start"].split()[0]) > machine["cores"]:
     w("> **Noisy run:** the load average at the start exceeded the number of cores, so wall-clock "

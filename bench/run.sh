@@ -403,6 +403,9 @@ python3 - "$out/runs.json" "$raw/machine.json" $( ((inprocess)) && echo inproces
   $( ((e2e)) && echo e2e) <<'PY'
 import json, os, sys
 path, machine, parts = sys.argv[1], json.load(open(sys.argv[2])), sys.argv[3:]
+# The load the run ends with, kept so that a report made again later still says it.
+machine["load_at_end"] = " ".join(open("/proc/loadavg").read().split()[:3])
+json.dump(machine, open(sys.argv[2], "w"), indent=1)
 runs = json.load(open(path)) if os.path.exists(path) else {}
 for part in parts:
     runs[part] = {k: machine[k] for k in ("date", "commit", "dirty", "load_at_start")}
