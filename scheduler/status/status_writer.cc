@@ -144,14 +144,23 @@ void StatusWriter::Enqueue(Item item, bool urgent, int hold_periods) {
   if (item.awaiting_object && cache_ != nullptr && cache_->HasPodGroupObject(item.job)) {
     item.awaiting_object = false;
   }
+  auto parked = parked_.find(item.key);
   if (item.awaiting_object) {
     item.parked_until = now + kParkLimit;
-    parked_[item.key] = std::move(item);
+    if (parked != parked_.end()) {
+      KeepEvent(parked->second, item);
+      parked->second = std::move(item);
+      return;
+    }
+    parked_.emplace(item.key, std::move(item));
     if (++parks_since_prune_ >= 1024) PruneParkedLocked();
     return;
   }
   // A parked earlier update of the same object is older than this one.
-  parked_.erase(item.key);
+  if (parked != parked_.end()) {
+    KeepEvent(parked->second, item);
+    parked_.erase(parked);
+  }
   QueueLocked(std::move(item));
 }
 
@@ -164,6 +173,7 @@ void StatusWriter::QueueLocked(Item item) {
   } else {
     // Newer content; the wait never grows, and an urgent update cuts it short.
     item.not_before = std::min(item.not_before, it->second.not_before);
+    KeepEvent(it->second, item);
     it->second = std::move(item);
   }
   auto now = std::chrono::steady_clock::now();
@@ -172,6 +182,14 @@ void StatusWriter::QueueLocked(Item item) {
   } else {
     queue_.AddAfter(key, not_before - now);
   }
+}
+
+void StatusWriter::KeepEvent(const Item& older, Item& newer) {
+  if (!newer.event_reason.empty() || older.event_reason.empty()) return;
+  newer.event_object = older.event_object;
+  newer.event_type = older.event_type;
+  newer.event_reason = older.event_reason;
+  newer.event_message = older.event_message;
 }
 
 void StatusWriter::PruneParkedLocked() {

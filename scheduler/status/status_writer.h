@@ -64,6 +64,9 @@ class StatusWriter {
   // Queues `item` (already timed) under mu_, newer content replacing older.
   void QueueLocked(Item item) REQUIRES(mu_);
   void PruneParkedLocked() REQUIRES(mu_);
+  // `newer` replaces `older` before it was written: an event only `older` carried (a gang's
+  // Scheduled, say, before its running count) goes out with `newer`'s write instead of being lost.
+  static void KeepEvent(const Item& older, Item& newer);
   // Writes the latest update of `key`, unless it is held for a later time.
   Status Process(const std::string& key);
   void Write(const Item& item);

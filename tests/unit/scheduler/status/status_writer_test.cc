@@ -217,6 +217,20 @@ TEST_CASE(
   CHECK(f.fake->Object(kPodGroups, "pg")->find(R"("running":3)") != std::string::npos);
 }
 
+TEST_CASE("status writer: a held update's event survives a newer update that replaces it") {
+  WriterFixture f(kForever);
+  PodGroupUpdate scheduled = Group("Running", 0, false);
+  scheduled.event_type = "Normal";
+  scheduled.event_reason = "Scheduled";
+  scheduled.event_message = "all tasks of the gang are scheduled";
+  f.writer->Apply({{scheduled}, {}, {}, {}});
+  f.writer->Apply({{Group("Running", 3, false)}, {}, {}, {}});  // its pods run, before the write
+  f.writer->Stop();
+  CHECK(f.Requests("PATCH /apis/scheduling.volcano.sh/v1beta1/namespaces/ns/podgroups/pg") == 1);
+  CHECK(f.fake->Object(kPodGroups, "pg")->find(R"("running":3)") != std::string::npos);
+  CHECK(f.Events().find("all tasks of the gang are scheduled") != std::string::npos);
+}
+
 TEST_CASE("status writer: an urgent update cuts a held one's wait and carries the latest content") {
   WriterFixture f(kForever);
   f.writer->Apply({{Group("Running", 1, false)}, {}, {}, {}});
