@@ -34,6 +34,7 @@
 #include "base/time.h"
 #include "bench/common.h"
 #include "json/json.h"
+#include "kube/events.h"
 #include "sync/mutex.h"
 
 namespace {
@@ -74,7 +75,7 @@ class ContractWriter {
   // After the bind: the pod's Scheduled Event; under Volcano's contract first its group's status
   // Running (allocated ≥ minMember 1) with the Scheduled condition.
   Status AfterBind(const api::Pod& pod, const std::string& node) {
-    const std::string now = base::FormatTime(base::Clock::now());
+    const base::Time when = base::Clock::now();
     if (contract_ == Contract::kVolcano) {
       json::Writer status;
       status.StartObject().Key("status").StartObject();
@@ -82,7 +83,8 @@ class ContractWriter {
       status.Key("conditions").StartArray().StartObject();
       status.Field("type", "Scheduled").Field("status", "True");
       status.Field("reason", "tasks in gang are ready to be scheduled");
-      status.Field("transitionID", pod.metadata.uid).Field("lastTransitionTime", now);
+      status.Field("transitionID", pod.metadata.uid)
+          .Field("lastTransitionTime", base::FormatTime(when));
       status.EndObject().EndArray();
       status.EndObject().EndObject();
       auto patched = client_->Patch(api::kPodGroups, pod.metadata.namespace_,
@@ -90,21 +92,16 @@ class ContractWriter {
                                     kube::PatchType::kMerge, status.Take());
       if (!patched.ok()) return patched.status();
     }
-    json::Writer event;
-    event.StartObject().Field("apiVersion", "v1").Field("kind", "Event");
-    event.Key("metadata").StartObject();
-    event.Field("name", pod.metadata.name + "." + pod.metadata.uid);
-    event.Field("namespace", pod.metadata.namespace_).EndObject();
-    event.Key("involvedObject").StartObject().Field("apiVersion", "v1").Field("kind", "Pod");
-    event.Field("namespace", pod.metadata.namespace_).Field("name", pod.metadata.name);
-    event.Field("uid", pod.metadata.uid).EndObject();
-    event.Field("reason", "Scheduled").Field("type", "Normal");
-    event.Field("message", "Successfully assigned " + pod.metadata.namespace_ + "/" +
-                               pod.metadata.name + " to " + node);
-    event.Key("source").StartObject().Field("component", "bench-binder").EndObject();
-    event.Field("firstTimestamp", now).Field("lastTimestamp", now);
-    event.Field("count", int64_t{1}).EndObject();
-    return client_->Create(kube::resources::kEvents, pod.metadata.namespace_, event.Take())
+    kube::EventBody event;
+    event.object = {"v1", "Pod", pod.metadata.namespace_, pod.metadata.name, pod.metadata.uid, ""};
+    event.name = pod.metadata.name + "." + pod.metadata.uid;
+    event.namespace_ = pod.metadata.namespace_;
+    event.reason = "Scheduled";
+    event.message = "Successfully assigned " + pod.metadata.namespace_ + "/" + pod.metadata.name +
+                    " to " + node;
+    event.source = event.component = "bench-binder";
+    event.when = when;
+    return client_->Create(kube::resources::kEvents, pod.metadata.namespace_, EncodeEvent(event))
         .status();
   }
 

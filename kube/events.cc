@@ -190,26 +190,18 @@ void EventRecorder::Write(const Pending& p, WriterState& writer) {
   auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(p.when.time_since_epoch());
   std::snprintf(suffix, sizeof suffix, ".%llx", static_cast<unsigned long long>(nanos.count()));
   std::string name = p.object.name + suffix;
-  json::Writer w;
-  w.StartObject().Field("apiVersion", "v1").Field("kind", "Event");
-  w.Key("metadata").StartObject().Field("name", name).Field("namespace", ns).EndObject();
-  w.Key("involvedObject").StartObject();
-  if (!p.object.api_version.empty()) w.Field("apiVersion", p.object.api_version);
-  w.Field("kind", p.object.kind).Field("name", p.object.name);
-  if (!p.object.namespace_.empty()) w.Field("namespace", p.object.namespace_);
-  if (!p.object.uid.empty()) w.Field("uid", p.object.uid);
-  if (!p.object.resource_version.empty()) w.Field("resourceVersion", p.object.resource_version);
-  w.EndObject();
-  w.Field("reason", p.reason).Field("message", p.message).Field("type", type);
-  const std::string& source = options_.source.empty() ? options_.component : options_.source;
-  w.Key("source").StartObject().Field("component", source).EndObject();
-  w.Field("reportingComponent", options_.component);
-  w.Field("reportingInstance", options_.instance);
-  w.Field("firstTimestamp", base::FormatTime(p.when))
-      .Field("lastTimestamp", base::FormatTime(p.when));
-  w.Field("count", int64_t{1});
-  w.EndObject();
-  Status created = CreateWithRetries(ns, w.str());
+  EventBody event;
+  event.object = p.object;
+  event.name = name;
+  event.namespace_ = ns;
+  event.type = p.type;
+  event.reason = p.reason;
+  event.message = p.message;
+  event.source = options_.source.empty() ? options_.component : options_.source;
+  event.component = options_.component;
+  event.instance = options_.instance;
+  event.when = p.when;
+  Status created = CreateWithRetries(ns, EncodeEvent(event));
   if (!created.ok()) {
     LOG(WARNING) << "event recorder: dropped " << p.reason << " event for " << p.object.kind << " "
                  << p.object.namespace_ << "/" << p.object.name << ": " << created.ToString();
@@ -228,6 +220,32 @@ void EventRecorder::Write(const Pending& p, WriterState& writer) {
   it->second = Seen{name, ns, 1, p.when, p.when};
   sync::MutexLock l(mu_);
   CountWrittenLocked();
+}
+
+std::string EncodeEvent(const EventBody& e) {
+  json::Writer w;
+  w.StartObject().Field("apiVersion", "v1").Field("kind", "Event");
+  w.Key("metadata")
+      .StartObject()
+      .Field("name", e.name)
+      .Field("namespace", e.namespace_)
+      .EndObject();
+  w.Key("involvedObject").StartObject();
+  if (!e.object.api_version.empty()) w.Field("apiVersion", e.object.api_version);
+  w.Field("kind", e.object.kind).Field("name", e.object.name);
+  if (!e.object.namespace_.empty()) w.Field("namespace", e.object.namespace_);
+  if (!e.object.uid.empty()) w.Field("uid", e.object.uid);
+  if (!e.object.resource_version.empty()) w.Field("resourceVersion", e.object.resource_version);
+  w.EndObject();
+  w.Field("reason", e.reason).Field("message", e.message);
+  w.Field("type", e.type == EventType::kWarning ? "Warning" : "Normal");
+  w.Key("source").StartObject().Field("component", e.source).EndObject();
+  w.Field("reportingComponent", e.component).Field("reportingInstance", e.instance);
+  w.Field("firstTimestamp", base::FormatTime(e.when))
+      .Field("lastTimestamp", base::FormatTime(e.when));
+  w.Field("count", int64_t{1});
+  w.EndObject();
+  return w.Take();
 }
 
 void EventRecorder::CountWrittenLocked() {

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "base/time.h"
 #include "base/token_bucket.h"
 #include "kube/client.h"
 #include "kube/object.h"
@@ -33,6 +34,18 @@ struct ObjectReference {
 };
 
 enum class EventType { kNormal, kWarning };
+
+// One core/v1 Event as first written: `name` in `namespace_`, about `object`, count 1.
+struct EventBody {
+  ObjectReference object;
+  std::string name, namespace_;
+  EventType type = EventType::kNormal;
+  std::string reason, message;
+  std::string source;               // source.component
+  std::string component, instance;  // reportingComponent, reportingInstance
+  base::Time when;
+};
+std::string EncodeEvent(const EventBody& event);
 
 struct EventRecorderOptions {
   std::string component;  // reportingComponent, e.g. "tephra-scheduler"
