@@ -630,10 +630,13 @@ Status JobController::Execute(api::Job& job,
     RecordEvent(job, true, "PluginError", plugin_error);
   }
   if (phase_changed) {
-    const bool bad = next == Phase::kFailed || next == Phase::kAborted;
-    RecordEvent(job, bad, std::string(PhaseName(next)),
-                "job phase " + (old_phase.empty() ? std::string("(new)") : old_phase) + " -> " +
-                    std::string(PhaseName(next)) + (reason.empty() ? "" : ": " + reason));
+    // A normal lifecycle writes no Job event, as in Volcano (docs/architecture.md, Events); only
+    // a job that ended badly says so.
+    if (next == Phase::kFailed || next == Phase::kAborted) {
+      RecordEvent(job, true, std::string(PhaseName(next)),
+                  "job phase " + (old_phase.empty() ? std::string("(new)") : old_phase) + " -> " +
+                      std::string(PhaseName(next)) + (reason.empty() ? "" : ": " + reason));
+    }
     if (IsFinished(next) || next == Phase::kAborted) {
       finished_total_->WithLabels({job.spec.queue, std::string(PhaseName(next))}).Inc();
     }
@@ -741,10 +744,7 @@ StatusOr<std::string> JobController::EnsurePodGroup(const api::Job& job, Expecta
     }
     StatusOr<std::string> created =
         ctx_.client->Create(api::kPodGroups, job.metadata.namespace_, api::EncodePodGroup(want));
-    if (created.ok()) {
-      RecordEvent(job, false, "PodGroupCreated", "created PodGroup " + want.metadata.name);
-      return std::string();
-    }
+    if (created.ok()) return std::string();
     if (created.status().code() == StatusCode::kAlreadyExists)
       return Conflict("PodGroup not cached yet");
     return created.status().WithContext("creating PodGroup " + want.metadata.name);
