@@ -184,8 +184,11 @@ SessionOutcome ComputeOutcome(const Session& ssn) {
           }
         }
       }
-      // A group of one is told about by its pod's own Scheduled event; a gang gets one of its own.
-      bool worth_event = cond && (cond->type == "Unschedulable" || job.min_available > 1);
+      // A bare pod's group is told about by its pod's own Scheduled event; any other group
+      // (a Job's, a workload's) gets one of its own, as in Volcano.
+      const kube::OwnerReference* owner = job.pod_group->metadata.ControllerRef();
+      bool bare_pods_group = job.provisional_group || (owner != nullptr && owner->kind == "Pod");
+      bool worth_event = cond && (cond->type == "Unschedulable" || !bare_pods_group);
       if (condition_changed && worth_event) {
         bool bad = cond->type == "Unschedulable";
         u.event_type = bad ? "Warning" : "Normal";

@@ -30,15 +30,33 @@ TEST_CASE("a gang that fits is bound whole") {
   CHECK(r.outcome.pod_groups[0].event_reason == "Scheduled");
 }
 
-TEST_CASE("a group of one gets its Scheduled condition but no event of its own") {
-  Harness h;
-  h.Node("n1", "cpu=4,memory=8Gi").Queue("default").Group("ns/single", "default", 1);
-  h.Pod("ns/single-0", "single").Request("cpu=1").Add();
-  auto r = h.Run();
-  CHECK(r.binds.size() == 1);
-  CHECK(WrittenCondition(r, "ns/single", "Scheduled") != nullptr);
-  REQUIRE(r.outcome.pod_groups.size() == 1);
-  CHECK(r.outcome.pod_groups[0].event_reason.empty());  // the pod's Scheduled event says it
+TEST_CASE("a bare pod's group gets no Scheduled event of its own, a Job's group of one does") {
+  auto place_one = [](bool owned_by_its_pod) {
+    Harness h;
+    h.Node("n1", "cpu=4,memory=8Gi").Queue("default").Group("ns/single", "default", 1);
+    if (owned_by_its_pod) {
+      auto pg = std::make_shared<api::PodGroup>(*h.cache().Job("ns/single")->pod_group);
+      kube::OwnerReference pod;
+      pod.api_version = "v1";
+      pod.kind = "Pod";
+      pod.name = "single-0";
+      pod.uid = "uid-single-0";
+      pod.controller = true;
+      pg->metadata.owner_references = {pod};
+      h.cache().UpsertPodGroup(pg);
+    }
+    h.Pod("ns/single-0", "single").Request("cpu=1").Add();
+    return h.Run();
+  };
+  auto bare = place_one(true);
+  CHECK(bare.binds.size() == 1);
+  CHECK(WrittenCondition(bare, "ns/single", "Scheduled") != nullptr);
+  REQUIRE(bare.outcome.pod_groups.size() == 1);
+  CHECK(bare.outcome.pod_groups[0].event_reason.empty());  // the pod's Scheduled event says it
+  // A Job with minAvailable 1 (any group not made for one bare pod): as in Volcano.
+  auto job = place_one(false);
+  REQUIRE(job.outcome.pod_groups.size() == 1);
+  CHECK(job.outcome.pod_groups[0].event_reason == "Scheduled");
 }
 
 TEST_CASE("a young gang still missing pods waits quietly, an old one says why") {
