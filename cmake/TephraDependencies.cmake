@@ -31,6 +31,21 @@ target_compile_definitions(tephra_boost INTERFACE
   BOOST_ASIO_SEPARATE_COMPILATION BOOST_BEAST_SEPARATE_COMPILATION BOOST_ASIO_NO_DEPRECATED)
 add_library(tephra::boost ALIAS tephra_boost)
 
+# The scheduler's allocator (docs/architecture.md, "Memory allocator"): mimalloc. Linked ahead of
+# the C library, its malloc and operator new serve the whole process; nothing calls it by name.
+# Sanitizer and fuzz builds keep the C library's, which they replace themselves.
+set(TEPHRA_MALLOC "mimalloc" CACHE STRING
+  "Allocator of tephra-scheduler and the in-process scheduler benchmarks: mimalloc or system")
+set_property(CACHE TEPHRA_MALLOC PROPERTY STRINGS mimalloc system)
+add_library(tephra_fast_malloc INTERFACE)
+add_library(tephra::fast_malloc ALIAS tephra_fast_malloc)
+if(TEPHRA_MALLOC STREQUAL "mimalloc" AND NOT TEPHRA_SANITIZERS AND NOT TEPHRA_FUZZ)
+  find_package(mimalloc 2 REQUIRED CONFIG)
+  target_link_libraries(tephra_fast_malloc INTERFACE mimalloc)
+elseif(NOT TEPHRA_MALLOC STREQUAL "system" AND NOT TEPHRA_MALLOC STREQUAL "mimalloc")
+  message(FATAL_ERROR "TEPHRA_MALLOC is '${TEPHRA_MALLOC}': mimalloc or system")
+endif()
+
 if(TEPHRA_BUILD_TESTS)
   find_package(Catch2 2 REQUIRED CONFIG)
   include(Catch)

@@ -11,7 +11,8 @@ set -euo pipefail
 declare -A groups=(
   [build]="build-essential cmake ninja-build pkg-config
     libboost1.81-all-dev rapidjson-dev libgrpc++-dev libre2-dev libprotobuf-dev protobuf-compiler
-    protobuf-compiler-grpc libgoogle-glog-dev libgflags-dev libssl-dev libyaml-cpp-dev"
+    protobuf-compiler-grpc libgoogle-glog-dev libgflags-dev libssl-dev libyaml-cpp-dev
+    libmimalloc-dev"
   # toolchain extras, test and benchmark libraries, control plane, tests and benchmarks
   [dev]="ccache git clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14 catch2
     libbenchmark-dev openssl curl jq python3 python3-yaml procps iproute2 gnuplot-nox"
