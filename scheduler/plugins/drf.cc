@@ -17,6 +17,8 @@ class DrfPlugin : public Plugin {
   void OnSessionOpen(Session& ssn) override {
     session_ = &ssn;
     total_ = WithoutPods(ssn.total_resource());
+    changed_.clear();
+    share_at_.clear();
     ssn.AddJobOrderFn(name(), [this](const JobInfo& l, const JobInfo& r) {
       double ls = Share(l), rs = Share(r);
       if (ls == rs) return 0;
@@ -66,10 +68,14 @@ class DrfPlugin : public Plugin {
     return it != changed_.end() ? it->second.allocated : AtOpen(id);
   }
   double Share(const JobInfo& job) const {
+    auto known = share_at_.find(&job);
+    if (known != share_at_.end()) return known->second;
     auto it = changed_.find(job.id);
-    if (it != changed_.end()) return it->second.share;
     // Unchanged in this session: the job's allocation is still the one it opened with.
-    return WithoutPods(job.allocated).DominantShare(total_);
+    double share =
+        it != changed_.end() ? it->second.share : WithoutPods(job.allocated).DominantShare(total_);
+    share_at_.emplace(&job, share);
+    return share;
   }
   void Change(const TaskInfo& task, int sign) {
     auto [it, fresh] = changed_.try_emplace(task.job());
@@ -81,11 +87,21 @@ class DrfPlugin : public Plugin {
       a.Sub(WithoutPods(task.request()));
     }
     it->second.share = a.DominantShare(total_);
+    // The session shows a changed job at its own copy, from now on for the rest of the session.
+    if (std::optional<size_t> j = session_->JobIndex(task.job())) {
+      share_at_[&session_->job(*j)] = it->second.share;
+    }
   }
 
   const Session* session_ = nullptr;
   api::Resources total_;
   std::unordered_map<JobId, Changed> changed_;
+  // Shares by the address the session shows each job at. JobOrder compares jobs by reference at
+  // every step of allocate's job heaps, where finding a job by name cost more than the rest of
+  // the comparison. A job copied after its last change (a phase set) has a new address, which
+  // is looked up by name once; an address is never reused within a session (the view keeps
+  // the snapshot's jobs and its own copies until it closes).
+  mutable std::unordered_map<const JobInfo*, double> share_at_;
 };
 
 }  // namespace
