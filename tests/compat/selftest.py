@@ -10,7 +10,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from runner import compare, observe, scenario  # noqa: E402
+from runner import compare, execute, observe, scenario  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 failures = []
@@ -159,9 +159,27 @@ def test_pod_groups():
     expect(observe.pod_groups({"metadata": {"name": "p"}}, {}) == ["pod:p"], "a plain pod is its own group")
 
 
+def test_invariant_needs_two_observations():
+    from types import SimpleNamespace as NS
+    key = "invariant/podgroup-not-pending-while-pod-runs"
+    seen = iter(["held", "broken: a", "held", "broken: a", "broken: b", "broken: b", "held"])
+    real = observe.observe
+    observe.observe = lambda *args: ({key: next(seen)}, 0)
+    try:
+        side = NS(cluster=None, kind="tephra")
+        t = execute.Timeline(side, NS(events=(), invariants=("podgroup-not-pending-while-pod-runs",),
+                                      details=()), None)
+        t.names = NS(namespaces={})
+        got = [t.observe()[key] for _ in range(7)]
+    finally:
+        observe.observe = real
+    expect(got == ["held", "held", "held", "held", "held", "broken: b", "broken: b"],
+           f"a violation counts once two observations in a row show it, then stays (got {got})")
+
+
 def main():
     for test in (test_scenario_errors, test_digest_ignores_marks, test_compare, test_when_and_common_marks,
-                 test_stale_recording, test_pod_groups):
+                 test_stale_recording, test_pod_groups, test_invariant_needs_two_observations):
         test()
     for f in failures:
         print(f"FAIL: {f}")

@@ -391,8 +391,11 @@ def observe(cluster, namespaces, event_reasons=(), invariants=(), details=()):
     reasons = set(event_reasons)
     pods_by_ns, pgs_by_ns = {}, {}
     for ns, actual in namespaces.items():
-        pgs = pgs_by_ns[ns] = _list(cluster, PODGROUP, actual)
+        # Pods first: a pod seen Running still runs when the PodGroups are listed a moment
+        # later, so a group found Pending then was Pending while it ran. The other order pairs
+        # a group's earlier phase with its pod's later one (podgroup-not-pending-while-pod-runs).
         pods = pods_by_ns[ns] = _list(cluster, POD, actual)
+        pgs = pgs_by_ns[ns] = _list(cluster, PODGROUP, actual)
         _observe_jobs(state, ns, _list(cluster, VCJOB, actual))
         pg_ids = _observe_podgroups(state, ns, pgs)
         group_of = _observe_pods(state, ns, pods, _list(cluster, REPLICASET, actual))
