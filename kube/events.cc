@@ -158,7 +158,7 @@ void EventRecorder::Write(const Pending& p, WriterState& writer) {
     CountDroppedLocked();
     return;
   }
-  const char* type = p.type == EventType::kWarning ? "Warning" : "Normal";
+  const char* type = EventTypeName(p.type);
   // Cluster-scoped objects (nodes, queues) get their events in "default", like kubectl.
   const std::string ns = p.object.namespace_.empty() ? "default" : p.object.namespace_;
   const std::string dedup_key = object_key + "\x1f" + type + "\x1f" + p.reason + "\x1f" + p.message;
@@ -238,7 +238,7 @@ std::string EncodeEvent(const EventBody& e) {
   if (!e.object.resource_version.empty()) w.Field("resourceVersion", e.object.resource_version);
   w.EndObject();
   w.Field("reason", e.reason).Field("message", e.message);
-  w.Field("type", e.type == EventType::kWarning ? "Warning" : "Normal");
+  w.Field("type", EventTypeName(e.type));
   w.Key("source").StartObject().Field("component", e.source).EndObject();
   w.Field("reportingComponent", e.component).Field("reportingInstance", e.instance);
   w.Field("firstTimestamp", base::FormatTime(e.when))

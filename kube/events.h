@@ -34,6 +34,10 @@ struct ObjectReference {
 };
 
 enum class EventType { kNormal, kWarning };
+// The Event's `type` field: "Normal" or "Warning".
+inline const char* EventTypeName(EventType t) {
+  return t == EventType::kWarning ? "Warning" : "Normal";
+}
 
 // One core/v1 Event as first written: `name` in `namespace_`, about `object`, count 1.
 struct EventBody {
