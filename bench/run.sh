@@ -16,8 +16,8 @@
 #            chart/volcano-admission.conf), on the same cluster, stream and client QPS. Without
 #            it the report says Volcano was not measured.
 #   --only "CONTENDER ..."  run only these end-to-end contenders (ceiling, events-ceiling,
-#            contract-ceiling, kube-scheduler, tephra-plain, tephra-gang, volcano-plain,
-#            volcano-gang), writing to
+#            contract-ceiling, gang-ceiling, gang-events-ceiling, kube-scheduler, tephra-plain,
+#            tephra-gang, volcano-plain, volcano-gang), writing to
 #            bench/results/<preset>-only/ so the preset's own report stays whole
 #
 # Output: bench/results/<preset>/{report.md,inprocess.json,e2e.json,runs.json,*.png}; raw series, daemon
@@ -332,8 +332,13 @@ yaml.safe_dump_all(docs, sys.stdout)' "$vwebhook_port" "$vpki/ca.crt" >"$raw/vol
     # limits for any scheduler keeping those promises. Requests a pod are made one after another,
     # so the workers grow with them. bench_binder has no health endpoint: it is ready once it has
     # listed the nodes.
-    for spec in ceiling:none:32 events-ceiling:events:64 contract-ceiling:volcano:128; do
-      IFS=: read -r contender contract binder_workers <<<"$spec"
+    # The gang contract ceilings add an idealised Job controller (Volcano's Job and PodGroup
+    # writes, one per state shown) for the gang Jobs' stream, without and with Events. Tephra's
+    # CRDs serve them and Tephra's daemons (a larger size follows Volcano's runs with Volcano's).
+    use_crds crds/
+    for spec in ceiling:none:32:pods events-ceiling:events:64:pods contract-ceiling:volcano:128:pods \
+      gang-ceiling:jobs:64:jobs gang-events-ceiling:jobs-events:64:jobs; do
+      IFS=: read -r contender contract binder_workers mode <<<"$spec"
       wanted "$contender" || continue
       tag="$nodes-$contender"
       printf 'build/release/bin/bench_binder --kubeconfig $KUBECONFIG --workers %s --contract %s --max-seconds 3600 &\n' \
@@ -342,7 +347,7 @@ yaml.safe_dump_all(docs, sys.stdout)' "$vwebhook_port" "$vpki/ca.crt" >"$raw/vol
         --max-seconds 3600 >"$raw/bench_binder-$tag.log" 2>&1 &
       daemon_pids+=("$!")
       sleep 1
-      measure "$contender" pods bench-binder "bench_binder=${daemon_pids[0]}"
+      measure "$contender" "$mode" bench-binder "bench_binder=${daemon_pids[0]}"
     done
 
     tag="$nodes-kube-scheduler"
@@ -356,7 +361,6 @@ yaml.safe_dump_all(docs, sys.stdout)' "$vwebhook_port" "$vpki/ca.crt" >"$raw/vol
     measure kube-scheduler pods default-scheduler "kube_scheduler=$pid_kube_scheduler"
     fi
 
-    use_crds crds/
     for contender in tephra-plain tephra-gang; do
       wanted "$contender" || continue
       tag="$nodes-$contender"
