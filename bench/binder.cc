@@ -13,11 +13,12 @@
 //                Scheduled Event and, once the pod runs, the group's running count;
 //   jobs         an idealised Job controller as well, for gang Jobs (batch.volcano.sh Jobs
 //                naming this scheduler): per Job, one write for each state Volcano's API shows —
-//                the Job's status Pending, its PodGroup (<job>-<uid>) and its pods as soon as
-//                the Job is seen; once the gang is bound the group's status Running with its
-//                Scheduled condition; once the gang runs, the group's running count and the
-//                Job's status Running. No Event (Volcano's own event writer drops most of them
-//                under load), so this bounds every Volcano-style gang scheduler;
+//                the Job's status Pending and its PodGroup (<job>-<uid>) as soon as the Job is
+//                seen, the group's status Inqueue (Volcano's enqueue, which its controller waits
+//                for before it makes pods), the pods; once the gang is bound the group's status
+//                Running with its Scheduled condition; once the gang runs, the group's running
+//                count and the Job's status Running. No Event (Volcano's own event writer drops
+//                most of them under load), so this bounds every Volcano-style gang scheduler;
 //   jobs-events  the same with each pod's Scheduled Event, as Tephra writes it.
 //
 //   bench_binder --kubeconfig FILE [--scheduler-name bench-binder] [--workers 32]
@@ -253,8 +254,9 @@ class Binder {
     });
   }
 
-  // The idealised Job controller: the Job's status Pending, its PodGroup, then its pods, each
-  // pod's create a request of its own (Volcano's controller creates them concurrently too).
+  // The idealised Job controller: the Job's status Pending, its PodGroup, the group admitted
+  // (Inqueue, a scheduler's write), then its pods, each pod's create a request of its own
+  // (Volcano's controller creates them concurrently too).
   void JobSeen(std::shared_ptr<api::Job> job) {
     if (job->spec.queue.empty()) job->spec.queue = "default";  // the webhook's default
     int32_t size = job->spec.min_available > 0 ? job->spec.min_available : job->TotalReplicas();
@@ -271,6 +273,9 @@ class Binder {
           *job, [](std::string_view) { return std::optional<int32_t>(); });
       auto created = client_->Create(api::kPodGroups, ns, api::EncodePodGroup(group));
       if (!created.ok()) return created.status();
+      auto admitted = client_->Patch(api::kPodGroups, ns, group.metadata.name,
+                                     kube::PatchType::kMerge, R"({"status":{"phase":"Inqueue"}})");
+      if (!admitted.ok()) return admitted.status();
       for (const api::TaskSpec& task : job->spec.tasks) {
         for (int32_t i = 0; i < task.replicas; ++i) {
           auto draft = controllers::job::BuildPod(*job, task, i);

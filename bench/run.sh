@@ -337,7 +337,7 @@ yaml.safe_dump_all(docs, sys.stdout)' "$vwebhook_port" "$vpki/ca.crt" >"$raw/vol
     # CRDs serve them and Tephra's daemons (a larger size follows Volcano's runs with Volcano's).
     use_crds crds/
     for spec in ceiling:none:32:pods events-ceiling:events:64:pods contract-ceiling:volcano:128:pods \
-      gang-ceiling:jobs:64:jobs gang-events-ceiling:jobs-events:64:jobs; do
+      gang-ceiling:jobs:64:jobs gang-events-ceiling:jobs-events:128:jobs; do
       IFS=: read -r contender contract binder_workers mode <<<"$spec"
       wanted "$contender" || continue
       tag="$nodes-$contender"
