@@ -67,7 +67,9 @@ def sh(c):
 m = {"kernel": platform.release(), "cpu": sh("grep -m1 'model name' /proc/cpuinfo | cut -d: -f2").strip(),
      "cores": os.cpu_count(), "memory_gib": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
      "load_at_start": sh("cut -d' ' -f1-3 /proc/loadavg"), "date": sh("date -u +%FT%TZ"),
-     "commit": sh("git rev-parse --short HEAD"), "dirty": bool(sh("git status --porcelain"))}
+     # A part run after another finds that part's results changed: results are not source.
+     "commit": sh("git rev-parse --short HEAD"),
+     "dirty": bool(sh("git status --porcelain -- . ':!bench/results'"))}
 json.dump(m, open(sys.argv[1], "w"), indent=1)
 print(m)
 PY
