@@ -331,12 +331,12 @@ yaml.safe_dump_all(docs, sys.stdout)' "$vwebhook_port" "$vpki/ca.crt" >"$raw/vol
     # The bind ceiling: binds and nothing else. The events ceiling adds each pod's Scheduled Event
     # (what kube-scheduler writes), the contract ceiling the writes Volcano's API promises for a
     # bare pod (its PodGroup, the group's status and running count, the Scheduled Event): the
-    # limits for any scheduler keeping those promises. Requests a pod are made one after another,
-    # so the workers grow with them. bench_binder has no health endpoint: it is ready once it has
-    # listed the nodes.
-    # The gang contract ceilings add an idealised Job controller (Volcano's Job and PodGroup
+    # limits for any scheduler keeping those promises. The requests for a pod are made one after
+    # another, so the workers grow with them. bench_binder has no health endpoint: it is ready
+    # once it has listed the nodes. The gang contract ceilings add an idealised Job controller (Volcano's Job and PodGroup
     # writes, one per state shown) for the gang Jobs' stream, without and with Events. Tephra's
-    # CRDs serve them and Tephra's daemons (a larger size follows Volcano's runs with Volcano's).
+    # CRDs go in first: they serve these and Tephra's daemons, and at a second cluster size
+    # Volcano's runs of the first have left Volcano's in place.
     use_crds crds/
     for spec in ceiling:none:32:pods events-ceiling:events:64:pods contract-ceiling:volcano:128:pods \
       gang-ceiling:jobs:64:jobs gang-events-ceiling:jobs-events:128:jobs; do
