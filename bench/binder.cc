@@ -229,15 +229,14 @@ class Binder {
   }
 
   void Running(const PodRef& pod) {
-    if (contract_.bare_groups && pod.group.empty()) {
-      // A bare pod's group counts it.
-      binds_.Add(pod.name,
-                 [this, ns = pod.namespace_, group = api::ImplicitPodGroupNameOf(pod.uid)] {
-                   return client_
-                       ->Patch(api::kPodGroups, ns, group, kube::PatchType::kMerge,
-                               R"({"status":{"running":1}})")
-                       .status();
-                 });
+    // A bare pod's group counts it (the bind put the group's name on the pod).
+    if (contract_.bare_groups && pod.group == api::ImplicitPodGroupNameOf(pod.uid)) {
+      binds_.Add(pod.name, [this, ns = pod.namespace_, group = pod.group] {
+        return client_
+            ->Patch(api::kPodGroups, ns, group, kube::PatchType::kMerge,
+                    R"({"status":{"running":1}})")
+            .status();
+      });
     }
     if (!contract_.jobs || pod.group.empty()) return;
     std::optional<Gang> gang = gangs_.CountRunning(pod.namespace_, pod.group);
