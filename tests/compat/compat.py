@@ -15,7 +15,8 @@ fact (README.md in this folder).
 
 Options: --keep leaves the control planes up, --reuse uses running ones (fast iteration);
 --prefix P names them P-t and P-v (default compat); --tephra-bin DIR (default build/dev/bin);
---baseline DIR (default /work/shared/baselines/volcano); --json FILE writes the findings.
+--baseline DIR (default $VOLCANO_BASELINE, else ../shared/baselines/volcano beside the
+repository); --json FILE writes the findings.
 Exit status: 0 when every difference is explained, 1 otherwise, 2 on bad usage or scenarios.
 """
 import argparse
@@ -323,7 +324,8 @@ def main(argv):
     p.add_argument("--prefix", default="compat", help="control planes PREFIX-t and PREFIX-v")
     p.add_argument("--unique", action="store_true", help="add the process id to the prefix")
     p.add_argument("--tephra-bin", default=os.path.join(ROOT, "build", "dev", "bin"))
-    p.add_argument("--baseline", default="/work/shared/baselines/volcano")
+    p.add_argument("--baseline", default=os.environ.get(
+        "VOLCANO_BASELINE", os.path.join(os.path.dirname(ROOT), "shared", "baselines", "volcano")))
     p.add_argument("--json", help="write the findings to this file")
     p.add_argument("-v", "--verbose", action="store_true", help="also print admission messages")
     p.add_argument("--skip-unless-env", metavar="VAR",

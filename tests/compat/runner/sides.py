@@ -2,7 +2,7 @@
 
 * TephraSide: the chart installed in local mode and the three daemons as local processes
   (hack/local-daemons.sh), exactly as hack/local-up.sh runs them.
-* VolcanoSide: real Volcano from /work/shared/baselines/volcano (its README): its CRDs, the
+* VolcanoSide: real Volcano from the baseline directory (compat.py --baseline; its README): its CRDs, the
   chart's webhook configurations rendered to call a local vc-webhook-manager on 127.0.0.1 with a
   CA generated here, vc-controller-manager and vc-scheduler as local processes.
 

@@ -10,7 +10,8 @@
 #   kill "$(cat WORKDIR/webhook.pid)"; hack/control-plane.sh down --name volcano-oracle
 set -euo pipefail
 work=${1:?usage: setup.sh WORKDIR}
-baseline=${VOLCANO_BASELINE:-/work/shared/baselines/volcano}
+# The Volcano build: $VOLCANO_BASELINE, else ../shared/baselines/volcano beside the repository.
+baseline=${VOLCANO_BASELINE:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../../.." && pwd)/../shared/baselines/volcano}
 admissions=/jobs/mutate,/jobs/validate,/podgroups/mutate,/podgroups/validate,/queues/mutate,/queues/validate,/pods/validate
 mkdir -p "$work/chart/templates"
 cd "$work"
