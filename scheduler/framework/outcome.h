@@ -85,8 +85,8 @@ api::PodGroupStatus PodGroupStatusAfter(const Session& session, size_t job, base
 // ---- The pieces of ComputeOutcome ----------------------------------------------------------
 
 // The write a job's PodGroup needs after the session (its status, its allocated HyperNode, an
-// Event when its condition changed), or nullopt when nothing changed. `now` is the session's
-// time in whole seconds, as the API server keeps it.
+// Event when its condition changed), or nullopt when nothing changed or the job has no
+// PodGroup. `now` is the session's time in whole seconds, as the API server keeps it.
 std::optional<PodGroupUpdate> PodGroupUpdateAfter(const Session& session, size_t job,
                                                   base::Time now);
 
