@@ -10,7 +10,7 @@
 #include "api/informers.h"
 #include "api/kinds.h"
 #include "api/labels.h"
-#include "base/flags.h"
+#include "base/time.h"
 #include "controllers/framework/commands.h"
 #include "controllers/job/builders.h"
 #include "controllers/job/plugins/plugin.h"

@@ -4,7 +4,7 @@
 #include <charconv>
 
 #include "api/labels.h"
-#include "base/flags.h"
+#include "base/time.h"
 
 namespace tephra::controllers::job {
 namespace {

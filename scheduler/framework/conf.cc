@@ -6,7 +6,7 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include "base/flags.h"
+#include "base/time.h"
 #include "base/suggest.h"
 
 namespace tephra::scheduler {

@@ -10,7 +10,7 @@
 #include <unordered_set>
 
 #include "api/labels.h"
-#include "base/flags.h"
+#include "base/time.h"
 #include "scheduler/framework/session.h"
 #include "scheduler/plugins/plugins.h"
 
