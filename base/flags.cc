@@ -7,6 +7,7 @@
 
 #include <glog/logging.h>
 
+#include "base/strings.h"
 #include "base/suggest.h"
 #include "base/time.h"
 
@@ -62,20 +63,6 @@ Status ParseBool(std::string_view text, bool* out) {
     }
   }
   return InvalidArgument("expected true or false");
-}
-
-std::vector<std::string> SplitCommaList(std::string_view text) {
-  std::vector<std::string> out;
-  while (true) {
-    const size_t comma = text.find(',');
-    std::string_view item = text.substr(0, comma);
-    while (!item.empty() && item.front() == ' ') item.remove_prefix(1);
-    while (!item.empty() && item.back() == ' ') item.remove_suffix(1);
-    if (!item.empty()) out.emplace_back(item);
-    if (comma == std::string_view::npos) break;
-    text.remove_prefix(comma + 1);
-  }
-  return out;
 }
 
 std::string FormatNumber(double value) {

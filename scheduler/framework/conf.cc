@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
-#include "base/time.h"
+#include "base/strings.h"
 #include "base/suggest.h"
+#include "base/time.h"
 
 namespace tephra::scheduler {
 
@@ -178,13 +178,6 @@ std::vector<std::string> SchedulerConf::Warnings() const {
 
 namespace {
 
-std::string Trim(std::string s) {
-  auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
-
 // Arguments deeper than this are refused: Volcano's are a few levels at most, and the keys
 // of deeper ones would cost time quadratic in the depth.
 constexpr size_t kMaxArgumentDepth = 32;
@@ -294,10 +287,7 @@ StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc, const ConfNames& na
     return InvalidArgument(
         "actions: required, a comma-separated list such as \"enqueue, allocate\"");
   }
-  std::stringstream ss(actions.Scalar());
-  for (std::string a; std::getline(ss, a, ',');) {
-    a = Trim(a);
-    if (a.empty()) continue;
+  for (const std::string& a : base::SplitCommaList(actions.Scalar())) {
     std::optional<Status> verdict =
         ClassifyName("action", a, "actions", names.actions, names.recognised_actions, &conf);
     if (verdict && !verdict->ok()) return *verdict;
