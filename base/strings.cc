@@ -9,13 +9,17 @@ bool IsSpace(char c) {
 
 }  // namespace
 
+std::string_view TrimSpace(std::string_view text) {
+  while (!text.empty() && IsSpace(text.front())) text.remove_prefix(1);
+  while (!text.empty() && IsSpace(text.back())) text.remove_suffix(1);
+  return text;
+}
+
 std::vector<std::string> SplitCommaList(std::string_view text) {
   std::vector<std::string> out;
   while (true) {
     const size_t comma = text.find(',');
-    std::string_view item = text.substr(0, comma);
-    while (!item.empty() && IsSpace(item.front())) item.remove_prefix(1);
-    while (!item.empty() && IsSpace(item.back())) item.remove_suffix(1);
+    const std::string_view item = TrimSpace(text.substr(0, comma));
     if (!item.empty()) out.emplace_back(item);
     if (comma == std::string_view::npos) break;
     text.remove_prefix(comma + 1);

@@ -22,5 +22,11 @@ TEST_CASE("a comma list is split, its items trimmed and empty ones dropped") {
   CHECK(SplitCommaList("a b, c") == List{"a b", "c"});
 }
 
+TEST_CASE("TrimSpace removes whitespace at both ends only") {
+  CHECK(TrimSpace("") == "");
+  CHECK(TrimSpace(" \t ") == "");
+  CHECK(TrimSpace(" cpu = 2\n") == "cpu = 2");
+}
+
 }  // namespace
 }  // namespace tephra::base
