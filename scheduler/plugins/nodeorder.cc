@@ -17,9 +17,9 @@
 #include <unordered_map>
 
 #include "scheduler/framework/session.h"
-#include "scheduler/plugins/matching.h"
 #include "scheduler/plugins/plugins.h"
-#include "scheduler/plugins/topology.h"
+#include "scheduler/plugins/support/domain_counts.h"
+#include "scheduler/plugins/support/matching.h"
 
 namespace tephra::scheduler {
 namespace {

@@ -9,6 +9,7 @@
 #include "base/time.h"
 #include "scheduler/framework/session.h"
 #include "scheduler/plugins/plugins.h"
+#include "scheduler/plugins/support/deadlines.h"
 
 namespace tephra::scheduler {
 namespace {

@@ -13,6 +13,8 @@
 #include "base/time.h"
 #include "scheduler/framework/session.h"
 #include "scheduler/plugins/plugins.h"
+#include "scheduler/plugins/support/deadlines.h"
+#include "scheduler/plugins/support/notes.h"
 
 namespace tephra::scheduler {
 namespace {
