@@ -9,13 +9,15 @@ Status Registry::CheckNew(const std::string& kind, const std::string& name) cons
   return Status::Ok();
 }
 
-Status Registry::AddPlugin(const std::string& name, PluginFactory factory) {
+Status Registry::AddPlugin(PluginFactory factory) {
+  const std::string name(factory(PluginOption{})->name());
   TEPHRA_RETURN_IF_ERROR(CheckNew("plugin", name));
   plugins_.emplace(name, std::move(factory));
   return Status::Ok();
 }
 
-Status Registry::AddAction(const std::string& name, ActionFactory factory) {
+Status Registry::AddAction(ActionFactory factory) {
+  const std::string name(factory(Arguments{})->name());
   TEPHRA_RETURN_IF_ERROR(CheckNew("action", name));
   actions_.emplace(name, std::move(factory));
   return Status::Ok();

@@ -19,9 +19,11 @@ using ActionFactory = std::function<std::unique_ptr<Action>(const Arguments& arg
 
 class Registry {
  public:
-  // A duplicate name is an error: two plugins must never answer to one name.
-  Status AddPlugin(const std::string& name, PluginFactory factory);
-  Status AddAction(const std::string& name, ActionFactory factory);
+  // Registered under the name its plugin (action) answers, name(), asked of one built from an
+  // empty configuration, so a name is written once. A duplicate name is an error: two plugins
+  // must never answer to one name.
+  Status AddPlugin(PluginFactory factory);
+  Status AddAction(ActionFactory factory);
   // Names Volcano ships that Tephra knows but does not implement: a configuration naming one
   // loads, with a warning saying what is left out (`what`: what the name does in Volcano).
   Status AddRecognisedPlugin(const std::string& name, std::string what);
