@@ -56,6 +56,23 @@ class PredicatesPlugin : public Plugin {
         spread_(args.GetBool("predicate.PodTopologySpreadEnable", true)) {}
 
   std::string_view name() const override { return "predicates"; }
+  // Volcano's volume, device and cache switches and its proportional predicate: Tephra has no
+  // volume binding, no device allocation and no predicate cache.
+  std::vector<std::string_view> RecognisedArguments() const override {
+    return {"predicate.NodeVolumeLimitsEnable",
+            "predicate.VolumeZoneEnable",
+            "predicate.VolumeBindingEnable",
+            "predicate.DynamicResourceAllocationEnable",
+            "predicate.GPUSharingEnable",
+            "predicate.GPUNumberEnable",
+            "predicate.CacheEnable",
+            "predicate.ProportionalEnable",
+            "predicate.resources",
+            "predicate.resources.",
+            "volumebinding.bindTimeoutSeconds",
+            "volumebinding.weight",
+            "volumebinding.shape"};
+  }
 
   void OnSessionOpen(Session& ssn) override {
     session_ = &ssn;
