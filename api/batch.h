@@ -109,6 +109,10 @@ struct PartitionPolicy {
   bool operator==(const PartitionPolicy&) const = default;
 };
 
+// What a Job's or task's maxRetry of 0 (unset) means: admission defaults it to this, and the
+// job controller reads a task's 0 as this when no webhook ran (docs/compatibility.md §3.2).
+inline constexpr int32_t kDefaultMaxRetry = 3;
+
 struct TaskSpec {
   std::string name;
   int32_t replicas = 0;

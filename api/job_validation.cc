@@ -6,7 +6,6 @@
 #include "api/labels.h"
 #include "api/validation.h"
 #include "api/validation_internal.h"
-#include "base/flags.h"
 #include "base/time.h"
 
 namespace tephra::api {

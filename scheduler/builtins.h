@@ -1,5 +1,5 @@
 // Registers every builtin plugin and action. Called by main and by tests; adding a plugin
-// means adding one line here.
+// means adding its factory to the list in builtins.cc (it is registered under its own name()).
 #pragma once
 
 #include "base/status.h"

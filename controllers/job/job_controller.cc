@@ -6,7 +6,7 @@
 #include "api/informers.h"
 #include "api/kinds.h"
 #include "api/labels.h"
-#include "base/flags.h"
+#include "base/time.h"
 #include "controllers/framework/commands.h"
 #include "controllers/job/status.h"
 #include "controllers/job/verdict.h"
