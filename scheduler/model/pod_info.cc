@@ -6,7 +6,7 @@
 #include <rapidjson/document.h>
 
 #include "api/core_protobuf.h"
-#include "api/informers.h"
+#include "api/informers/informers.h"
 #include "api/labels.h"
 #include "api/scheduling.h"
 

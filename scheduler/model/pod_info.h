@@ -17,7 +17,7 @@
 #include "api/resources.h"
 #include "api/scheduling.h"
 #include "kube/informer.h"
-#include "kube/object.h"
+#include "kube/meta/object.h"
 #include "sync/mutex.h"
 
 namespace tephra::scheduler {
