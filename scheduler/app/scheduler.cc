@@ -17,6 +17,7 @@
 #include "api/topology.h"
 #include "kube/meta/object.h"
 #include "kube/meta/resource.h"
+#include "scheduler/app/pod_decoders.h"
 #include "scheduler/builtins.h"
 
 namespace tephra::scheduler {
