@@ -9,7 +9,7 @@
 
 #include "api/validation.h"
 #include "kube/client.h"
-#include "kube/object.h"
+#include "kube/meta/object.h"
 
 // In a command function with a Context `ctx`: declares lhs from a StatusOr, or prints the error
 // and returns its exit code.

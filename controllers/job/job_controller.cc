@@ -3,7 +3,7 @@
 #include <glog/logging.h>
 
 #include "api/defaulting.h"
-#include "api/informers.h"
+#include "api/informers/informers.h"
 #include "api/kinds.h"
 #include "api/labels.h"
 #include "base/time.h"

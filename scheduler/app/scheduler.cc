@@ -10,13 +10,14 @@
 
 #include "api/codec.h"
 #include "api/core.h"
-#include "api/informers.h"
+#include "api/informers/informers.h"
 #include "api/kinds.h"
 #include "api/labels.h"
 #include "api/scheduling.h"
 #include "api/topology.h"
-#include "kube/object.h"
-#include "kube/resource.h"
+#include "kube/meta/object.h"
+#include "kube/meta/resource.h"
+#include "scheduler/app/pod_decoders.h"
 #include "scheduler/builtins.h"
 
 namespace tephra::scheduler {

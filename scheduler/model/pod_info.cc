@@ -6,7 +6,6 @@
 #include <rapidjson/document.h>
 
 #include "api/core_protobuf.h"
-#include "api/informers.h"
 #include "api/labels.h"
 #include "api/scheduling.h"
 
@@ -281,19 +280,6 @@ StatusOr<std::shared_ptr<PodInfo>> DecodePodInfoProtobuf(std::string_view bytes,
   }
   for (const auto& c : status.containerstatuses()) pod->restarts += c.restartcount();
   return Assemble(std::move(pod), std::move(spec), interner);
-}
-
-kube::ObjectDecoder PodInfoDecoder(std::shared_ptr<SpecInterner> interner) {
-  return api::InformerDecoder<PodInfo>(
-      [interner](const json::Value& v) { return DecodePodInfo(v, *interner); });
-}
-
-kube::ProtobufDecoder PodInfoProtobufDecoder(std::shared_ptr<SpecInterner> interner) {
-  return [interner](std::string_view bytes) -> StatusOr<kube::ObjectPtr> {
-    StatusOr<std::shared_ptr<PodInfo>> pod = DecodePodInfoProtobuf(bytes, *interner);
-    if (!pod.ok()) return pod.status();
-    return kube::ObjectPtr(*std::move(pod));
-  };
 }
 
 }  // namespace tephra::scheduler

@@ -1,6 +1,7 @@
 // The actions link against the scheduler framework alone (tests/unit/scheduler/CMakeLists.txt
-// gives this binary no plugin library): an action that calls into a plugin fails to link here,
-// which keeps "actions never see plugins" (docs/architecture.md) a rule of the build.
+// gives this binary no plugin library, and neither links the Kubernetes client): an action that
+// calls into a plugin or the client fails to link here, which keeps "actions never see plugins"
+// and "a session does no I/O" (docs/architecture.md) rules of the build.
 #include <catch2/catch.hpp>
 
 #include "scheduler/actions/actions.h"
