@@ -111,12 +111,13 @@ int Replay(const Flags& f, const base::FlagSet& flags) {
   }
   // Node sampling as the live scheduler had it, unless asked otherwise ("what if").
   if (flags.IsSet("minimum-feasible-nodes"))
-    doc->sampling.minimum_feasible_nodes = f.scheduler.minimum_feasible_nodes;
+    doc->sampling.minimum_feasible_nodes = f.scheduler.sampling.minimum_feasible_nodes;
   if (flags.IsSet("minimum-percentage-nodes-to-find")) {
-    doc->sampling.minimum_percentage_nodes_to_find = f.scheduler.minimum_percentage_nodes_to_find;
+    doc->sampling.minimum_percentage_nodes_to_find =
+        f.scheduler.sampling.minimum_percentage_nodes_to_find;
   }
   if (flags.IsSet("percentage-nodes-to-find"))
-    doc->sampling.percentage_nodes_to_find = f.scheduler.percentage_nodes_to_find;
+    doc->sampling.percentage_nodes_to_find = f.scheduler.sampling.percentage_nodes_to_find;
   scheduler::ReplayResult result = scheduler::Replay(*doc, *conf, registry);
   std::cout << scheduler::FormatReplay(result, *doc);
   return scheduler::SameAsRecorded(result, *doc) ? 0 : 1;  // as diff(1): 1 = differences
@@ -146,11 +147,12 @@ int main(int argc, char** argv) {
                     "Shortest time between two cycles when new work arrives early.");
   flags.AddString("default-queue", &f.scheduler.default_queue,
                   "Queue for PodGroups that name none.");
-  flags.AddInt("minimum-feasible-nodes", &f.scheduler.minimum_feasible_nodes,
+  flags.AddInt("minimum-feasible-nodes", &f.scheduler.sampling.minimum_feasible_nodes,
                "Find at least this many feasible nodes per task.");
-  flags.AddInt("minimum-percentage-nodes-to-find", &f.scheduler.minimum_percentage_nodes_to_find,
+  flags.AddInt("minimum-percentage-nodes-to-find",
+               &f.scheduler.sampling.minimum_percentage_nodes_to_find,
                "Lower bound of the adaptive node sample, in percent.");
-  flags.AddInt("percentage-nodes-to-find", &f.scheduler.percentage_nodes_to_find,
+  flags.AddInt("percentage-nodes-to-find", &f.scheduler.sampling.percentage_nodes_to_find,
                "Node sample in percent (0: adaptive).");
   flags.AddString("node-selector", &f.scheduler.node_selector,
                   "Only schedule onto nodes matching this label selector.");
@@ -270,9 +272,7 @@ int main(int argc, char** argv) {
     sources.recorder = &sched.recorder();
     sources.cache = &sched.cache();
     sources.scheduler_names = f.scheduler.scheduler_names;
-    sources.sampling = {f.scheduler.minimum_feasible_nodes,
-                        f.scheduler.minimum_percentage_nodes_to_find,
-                        f.scheduler.percentage_nodes_to_find};
+    sources.sampling = f.scheduler.sampling;
     sources.version = TEPHRA_VERSION;
     StatusOr<std::unique_ptr<scheduler::AdminServer>> started =
         scheduler::AdminServer::Start(f.admin, sources);
