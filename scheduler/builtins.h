@@ -1,5 +1,5 @@
-// Registers every builtin plugin and action. Called by main and by tests; adding a plugin
-// means adding one line here.
+// Registers every builtin plugin and action. Called by the Scheduler, the offline modes
+// (scheduler/offline.h) and tests; adding a plugin means adding one line here.
 #pragma once
 
 #include "base/status.h"
