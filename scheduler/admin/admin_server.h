@@ -27,7 +27,7 @@ struct AdminSources {
   const SessionRecorder* recorder = nullptr;
   SchedulerCache* cache = nullptr;
   std::vector<std::string> scheduler_names;
-  SamplingOptions sampling;
+  NodeSampling sampling;
   std::string version;
 };
 
