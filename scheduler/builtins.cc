@@ -9,15 +9,10 @@
 namespace tephra::scheduler {
 
 Status RegisterBuiltins(Registry& r) {
-  for (ActionFactory action : {NewEnqueueAction, NewAllocateAction, NewBackfillAction,
-                               NewPreemptAction, NewReclaimAction}) {
+  for (ActionFactory& action : BuiltinActionFactories()) {
     TEPHRA_RETURN_IF_ERROR(r.AddAction(std::move(action)));
   }
-  for (PluginFactory plugin :
-       {NewGangPlugin, NewPriorityPlugin, NewDrfPlugin, NewProportionPlugin, NewPredicatesPlugin,
-        NewNodeOrderPlugin, NewBinpackPlugin, NewConformancePlugin, NewOvercommitPlugin,
-        NewCapacityPlugin, NewPdbPlugin, NewSlaPlugin, NewNodeGroupPlugin, NewResourceQuotaPlugin,
-        NewNetworkTopologyPlugin}) {
+  for (PluginFactory& plugin : BuiltinPluginFactories()) {
     TEPHRA_RETURN_IF_ERROR(r.AddPlugin(std::move(plugin)));
   }
 

@@ -10,8 +10,8 @@
 #include "base/flags.h"
 #include "base/status.h"
 #include "kube/daemon.h"
-#include "scheduler/listener/listener_options.h"
 #include "scheduler/app/scheduler.h"
+#include "scheduler/listener/listener_options.h"
 
 namespace tephra::scheduler {
 

@@ -4,9 +4,11 @@
 #pragma once
 
 #include <memory>
+#include <vector>
 
 #include "scheduler/framework/conf.h"
 #include "scheduler/framework/interfaces.h"
+#include "scheduler/framework/registry.h"
 
 namespace tephra::scheduler {
 
@@ -25,6 +27,9 @@ std::unique_ptr<Plugin> NewSlaPlugin(const PluginOption& option);
 std::unique_ptr<Plugin> NewNodeGroupPlugin(const PluginOption& option);
 std::unique_ptr<Plugin> NewResourceQuotaPlugin(const PluginOption& option);
 std::unique_ptr<Plugin> NewNetworkTopologyPlugin(const PluginOption& option);
+
+// Every plugin above, in the order RegisterBuiltins registers them: the one list of them.
+std::vector<PluginFactory> BuiltinPluginFactories();
 
 // Reasons plugins and actions report (shared so explanations aggregate them).
 namespace reason {

@@ -4,8 +4,8 @@
 // session does no I/O" (docs/architecture.md) a rule of the build. The twin of
 // actions_layering_test.cc.
 #include <memory>
+#include <set>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include <catch2/catch.hpp>
@@ -18,46 +18,35 @@
 namespace tephra::scheduler {
 namespace {
 
-// Every builtin plugin's factory, under the name it answers to (scheduler/builtins.cc).
-const std::pair<const char*, PluginFactory> kPlugins[] = {
-    {"gang", NewGangPlugin},
-    {"priority", NewPriorityPlugin},
-    {"drf", NewDrfPlugin},
-    {"proportion", NewProportionPlugin},
-    {"predicates", NewPredicatesPlugin},
-    {"nodeorder", NewNodeOrderPlugin},
-    {"binpack", NewBinpackPlugin},
-    {"conformance", NewConformancePlugin},
-    {"overcommit", NewOvercommitPlugin},
-    {"capacity", NewCapacityPlugin},
-    {"pdb", NewPdbPlugin},
-    {"sla", NewSlaPlugin},
-    {"nodegroup", NewNodeGroupPlugin},
-    {"resourcequota", NewResourceQuotaPlugin},
-    {"network-topology-aware", NewNetworkTopologyPlugin},
-};
+// Volcano's names of the builtin plugins.
+const std::set<std::string> kVolcanoNames = {
+    "gang",      "priority", "drf",         "proportion",    "predicates",
+    "nodeorder", "binpack",  "conformance", "overcommit",    "capacity",
+    "pdb",       "sla",      "nodegroup",   "resourcequota", "network-topology-aware"};
 
 TEST_CASE("Every plugin builds from the framework alone, under Volcano's name") {
-  for (const auto& [name, factory] : kPlugins) {
-    CAPTURE(name);
-    PluginOption option;
-    option.name = name;
-    std::unique_ptr<Plugin> plugin = factory(option);
+  std::set<std::string> names;
+  for (const PluginFactory& factory : BuiltinPluginFactories()) {
+    std::unique_ptr<Plugin> plugin = factory(PluginOption{});
     REQUIRE(plugin != nullptr);
-    CHECK(plugin->name() == name);
+    CHECK(names.insert(std::string(plugin->name())).second);
   }
+  CHECK(names == kVolcanoNames);
 }
 
 TEST_CASE("A session with every plugin runs from the framework alone") {
   Registry registry;
   SchedulerConf conf;
   conf.tiers.emplace_back();
-  for (const auto& [name, factory] : kPlugins) {
-    REQUIRE(registry.AddPlugin(name, factory).ok());
+  for (const PluginFactory& factory : BuiltinPluginFactories()) {
+    REQUIRE(registry.AddPlugin(factory).ok());
+  }
+  for (const std::string& name : registry.PluginNames()) {
     PluginOption option;
     option.name = name;
     conf.tiers.back().plugins.push_back(option);
   }
+  REQUIRE(conf.tiers.back().plugins.size() == kVolcanoNames.size());
   auto snapshot = std::make_shared<Snapshot>();
   std::vector<std::string> problems;
   snapshot->topology = HyperNodeTree::Build({}, {}, &problems);
