@@ -112,7 +112,8 @@ std::vector<std::string> Arguments::AskedKeys() const {
 
 std::vector<std::string> Arguments::UnreadKeys() const {
   std::vector<std::string> out;
-  for (const auto& [key, value] : values_) {
+  for (const auto& entry : values_) {
+    const std::string& key = entry.first;  // not a structured binding: the lambda captures it
     if (asked_.count(key) != 0) continue;
     const bool under_prefix =
         std::any_of(asked_prefixes_.begin(), asked_prefixes_.end(),

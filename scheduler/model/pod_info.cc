@@ -256,7 +256,8 @@ StatusOr<std::shared_ptr<PodInfo>> DecodePodInfoProtobuf(std::string_view bytes,
   // One arena per pod frees the message's many small strings in one go; its first block is
   // reused by every pod this thread decodes, so a pod of ordinary size allocates nothing for
   // the message itself.
-  thread_local std::array<char, 32 * 1024> first_block;
+  // Protobuf requires the block to be 8-byte aligned; a char array alone need not be.
+  alignas(8) thread_local std::array<char, 32 * 1024> first_block;
   google::protobuf::ArenaOptions options;
   options.initial_block = first_block.data();
   options.initial_block_size = first_block.size();

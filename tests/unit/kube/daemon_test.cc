@@ -13,7 +13,9 @@
 
 // GCC 12 at -O3 (release preset) reports assigning a short literal to a std::string member as a
 // read of uninitialised bytes (GCC bug 105562, a false positive).
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 
 namespace tephra::kube {
 namespace {
