@@ -27,4 +27,13 @@ std::vector<std::string> SplitCommaList(std::string_view text) {
   return out;
 }
 
+std::string Join(const std::vector<std::string>& items, std::string_view separator) {
+  std::string out;
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (i > 0) out += separator;
+    out += items[i];
+  }
+  return out;
+}
+
 }  // namespace tephra::base

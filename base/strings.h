@@ -15,4 +15,7 @@ std::string_view TrimSpace(std::string_view text);
 // configuration's actions, plugin arguments such as binpack.resources.
 std::vector<std::string> SplitCommaList(std::string_view text);
 
+// The items with `separator` between each two: Join({"a", "b"}, ", ") is "a, b".
+std::string Join(const std::vector<std::string>& items, std::string_view separator);
+
 }  // namespace tephra::base

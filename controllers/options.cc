@@ -1,5 +1,11 @@
 #include "controllers/options.h"
 
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "base/strings.h"
+
 namespace tephra::controllers {
 
 kube::DaemonOptions ControllerManagerOptions::DefaultDaemonOptions() {
@@ -17,10 +23,10 @@ void ControllerManagerOptions::Register(base::FlagSet& f) {
   f.SetGroup("API server");
   kube::AddClientFlags(f, &daemon.client);
   f.SetGroup("Controllers");
+  const std::vector<std::string> names(std::begin(kControllerNames), std::end(kControllerNames));
   f.AddCommaList("controllers", &enabled,
-                 "Controllers to run: '*' for all, 'name' or '+name' to add, '-name' to "
-                 "remove (job-controller, queue-controller, pg-controller, gc-controller, "
-                 "hyperNode-controller).");
+                 "Controllers to run: '*' for all, 'name' or '+name' to add, '-name' to remove (" +
+                     base::Join(names, ", ") + ").");
   f.AddInt("worker-threads", &controllers.worker_threads, "Job controller workers.");
   f.AddInt("worker-threads-for-podgroup", &controllers.worker_threads_for_podgroup,
            "PodGroup controller workers.");

@@ -3,11 +3,11 @@
 namespace tephra::scheduler {
 
 std::vector<PluginFactory> BuiltinPluginFactories() {
-  return {NewGangPlugin,        NewPriorityPlugin,     NewDrfPlugin,
-          NewProportionPlugin,  NewPredicatesPlugin,   NewNodeOrderPlugin,
-          NewBinpackPlugin,     NewConformancePlugin,  NewOvercommitPlugin,
-          NewCapacityPlugin,    NewPdbPlugin,          NewSlaPlugin,
-          NewNodeGroupPlugin,   NewResourceQuotaPlugin, NewNetworkTopologyPlugin};
+  return {NewGangPlugin,       NewPriorityPlugin,      NewDrfPlugin,
+          NewProportionPlugin, NewPredicatesPlugin,    NewNodeOrderPlugin,
+          NewBinpackPlugin,    NewConformancePlugin,   NewOvercommitPlugin,
+          NewCapacityPlugin,   NewPdbPlugin,           NewSlaPlugin,
+          NewNodeGroupPlugin,  NewResourceQuotaPlugin, NewNetworkTopologyPlugin};
 }
 
 }  // namespace tephra::scheduler

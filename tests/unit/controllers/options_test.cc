@@ -4,6 +4,8 @@
 
 #include <catch2/catch.hpp>
 
+#include "controllers/daemon.h"
+
 namespace tephra::controllers {
 namespace {
 
@@ -65,6 +67,15 @@ TEST_CASE("An unknown controller names the flag and the known ones") {
   CHECK(s.message() ==
         "--controllers: unknown controller \"jobflow-controller\" (known: job-controller, "
         "queue-controller, pg-controller, gc-controller, hyperNode-controller)");
+}
+
+TEST_CASE("Every controller --controllers knows can be made, under its own name") {
+  for (std::string_view name : kControllerNames) {
+    CAPTURE(name);
+    std::unique_ptr<Controller> controller = NewController(name);
+    REQUIRE(controller != nullptr);
+    CHECK(controller->Name() == name);
+  }
 }
 
 }  // namespace
