@@ -7,7 +7,7 @@
 #   tephra_test(NAME SRCS ... DEPS ... [LABELS ...] [SERIAL])
 #       Catch2 test binary; every TEST_CASE becomes a CTest test carrying LABELS.
 #   tephra_fuzz(NAME SRCS ... DEPS ... CORPUS dir [GENERATOR script.py])
-#       A libFuzzer target (LLVMFuzzerTestOneInput). In the `fuzz` preset (clang, TEPHRA_FUZZ)
+#       A libFuzzer target (LLVMFuzzerTestOneInput). In the `sanitize` preset (clang, TEPHRA_FUZZ)
 #       it is a real fuzzer run by CTest (label fuzz) for TEPHRA_FUZZ_SECONDS; in every other
 #       build it is linked with a replay driver and CTest runs it over its seed corpus as a unit
 #       test, and tephra_fuzz_in_ctest() adds the real fuzzing under label fuzz as well.
@@ -106,7 +106,7 @@ function(tephra_test NAME)
 endfunction()
 
 # Time budget of each fuzz target. The fuzz label is part of every full test run, where building
-# the targets with clang already takes most of its time; TEPHRA_FUZZ_SECONDS in the environment
+# the targets with clang (the sanitize build) already takes most of its time; TEPHRA_FUZZ_SECONDS in the environment
 # of the test run overrides it for a longer hunt. (Not a cache variable: a value cached by an
 # older build directory would win.)
 set(TEPHRA_FUZZ_SECONDS 20)
@@ -150,26 +150,20 @@ function(tephra_fuzz NAME)
   endif()
 endfunction()
 
-# In an ordinary build (TEPHRA_FUZZ off), the `fuzz` label still fuzzes for real: `fuzz-build`
-# configures the `fuzz` preset (clang-14) in <build>/fuzz-preset and builds every target declared
-# with tephra_fuzz, then `fuzz:<target>` runs each for TEPHRA_FUZZ_SECONDS. Call once, after the
-# last tephra_fuzz.
+# In an ordinary build (TEPHRA_FUZZ off), the `fuzz` label still fuzzes for real: the sanitize
+# build (tests/sanitize: the `sanitize` preset in <build>/sanitize, a CTest fixture) builds every
+# target declared with tephra_fuzz, then `fuzz:<target>` runs each for TEPHRA_FUZZ_SECONDS. Call
+# once, after the last tephra_fuzz.
 function(tephra_fuzz_in_ctest)
   if(TEPHRA_FUZZ)
     return()
   endif()
   get_property(names GLOBAL PROPERTY TEPHRA_FUZZ_TARGETS)
-  set(dir ${PROJECT_BINARY_DIR}/fuzz-preset)
-  add_test(NAME fuzz-build
-    COMMAND ${PROJECT_SOURCE_DIR}/tests/fuzz/build_fuzzers.sh ${dir} ${names}
-    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  set_tests_properties(fuzz-build PROPERTIES LABELS fuzz FIXTURES_SETUP tephra_fuzz_build
-    TIMEOUT 7200 RUN_SERIAL TRUE)
   foreach(name IN LISTS names)
     get_property(corpus GLOBAL PROPERTY TEPHRA_FUZZ_CORPUS_${name})
     get_property(generator GLOBAL PROPERTY TEPHRA_FUZZ_GENERATOR_${name})
-    _tephra_fuzz_test(${name} ${dir} ${corpus} "${generator}")
-    set_tests_properties(fuzz:${name} PROPERTIES FIXTURES_REQUIRED tephra_fuzz_build)
+    _tephra_fuzz_test(${name} ${PROJECT_BINARY_DIR}/sanitize ${corpus} "${generator}")
+    set_tests_properties(fuzz:${name} PROPERTIES FIXTURES_REQUIRED tephra_sanitize)
   endforeach()
 endfunction()
 
