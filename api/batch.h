@@ -15,7 +15,7 @@
 #include "base/status.h"
 #include "base/time.h"
 #include "json/json.h"
-#include "kube/object.h"
+#include "kube/meta/object.h"
 
 namespace tephra::api {
 
@@ -108,6 +108,10 @@ struct PartitionPolicy {
   std::optional<NetworkTopologySpec> network_topology;
   bool operator==(const PartitionPolicy&) const = default;
 };
+
+// What a Job's or task's maxRetry of 0 (unset) means: admission defaults it to this, and the
+// job controller reads a task's 0 as this when no webhook ran (docs/compatibility.md §3.2).
+inline constexpr int32_t kDefaultMaxRetry = 3;
 
 struct TaskSpec {
   std::string name;

@@ -4,7 +4,7 @@
 
 #include <rapidjson/document.h>
 
-#include "base/flags.h"
+#include "base/time.h"
 
 namespace tephra::api {
 

@@ -16,7 +16,7 @@
 #include "base/status.h"
 #include "base/time.h"
 #include "json/json.h"
-#include "kube/object.h"
+#include "kube/meta/object.h"
 
 namespace tephra::api {
 

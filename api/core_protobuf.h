@@ -5,7 +5,7 @@
 #include "api/core.h"
 #include "base/status.h"
 #include "k8s/core/v1/pod.pb.h"
-#include "kube/object.h"
+#include "kube/meta/object.h"
 
 namespace tephra::api {
 

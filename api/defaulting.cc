@@ -8,7 +8,6 @@
 namespace tephra::api {
 namespace {
 
-constexpr int32_t kDefaultMaxRetry = 3;
 constexpr std::string_view kHostNetworkDnsPolicy = "ClusterFirstWithHostNet";
 
 // Both texts are valid JSON (a decoded object's raw text, our own encoding), so the diff cannot

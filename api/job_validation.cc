@@ -6,7 +6,7 @@
 #include "api/labels.h"
 #include "api/validation.h"
 #include "api/validation_internal.h"
-#include "base/flags.h"
+#include "base/strings.h"
 #include "base/time.h"
 
 namespace tephra::api {
@@ -14,7 +14,6 @@ namespace {
 
 using validation::Field;
 using validation::Index;
-using validation::Join;
 
 constexpr std::string_view kPolicyEvents[] = {job_event::kAny,        job_event::kPodFailed,
                                               job_event::kPodEvicted, job_event::kPodPending,
@@ -35,7 +34,7 @@ bool OneOf(std::string_view value, const std::string_view (&set)[N]) {
 template <size_t N>
 std::string ListOf(const std::string_view (&set)[N]) {
   std::vector<std::string> items(std::begin(set), std::end(set));
-  return Join(items, ", ");
+  return base::Join(items, ", ");
 }
 
 constexpr std::string_view kUpdatableFields =
@@ -196,8 +195,9 @@ void ValidatePlugins(const Job& job, FieldErrors* errors) {
   std::vector<std::string> known(std::begin(kJobPlugins), std::end(kJobPlugins));
   for (const auto& [name, args] : job.spec.plugins) {
     if (!OneOf(name, kJobPlugins)) {
-      errors->push_back({Field("spec.plugins", name),
-                         "unknown job plugin \"" + name + "\"; supported: " + Join(known, ", ")});
+      errors->push_back(
+          {Field("spec.plugins", name),
+           "unknown job plugin \"" + name + "\"; supported: " + base::Join(known, ", ")});
     }
   }
   auto mpi = job.spec.plugins.find("mpi");

@@ -1,7 +1,7 @@
 // The REST resources of the API Tephra serves and reads.
 #pragma once
 
-#include "kube/resource.h"
+#include "kube/meta/resource.h"
 
 namespace tephra::api {
 

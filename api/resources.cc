@@ -6,6 +6,7 @@
 #include <limits>
 #include <unordered_map>
 
+#include "base/strings.h"
 #include "sync/mutex.h"
 
 namespace tephra::api {
@@ -55,6 +56,24 @@ bool ResourceList::Erase(std::string_view name) {
   if (it == entries_.end() || it->first != name) return false;
   entries_.erase(it);
   return true;
+}
+
+StatusOr<ResourceList> ParseResourceList(std::string_view text) {
+  ResourceList list;
+  for (const std::string& item : base::SplitCommaList(text)) {
+    const std::string_view view = item;
+    const size_t eq = view.find('=');
+    const std::string_view name =
+        eq == std::string_view::npos ? std::string_view() : base::TrimSpace(view.substr(0, eq));
+    if (name.empty()) {
+      return InvalidArgument("\"" + item + "\" is not NAME=QUANTITY (e.g. cpu=500m,memory=1Gi)");
+    }
+    StatusOr<Quantity> quantity = Quantity::Parse(base::TrimSpace(view.substr(eq + 1)));
+    if (!quantity.ok())
+      return InvalidArgument(std::string(name) + ": " + quantity.status().message());
+    list.Set(name, *std::move(quantity));
+  }
+  return list;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -206,23 +225,7 @@ Resources Resources::FromList(const ResourceList& list) {
 }
 
 StatusOr<Resources> Resources::FromString(std::string_view text) {
-  ResourceList list;
-  auto trim = [](std::string_view s) {
-    size_t b = s.find_first_not_of(' ');
-    if (b == std::string_view::npos) return std::string_view();
-    return s.substr(b, s.find_last_not_of(' ') - b + 1);
-  };
-  while (!trim(text).empty()) {
-    size_t comma = text.find(',');
-    std::string_view item = trim(text.substr(0, comma));
-    text = comma == std::string_view::npos ? std::string_view() : text.substr(comma + 1);
-    size_t eq = item.find('=');
-    if (eq == std::string_view::npos || trim(item.substr(0, eq)).empty()) {
-      return InvalidArgument("resources \"" + std::string(item) + "\": expected name=quantity");
-    }
-    TEPHRA_ASSIGN_OR_RETURN(Quantity q, Quantity::Parse(trim(item.substr(eq + 1))));
-    list.Set(trim(item.substr(0, eq)), std::move(q));
-  }
+  TEPHRA_ASSIGN_OR_RETURN(ResourceList list, ParseResourceList(text));
   return FromList(list);
 }
 

@@ -55,6 +55,12 @@ class ResourceList {
   std::vector<Entry> entries_;
 };
 
+// "cpu=500m,memory=1Gi,nvidia.com/gpu=1" as a ResourceList: the one reader of name=quantity
+// lists (tephractl's --requests and --capability, Resources::FromString). Whitespace around
+// items, names and quantities is ignored, and "" is the empty list. The error names the item
+// that is not name=quantity, or the name whose quantity does not parse ("cpu: ...").
+StatusOr<ResourceList> ParseResourceList(std::string_view text);
+
 // Extended resource names ("nvidia.com/gpu", "hugepages-2Mi") are interned once into small ids
 // so the vector arithmetic compares integers. Thread-safe; ids are never reused.
 using ResourceId = uint32_t;

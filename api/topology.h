@@ -16,7 +16,7 @@
 #include "api/validation.h"
 #include "base/status.h"
 #include "json/json.h"
-#include "kube/object.h"
+#include "kube/meta/object.h"
 
 namespace tephra::api {
 

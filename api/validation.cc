@@ -155,15 +155,6 @@ std::string Field(std::string_view path, std::string_view field) {
   return std::string(path) + "." + std::string(field);
 }
 
-std::string Join(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (const std::string& s : items) {
-    if (!out.empty()) out += sep;
-    out += s;
-  }
-  return out;
-}
-
 void AddNameProblems(FieldErrors* errors, const std::string& path, std::string_view what,
                      std::string_view value, const std::vector<std::string>& problems) {
   for (const std::string& p : problems) {

@@ -14,7 +14,6 @@ namespace tephra::api::validation {
 // "path[i]" and "path.field".
 std::string Index(std::string_view path, size_t i);
 std::string Field(std::string_view path, std::string_view field);
-std::string Join(const std::vector<std::string>& items, std::string_view sep);
 
 // One error per problem: "<what> \"<value>\" <problem>".
 void AddNameProblems(FieldErrors* errors, const std::string& path, std::string_view what,

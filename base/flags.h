@@ -3,7 +3,7 @@
 //   --kube-api-qps=50  --kube-api-qps 50  -v 4  --v=4  --leader-elect=false  --no-leader-elect
 //   --scheduler-name volcano --scheduler-name tephra   (repeatable list)
 //   --plugins=gang,priority                            (comma list)
-//   --lease-duration 15s  --retry-period 1m30s         (Go durations)
+//   --lease-duration 15s  --retry-period 1m30s         (Go durations: base/time.h)
 //
 // Each flag is bound to a variable whose value before Parse() is the default, so an options
 // struct's initialisers are the one place defaults live:
@@ -26,7 +26,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -34,15 +33,6 @@
 #include "base/status.h"
 
 namespace tephra::base {
-
-// Go's time.ParseDuration: a sequence of decimal numbers with units ns, us (or µs), ms, s, m,
-// h, optionally signed: "300ms", "1.5h", "2h45m", "-1s", "0".
-StatusOr<std::chrono::nanoseconds> ParseDuration(std::string_view text);
-// A duration above zero, as annotations and plugin arguments that set a wait want it; nullopt
-// when `text` is empty, malformed, zero or negative.
-std::optional<std::chrono::nanoseconds> ParsePositiveDuration(std::string_view text);
-// Go's Duration.String(): "0s", "500ms", "1.5s", "1m30s", "1h0m0s".
-std::string FormatDuration(std::chrono::nanoseconds d);
 
 class FlagSet {
  public:

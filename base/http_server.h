@@ -1,6 +1,7 @@
 // A small HTTP/1.1 server, optionally HTTPS, used by every daemon for /healthz, /readyz and
 // /metrics and by the admission webhook for its endpoints. Built on Boost.Beast, whose headers
-// stay in http_server.cc so including this one is cheap.
+// stay in the .cc files so including this one is cheap: the server (http_server.cc), one
+// connection (http_connection.*) and the TLS material (http_tls.*).
 //
 //   * Routing by exact path and method; unknown paths get 404, other methods 405 with Allow.
 //   * I/O threads run the event loop (connections, TLS, parsing, timeouts); handlers run on a

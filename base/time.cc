@@ -1,7 +1,9 @@
 #include "base/time.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <ctime>
+#include <limits>
 
 namespace tephra::base {
 namespace {
@@ -103,6 +105,153 @@ std::string FormatTime(Time t) {
 }
 std::string FormatMicroTime(Time t) {
   return Format(t, true);
+}
+
+// ---- Go durations ---------------------------------------------------------------------------
+
+using std::chrono::nanoseconds;
+
+namespace {
+
+__extension__ typedef unsigned __int128 Uint128;
+
+struct DurationUnit {
+  std::string_view name;
+  uint64_t nanos;
+};
+
+constexpr DurationUnit kDurationUnits[] = {
+    {"ns", 1},
+    {"us", 1'000},
+    {"\xC2\xB5s", 1'000},  // U+00B5 micro sign
+    {"\xCE\xBCs", 1'000},  // U+03BC Greek mu
+    {"ms", 1'000'000},
+    {"s", 1'000'000'000},
+    {"m", 60'000'000'000},
+    {"h", 3'600'000'000'000},
+};
+
+bool IsDigit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+}  // namespace
+
+StatusOr<nanoseconds> ParseDuration(std::string_view text) {
+  const std::string quoted = "\"" + std::string(text) + "\"";
+  std::string_view s = text;
+  bool negative = false;
+  if (!s.empty() && (s[0] == '-' || s[0] == '+')) {
+    negative = s[0] == '-';
+    s.remove_prefix(1);
+  }
+  if (s == "0") return nanoseconds(0);
+  if (s.empty()) return InvalidArgument("invalid duration " + quoted);
+  // Exact integer arithmetic: the magnitude may reach 2^63 when negative (INT64_MIN).
+  const Uint128 limit =
+      negative ? (uint64_t{1} << 63) : static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  Uint128 total = 0;
+  while (!s.empty()) {
+    // [digits][.digits] then a unit.
+    uint64_t whole = 0;
+    bool overflow = false;
+    size_t i = 0;
+    for (; i < s.size() && IsDigit(s[i]); ++i) {
+      if (whole > (std::numeric_limits<uint64_t>::max() - 9) / 10) overflow = true;
+      whole = whole * 10 + static_cast<uint64_t>(s[i] - '0');
+    }
+    const bool has_whole = i > 0;
+    uint64_t fraction = 0;
+    uint64_t scale = 1;
+    bool has_fraction = false;
+    if (i < s.size() && s[i] == '.') {
+      ++i;
+      for (; i < s.size() && IsDigit(s[i]); ++i) {
+        has_fraction = true;
+        // Digits beyond what fits add nothing measurable in nanoseconds; Go drops them too.
+        if (scale <= std::numeric_limits<uint64_t>::max() / 10 / 10) {
+          fraction = fraction * 10 + static_cast<uint64_t>(s[i] - '0');
+          scale *= 10;
+        }
+      }
+    }
+    if (!has_whole && !has_fraction) return InvalidArgument("invalid duration " + quoted);
+    if (overflow) return InvalidArgument("duration " + quoted + " is out of range");
+    s.remove_prefix(i);
+    size_t unit_len = 0;
+    while (unit_len < s.size() && s[unit_len] != '.' && !IsDigit(s[unit_len])) ++unit_len;
+    const std::string_view unit_name = s.substr(0, unit_len);
+    if (unit_name.empty()) {
+      return InvalidArgument("missing unit in duration " + quoted + " (use ns, us, ms, s, m or h)");
+    }
+    const DurationUnit* unit = nullptr;
+    for (const auto& u : kDurationUnits) {
+      if (u.name == unit_name) unit = &u;
+    }
+    if (unit == nullptr) {
+      return InvalidArgument("unknown unit \"" + std::string(unit_name) + "\" in duration " +
+                             quoted + " (use ns, us, ms, s, m or h)");
+    }
+    s.remove_prefix(unit_len);
+    const Uint128 part = static_cast<Uint128>(whole) * unit->nanos +
+                         static_cast<Uint128>(fraction) * unit->nanos / scale;
+    total += part;
+    if (part > limit || total > limit) {
+      return InvalidArgument("duration " + quoted + " is out of range");
+    }
+  }
+  const auto magnitude = static_cast<uint64_t>(total);
+  if (!negative) return nanoseconds(static_cast<int64_t>(magnitude));
+  return nanoseconds(magnitude == (uint64_t{1} << 63) ? std::numeric_limits<int64_t>::min()
+                                                      : -static_cast<int64_t>(magnitude));
+}
+
+std::optional<nanoseconds> ParsePositiveDuration(std::string_view text) {
+  if (text.empty()) return std::nullopt;
+  StatusOr<nanoseconds> d = ParseDuration(text);
+  if (!d.ok() || d->count() <= 0) return std::nullopt;
+  return *d;
+}
+
+namespace {
+
+// "<whole>[.<fraction without trailing zeros>]" for value / 10^digits.
+std::string FixedPoint(uint64_t value, int digits) {
+  uint64_t divisor = 1;
+  for (int i = 0; i < digits; ++i) divisor *= 10;
+  std::string out = std::to_string(value / divisor);
+  uint64_t rest = value % divisor;
+  if (rest == 0) return out;
+  std::string frac = std::to_string(rest);
+  frac.insert(0, static_cast<size_t>(digits) - frac.size(), '0');
+  while (!frac.empty() && frac.back() == '0') frac.pop_back();
+  return out + "." + frac;
+}
+
+}  // namespace
+
+std::string FormatDuration(nanoseconds d) {
+  if (d.count() == 0) return "0s";
+  const bool negative = d.count() < 0;
+  // Negating through unsigned keeps INT64_MIN representable.
+  const uint64_t u =
+      negative ? 0 - static_cast<uint64_t>(d.count()) : static_cast<uint64_t>(d.count());
+  std::string out;
+  if (u < 1'000) {
+    out = std::to_string(u) + "ns";
+  } else if (u < 1'000'000) {
+    out = FixedPoint(u, 3) + "\xC2\xB5s";
+  } else if (u < 1'000'000'000) {
+    out = FixedPoint(u, 6) + "ms";
+  } else {
+    const uint64_t seconds_total = u / 1'000'000'000;
+    const uint64_t hours = seconds_total / 3600;
+    const uint64_t minutes = seconds_total / 60 % 60;
+    out = FixedPoint(u % 60'000'000'000, 9) + "s";
+    if (seconds_total >= 60) out = std::to_string(minutes) + "m" + out;
+    if (hours > 0) out = std::to_string(hours) + "h" + out;
+  }
+  return negative ? "-" + out : out;
 }
 
 }  // namespace tephra::base

@@ -6,33 +6,20 @@
 #include "api/batch.h"
 #include "api/defaulting.h"
 #include "api/kinds.h"
+#include "api/resources.h"
 #include "api/scheduling.h"
 #include "cli/cli.h"
 
 namespace tephra::cli {
 
 StatusOr<api::ResourceList> ParseResourceList(const std::string& flag, const std::string& text) {
-  api::ResourceList out;
-  if (text.empty()) return out;
-  size_t start = 0;
-  while (true) {
-    size_t end = text.find(',', start);
-    std::string item =
-        text.substr(start, end == std::string::npos ? std::string::npos : end - start);
-    size_t eq = item.find('=');
-    if (eq == std::string::npos || eq == 0) {
-      return InvalidArgument("--" + flag + ": \"" + item +
-                             "\" is not NAME=QUANTITY (e.g. cpu=500m,memory=1Gi)");
-    }
-    StatusOr<api::Quantity> q = api::Quantity::Parse(item.substr(eq + 1));
-    if (!q.ok())
-      return InvalidArgument("--" + flag + ": " + item.substr(0, eq) + ": " + q.status().message());
-    if (q->Sign() < 0)
-      return InvalidArgument("--" + flag + ": " + item.substr(0, eq) + " must not be negative");
-    out.Set(item.substr(0, eq), *q);
-    if (end == std::string::npos) return out;
-    start = end + 1;
+  StatusOr<api::ResourceList> list = api::ParseResourceList(text);
+  if (!list.ok()) return InvalidArgument("--" + flag + ": " + list.status().message());
+  for (const auto& [name, quantity] : *list) {
+    if (quantity.Sign() < 0)
+      return InvalidArgument("--" + flag + ": " + name + " must not be negative");
   }
+  return list;
 }
 
 StatusOr<api::StaticQueueLookup> ListQueues(kube::Client& client) {

@@ -9,7 +9,7 @@
 
 #include "api/validation.h"
 #include "kube/client.h"
-#include "kube/object.h"
+#include "kube/meta/object.h"
 
 // In a command function with a Context `ctx`: declares lhs from a StatusOr, or prints the error
 // and returns its exit code.
@@ -22,7 +22,8 @@
 
 namespace tephra::cli {
 
-// "cpu=500m,memory=1Gi" as a ResourceList; errors name --flag and the bad item.
+// "cpu=500m,memory=1Gi" as a ResourceList (api::ParseResourceList); errors name --flag and the
+// bad item, and a negative quantity is refused.
 StatusOr<api::ResourceList> ParseResourceList(const std::string& flag, const std::string& text);
 
 // Every queue, for the webhook's validation rules.

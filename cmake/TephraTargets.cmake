@@ -7,11 +7,16 @@
 #   tephra_test(NAME SRCS ... DEPS ... [LABELS ...] [SERIAL])
 #       Catch2 test binary; every TEST_CASE becomes a CTest test carrying LABELS.
 #   tephra_fuzz(NAME SRCS ... DEPS ... CORPUS dir [GENERATOR script.py])
-#       A libFuzzer target (LLVMFuzzerTestOneInput). In the `fuzz` preset (clang, TEPHRA_FUZZ)
+#       A libFuzzer target (LLVMFuzzerTestOneInput). In the `sanitize` preset (clang, TEPHRA_FUZZ)
 #       it is a real fuzzer run by CTest (label fuzz) for TEPHRA_FUZZ_SECONDS; in every other
 #       build it is linked with a replay driver and CTest runs it over its seed corpus as a unit
 #       test, and tephra_fuzz_in_ctest() adds the real fuzzing under label fuzz as well.
 #       GENERATOR writes inputs too large to commit; fuzzing runs them first.
+#   tephra_forbid_links(TARGETS name ... FORBID target ... BECAUSE "why")
+#       A layering rule the configure enforces: when one of TARGETS (tephra_library names) links
+#       one of FORBID (any target, e.g. tephra::kube), directly or through any library it links
+#       (public or private), the configure fails naming the path. Checked once every target
+#       exists, at the end of the top-level directory.
 
 add_library(tephra_warnings INTERFACE)
 target_compile_options(tephra_warnings INTERFACE
@@ -101,7 +106,7 @@ function(tephra_test NAME)
 endfunction()
 
 # Time budget of each fuzz target. The fuzz label is part of every full test run, where building
-# the targets with clang already takes most of its time; TEPHRA_FUZZ_SECONDS in the environment
+# the targets with clang (the sanitize build) already takes most of its time; TEPHRA_FUZZ_SECONDS in the environment
 # of the test run overrides it for a longer hunt. (Not a cache variable: a value cached by an
 # older build directory would win.)
 set(TEPHRA_FUZZ_SECONDS 20)
@@ -145,25 +150,130 @@ function(tephra_fuzz NAME)
   endif()
 endfunction()
 
-# In an ordinary build (TEPHRA_FUZZ off), the `fuzz` label still fuzzes for real: `fuzz-build`
-# configures the `fuzz` preset (clang-14) in <build>/fuzz-preset and builds every target declared
-# with tephra_fuzz, then `fuzz:<target>` runs each for TEPHRA_FUZZ_SECONDS. Call once, after the
-# last tephra_fuzz.
+# In an ordinary build (TEPHRA_FUZZ off), the `fuzz` label still fuzzes for real: the sanitize
+# build (tests/sanitize: the `sanitize` preset in <build>/sanitize, a CTest fixture) builds every
+# target declared with tephra_fuzz, then `fuzz:<target>` runs each for TEPHRA_FUZZ_SECONDS. Call
+# once, after the last tephra_fuzz.
 function(tephra_fuzz_in_ctest)
   if(TEPHRA_FUZZ)
     return()
   endif()
   get_property(names GLOBAL PROPERTY TEPHRA_FUZZ_TARGETS)
-  set(dir ${PROJECT_BINARY_DIR}/fuzz-preset)
-  add_test(NAME fuzz-build
-    COMMAND ${PROJECT_SOURCE_DIR}/tests/fuzz/build_fuzzers.sh ${dir} ${names}
-    WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-  set_tests_properties(fuzz-build PROPERTIES LABELS fuzz FIXTURES_SETUP tephra_fuzz_build
-    TIMEOUT 7200 RUN_SERIAL TRUE)
   foreach(name IN LISTS names)
     get_property(corpus GLOBAL PROPERTY TEPHRA_FUZZ_CORPUS_${name})
     get_property(generator GLOBAL PROPERTY TEPHRA_FUZZ_GENERATOR_${name})
-    _tephra_fuzz_test(${name} ${dir} ${corpus} "${generator}")
-    set_tests_properties(fuzz:${name} PROPERTIES FIXTURES_REQUIRED tephra_fuzz_build)
+    _tephra_fuzz_test(${name} ${PROJECT_BINARY_DIR}/sanitize ${corpus} "${generator}")
+    set_tests_properties(fuzz:${name} PROPERTIES FIXTURES_REQUIRED tephra_sanitize)
   endforeach()
+endfunction()
+
+# Layering rules (tephra_forbid_links). A rule is "target|forbidden" (its reason in a property of
+# its own), kept in a global property until every target exists; then _tephra_check_link_rules
+# walks each target's links.
+function(tephra_forbid_links)
+  cmake_parse_arguments(ARG "" "BECAUSE" "TARGETS;FORBID" ${ARGN})
+  if(NOT ARG_TARGETS OR NOT ARG_FORBID OR NOT ARG_BECAUSE)
+    message(FATAL_ERROR "tephra_forbid_links: TARGETS, FORBID and BECAUSE are required")
+  endif()
+  get_property(scheduled GLOBAL PROPERTY TEPHRA_LINK_RULES_SCHEDULED)
+  if(NOT scheduled)
+    set_property(GLOBAL PROPERTY TEPHRA_LINK_RULES_SCHEDULED TRUE)
+    cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL _tephra_check_link_rules)
+  endif()
+  foreach(target IN LISTS ARG_TARGETS)
+    foreach(forbidden IN LISTS ARG_FORBID)
+      set_property(GLOBAL APPEND PROPERTY TEPHRA_LINK_RULES "${target}|${forbidden}")
+      set_property(GLOBAL PROPERTY TEPHRA_LINK_RULE_WHY_${target}|${forbidden} "${ARG_BECAUSE}")
+    endforeach()
+  endforeach()
+endfunction()
+
+# The target NAME stands for (an alias resolved), or "" when NAME is no target (a file, a flag).
+function(_tephra_link_target NAME OUT)
+  set(real "")
+  if(TARGET "${NAME}")
+    get_target_property(aliased "${NAME}" ALIASED_TARGET)
+    if(aliased)
+      set(real ${aliased})
+    else()
+      set(real ${NAME})
+    endif()
+  endif()
+  set(${OUT} "${real}" PARENT_SCOPE)
+endfunction()
+
+# The targets TARGET links directly: its own link libraries and those it passes on. A static
+# library's private links come back as $<LINK_ONLY:x>, and they are linked too.
+function(_tephra_direct_links TARGET OUT)
+  set(items "")
+  foreach(property IN ITEMS LINK_LIBRARIES INTERFACE_LINK_LIBRARIES)
+    get_target_property(values ${TARGET} ${property})
+    if(values)
+      list(APPEND items ${values})
+    endif()
+  endforeach()
+  set(links "")
+  foreach(item IN LISTS items)
+    if(item MATCHES "^\\$<LINK_ONLY:(.*)>$")
+      set(item ${CMAKE_MATCH_1})
+    endif()
+    _tephra_link_target("${item}" real)
+    if(real)
+      list(APPEND links ${real})
+    endif()
+  endforeach()
+  list(REMOVE_DUPLICATES links)
+  set(${OUT} "${links}" PARENT_SCOPE)
+endfunction()
+
+# The shortest chain "a -> b -> ... -> TO" of links from FROM to TO, or "" when there is none.
+function(_tephra_link_path FROM TO OUT)
+  set(queue ${FROM})
+  set(seen ${FROM})
+  while(queue)
+    list(POP_FRONT queue current)
+    _tephra_direct_links(${current} links)
+    foreach(link IN LISTS links)
+      if(link IN_LIST seen)
+        continue()
+      endif()
+      list(APPEND seen ${link})
+      set(_via_${link} ${current})
+      if(link STREQUAL TO)
+        set(path ${link})
+        while(NOT link STREQUAL FROM)
+          set(link ${_via_${link}})
+          list(PREPEND path ${link})
+        endwhile()
+        list(JOIN path " -> " path)
+        set(${OUT} "${path}" PARENT_SCOPE)
+        return()
+      endif()
+      list(APPEND queue ${link})
+    endforeach()
+  endwhile()
+  set(${OUT} "" PARENT_SCOPE)
+endfunction()
+
+function(_tephra_check_link_rules)
+  get_property(rules GLOBAL PROPERTY TEPHRA_LINK_RULES)
+  set(broken "")
+  foreach(rule IN LISTS rules)
+    string(REPLACE "|" ";" parts "${rule}")
+    list(GET parts 0 target)
+    list(GET parts 1 forbidden)
+    get_property(why GLOBAL PROPERTY TEPHRA_LINK_RULE_WHY_${rule})
+    _tephra_link_target(tephra::${target} from)
+    _tephra_link_target(${forbidden} to)
+    if(NOT from OR NOT to)
+      message(FATAL_ERROR "tephra_forbid_links: no target tephra::${target} or ${forbidden}")
+    endif()
+    _tephra_link_path(${from} ${to} path)
+    if(path)
+      string(APPEND broken "\n  ${target} must not link ${forbidden} (${why}): ${path}")
+    endif()
+  endforeach()
+  if(broken)
+    message(FATAL_ERROR "layering broken (docs/architecture.md, What may depend on what):${broken}")
+  endif()
 endfunction()

@@ -1,20 +1,22 @@
 #!/usr/bin/env bash
 # Tephra's test command (the README's and CI's): installs dependencies, builds the control-plane
-# tools and Tephra, starts a real control plane on 127.0.0.1, runs every CTest test (unit, lint,
-# fuzz and integration) against it, and stops the control plane even when something fails.
+# tools and Tephra, starts a real control plane on 127.0.0.1, runs the CTest tests against it,
+# and stops the control plane even when something fails.
 #
-#   hack/test.sh                 everything
-#   hack/test.sh -L unit         only unit tests (extra arguments go to ctest)
+#   hack/test.sh                 the default run: unit, lint, the sanitize build with its unit
+#                                tests and fuzzing, integration, e2e (chaos), compat (core)
+#   hack/test.sh -L unit         only unit tests (extra arguments go to ctest and replace the
+#                                default selection)
 #   hack/test.sh -L operators    the operator e2e tests, with every operator built
+#   hack/test.sh -L browser      the dashboard's browser test, with Debian's chromium
 #   TEPHRA_PRESET=asan hack/test.sh
 #
-# Debian's chromium is installed for the dashboard's browser test (tests/e2e/dashboard) unless the
-# selection leaves it out.
-#
-# Real job operators (tests/e2e/operators) are built from the Go module proxy and cached like the
-# control-plane tools. The default run builds only the training-operator; the tests of operators
-# not built are skipped; `-L operators` builds all of them, a selection without operator tests
-# (-L unit) none. TEPHRA_OPERATORS="kuberay ..." (or "all", or "none") overrides the choice.
+# The default run leaves out the long suites that need more than this repository and the
+# control-plane tools: the operators (each built from the Go module proxy) and the browser test
+# (chromium). `-L operators` builds every operator (cached under ~/.cache/tephra/operators) and
+# runs their tests; a selection naming e2e builds the training-operator only, and tests of
+# operators not built are skipped. TEPHRA_OPERATORS="kuberay ..." (or "all", or "none")
+# overrides the choice.
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 hack_prefix=test; source "$root/hack/lib.sh"
@@ -24,22 +26,20 @@ preset=${TEPHRA_PRESET:-dev}
 
 step "installing Debian packages"
 bash hack/install-deps.sh
-# Chromium for the dashboard's browser test: for the default run and selections naming it.
+# Chromium for the dashboard's browser test: only for selections naming it.
 case " $* " in
   *browser*|*dashboard*|*e2e*) browser=1 ;;
-  *" -L "*|*" -R "*) browser=0 ;;
-  *) browser=1 ;;
+  *) browser=0 ;;
 esac
 if (( browser )); then bash hack/install-deps.sh browser; fi
 step "building control-plane tools (cached under ~/.cache/tephra)"
 hack/build-tools.sh >/dev/null
-# Which operators this run needs: all for -L operators, none for a -L or -R selection that
-# names neither operators nor e2e (-L unit), else the default's.
+# Which operators this run needs: all for -L operators, the training-operator for another
+# selection naming operators or e2e, else none.
 case " $* " in
   *" -L operators "*) operators=all ;;
   *operators*|*e2e*) operators=training-operator ;;
-  *" -L "*|*" -R "*) operators=none ;;
-  *) operators=training-operator ;;
+  *) operators=none ;;
 esac
 operators=${TEPHRA_OPERATORS:-$operators}
 [[ "$operators" == all ]] && operators=$(hack/build-operators.sh --list)
@@ -60,4 +60,6 @@ hack/control-plane.sh up --name "$name" --nodes 4 --uncached-watch configmaps >/
 eval "$(hack/control-plane.sh env --name "$name")"
 step "running tests against kube-apiserver $TEPHRA_APISERVER"
 kubectl version
+# Without arguments, the default run: the test preset's exclusions plus the long suites above.
+(( $# > 0 )) || set -- -LE '^(image|compat-full|operators|browser)$'
 ctest --preset "$preset" "$@"

@@ -8,7 +8,7 @@
 #include <glog/logging.h>
 #include <rapidjson/document.h>
 
-#include "kube/protobuf_list.h"
+#include "kube/meta/protobuf_list.h"
 #include "sync/mutex.h"
 
 namespace tephra::kube {

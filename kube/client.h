@@ -18,7 +18,7 @@
 #include "base/token_bucket.h"
 #include "json/json.h"
 #include "kube/config.h"
-#include "kube/resource.h"
+#include "kube/meta/resource.h"
 #include "kube/transport.h"
 
 namespace tephra::kube {

@@ -8,6 +8,7 @@
 
 #include <glog/logging.h>
 
+#include "kube/informer.h"
 #include "metrics/metrics.h"
 
 namespace tephra::kube {
@@ -167,6 +168,105 @@ int LeaseRunner::Run(base::ShutdownSignal& shutdown, LeaseCallbacks callbacks) {
     return 1;
   }
   return 0;
+}
+
+bool StartAndSyncInformers(InformerFactory& informers, const std::function<bool()>& keep_going) {
+  informers.Start();
+  for (int waited = 1; !informers.WaitForCacheSync(std::chrono::seconds(1)); ++waited) {
+    if (!keep_going()) return false;
+    if (waited % 5 == 0) LOG(INFO) << "waiting for caches to sync";
+  }
+  return keep_going();
+}
+
+DaemonRunner::DaemonRunner(DaemonOptions options, base::ShutdownSignal& shutdown,
+                           metrics::Registry* registry)
+    : options_(std::move(options)),
+      shutdown_(shutdown),
+      registry_(registry != nullptr ? registry : &metrics::DefaultRegistry()) {}
+
+DaemonRunner::~DaemonRunner() {
+  if (starter_.joinable()) starter_.join();
+}
+
+bool DaemonRunner::Ready() const {
+  return running_.load() || !lease_->IsLeader();
+}
+
+bool DaemonRunner::KeepLeading() const {
+  return !shutdown_.Requested() && leading_.load();
+}
+
+int DaemonRunner::Run(std::unique_ptr<Daemon> daemon) {
+  StatusOr<std::shared_ptr<Client>> client = ConnectFromFlags(options_.client, options_.component);
+  if (!client.ok()) {
+    LOG(ERROR) << client.status().ToString();
+    return kExitFailure;
+  }
+  return Run(std::move(daemon), *std::move(client));
+}
+
+int DaemonRunner::Run(std::unique_ptr<Daemon> parts, std::shared_ptr<Client> client) {
+  const std::string identity = ProcessIdentity();
+  StatusOr<std::unique_ptr<LeaseRunner>> lease =
+      LeaseRunner::Create(client, options_.leader, identity);
+  if (!lease.ok()) {
+    LOG(ERROR) << lease.status().message();
+    return kExitBadConfiguration;
+  }
+  lease_ = std::move(*lease);
+
+  EventRecorderOptions event_options;
+  event_options.component = options_.component;
+  event_options.instance = identity;
+  event_options.registry = registry_;
+  event_options.source = options_.event_source;
+  EventRecorder events(client, event_options);
+  base::HealthChecks checks;
+  // Declared after the recorder and the checks, so destroyed before them: its work records
+  // events, and its checks read it.
+  std::unique_ptr<Daemon> daemon = std::move(parts);
+  auto fail = [](const StartStatus& s) {
+    LOG(ERROR) << s.status().message();
+    return s.exit_code();
+  };
+
+  DaemonContext context;
+  context.client = client;
+  context.events = &events;
+  context.registry = registry_;
+  context.identity = identity;
+  context.shutdown = &shutdown_;
+  context.runner = this;
+  if (StartStatus s = daemon->Build(context, checks); !s.ok()) return fail(s);
+  StatusOr<std::unique_ptr<base::HttpServer>> health =
+      ServeHealth(options_.health, checks, *registry_);
+  if (!health.ok()) {
+    LOG(ERROR) << health.status().message();
+    return kExitFailure;
+  }
+  if (StartStatus s = daemon->Start(); !s.ok()) return fail(s);
+
+  LeaseCallbacks callbacks;
+  callbacks.lead = [this, work = daemon.get()] {
+    leading_ = true;
+    starter_ = std::thread([this, work] {
+      if (work->Lead([this] { return KeepLeading(); })) running_ = true;
+    });
+  };
+  callbacks.stop_leading = [this, work = daemon.get()] {
+    leading_ = false;
+    if (starter_.joinable()) starter_.join();
+    work->StopLeading();
+    running_ = false;
+  };
+  int exit_code = lease_->Run(shutdown_, std::move(callbacks));
+  daemon->Stop();
+  events.Flush(std::chrono::seconds(2));
+  events.Stop();
+  if (*health) (*health)->Stop(std::chrono::seconds(2));
+  LOG(INFO) << "stopped";
+  return exit_code;
 }
 
 }  // namespace tephra::kube

@@ -16,7 +16,7 @@
 #include "base/time.h"
 #include "base/token_bucket.h"
 #include "kube/client.h"
-#include "kube/object.h"
+#include "kube/meta/object.h"
 #include "metrics/metrics.h"
 #include "sync/mutex.h"
 

@@ -17,7 +17,7 @@
 
 #include "base/clock.h"
 #include "kube/client.h"
-#include "kube/object.h"
+#include "kube/meta/object.h"
 #include "sync/mutex.h"
 
 namespace tephra::kube {

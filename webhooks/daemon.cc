@@ -114,7 +114,7 @@ class Daemon {
   int Fail(const Status& s) {
     LOG(ERROR) << "tephra-admission cannot start: " << s.ToString();
     Stop();
-    return 1;
+    return kube::kExitFailure;
   }
 
   int Stop() {

@@ -4,6 +4,7 @@
 
 #include "base/flags.h"
 #include "base/process.h"
+#include "kube/daemon.h"
 #include "webhooks/daemon.h"
 #include "webhooks/options.h"
 
@@ -18,7 +19,7 @@ int main(int argc, char** argv) {
   tephra::base::ReturnFreedMemoryPromptly();
   if (tephra::Status s = options.Finish(); !s.ok()) {
     LOG(ERROR) << s.message();
-    return 2;
+    return tephra::kube::kExitBadConfiguration;
   }
   return tephra::webhooks::RunAdmission(options, shutdown);
 }

@@ -2,30 +2,15 @@
 
 #include <set>
 
+#include "base/strings.h"
 #include "kube/daemon.h"
 #include "webhooks/admission/handlers.h"
 #include "webhooks/certs/certificates.h"
 
 namespace tephra::webhooks {
-namespace {
 
-std::vector<std::string> SplitComma(std::string_view list) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (start <= list.size()) {
-    size_t comma = list.find(',', start);
-    std::string_view item =
-        list.substr(start, comma == std::string_view::npos ? comma : comma - start);
-    if (!item.empty()) out.emplace_back(item);
-    if (comma == std::string_view::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
-}  // namespace
-
-AdmissionOptions::AdmissionOptions() : enabled_admission(SplitComma(kDefaultEnabledPaths)) {}
+AdmissionOptions::AdmissionOptions()
+    : enabled_admission(base::SplitCommaList(kDefaultEnabledPaths)) {}
 
 void AdmissionOptions::Register(base::FlagSet& flags) {
   flags.SetGroup("Kubernetes API");

@@ -13,7 +13,7 @@
 #include <unordered_map>
 
 #include "controllers/framework/controller.h"
-#include "kube/resource.h"
+#include "kube/meta/resource.h"
 #include "sync/mutex.h"
 
 namespace tephra::controllers {

@@ -2,7 +2,7 @@
 
 #include <glog/logging.h>
 
-#include "api/informers.h"
+#include "api/informers/informers.h"
 #include "api/kinds.h"
 
 namespace tephra::controllers::gc {

@@ -8,7 +8,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "api/validation.h"
-#include "base/flags.h"
+#include "base/time.h"
 
 namespace tephra::controllers::hypernode {
 namespace {

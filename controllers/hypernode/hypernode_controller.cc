@@ -7,14 +7,14 @@
 #include <glog/logging.h>
 
 #include "api/codec.h"
-#include "api/informers.h"
+#include "api/informers/informers.h"
 #include "api/kinds.h"
 #include "api/topology.h"
 #include "controllers/hypernode/label_topology.h"
 #include "controllers/hypernode/node_count.h"
 #include "json/json.h"
-#include "kube/object.h"
-#include "kube/resource.h"
+#include "kube/meta/object.h"
+#include "kube/meta/resource.h"
 
 namespace tephra::controllers::hypernode {
 namespace {

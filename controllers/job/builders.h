@@ -11,7 +11,7 @@
 #include "api/batch.h"
 #include "api/scheduling.h"
 #include "controllers/job/pod_draft.h"
-#include "kube/object.h"
+#include "kube/meta/object.h"
 
 namespace tephra::controllers::job {
 

@@ -7,9 +7,15 @@
 // "pod failed with exit code 3", which a level cannot show), runs at most one action through
 // the state machine and converges the job's pods, PodGroup and status. Keys are sharded over
 // the workers by FNV-32, so one job is only ever handled by one thread.
+//
+// A pass decides with the pure parts of controllers_job_core: the state machine's cell, which
+// pods to kill and create (pod_plan.h), what the caches do not show yet (expectations.h) and
+// the status it leaves (status.h, AdvanceStatus). Here: job_controller.cc (handlers, workers,
+// choosing the action, running it) and job_writes.cc (the pass's API writes).
 #pragma once
 
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -24,9 +30,11 @@
 #include "api/validation.h"
 #include "base/workqueue.h"
 #include "controllers/framework/controller.h"
+#include "controllers/job/expectations.h"
 #include "controllers/job/job_inbox.h"
 #include "controllers/job/policy.h"
 #include "controllers/job/state_machine.h"
+#include "controllers/job/status.h"
 #include "metrics/metrics.h"
 #include "sync/fifo_semaphore.h"
 #include "sync/mutex.h"
@@ -48,15 +56,14 @@ class JobController : public Controller {
   Status Sync(const std::string& key);
 
  private:
-  // What this process did that the caches may not show yet.
-  struct Expectations {
-    std::map<std::string, base::Time> created;  // pod name → when
-    std::set<std::string> deleted_pod_uids;
-    std::string deleted_podgroup_uid;
-    // The HyperNode the deleted PodGroup recorded (volcano.sh/job-allocated-hypernode): the
-    // PodGroup a restart creates keeps it, so the job goes back where it ran.
-    std::string allocated_hypernode;
-    int64_t plugins_updated_generation = -1;
+  using Pods = std::vector<std::shared_ptr<const api::Pod>>;
+
+  // The action a pass runs.
+  struct Choice {
+    Action action = Action::kSyncJob;
+    Request request;
+    std::string reason;
+    bool acted = false;  // not a plain sync: put back into the inbox if the pass fails
   };
 
   // Queues `item` for the job; the job is synced at once, or after `delay` (coalescing).
@@ -71,26 +78,37 @@ class JobController : public Controller {
   void Worker(size_t shard);
   void HandleResult(const std::string& key, const Status& status);
 
-  std::vector<std::shared_ptr<const api::Pod>> OwnedPods(const api::Job& job) const;
-  Status Execute(api::Job& job, const std::vector<std::shared_ptr<const api::Pod>>& pods,
-                 Action action, const Request& request, const std::string& reason);
+  Pods OwnedPods(const api::Job& job) const;
+  // Picks the pass's action from the inbox `items` (job_controller.cc).
+  StatusOr<Choice> ChooseAction(const std::string& key, const api::Job& job, const Pods& pods,
+                                std::deque<InboxItem> items);
+  // Runs `action` and converges the job: kill, sync, status (job_controller.cc).
+  Status Execute(const api::Job& job, const Pods& pods, Action action, const Request& request,
+                 const std::string& reason);
+  // The Events and metrics of a pass whose status is written.
+  void ReportPass(const api::Job& job, const api::JobStatus& status, const JobPass& pass,
+                  const PhaseChange& phase);
+
+  // The API writes of a pass (job_writes.cc).
   // Kills pods per `kill`; returns the names deleted.
-  StatusOr<std::set<std::string>> KillPods(const api::Job& job,
-                                           const std::vector<std::shared_ptr<const api::Pod>>& pods,
-                                           Kill kill, Action action, const Request& request,
-                                           Expectations& exp);
+  StatusOr<std::set<std::string>> KillPods(const Pods& pods, Kill kill, Action action,
+                                           const Request& request, Expectations& exp);
   Status DeletePod(const api::Pod& pod);
   Status DeletePodGroup(const api::Job& job, Expectations& exp);
+  // The job plugins' objects, the volumes and the PodGroup, then, once the PodGroup is
+  // admitted, the pods. A plugin that refuses the job stops it there: its message goes to
+  // *plugin_error and the pass goes on to write the status.
+  Status Converge(const api::Job& job, const Pods& pods, bool initiating, Expectations& exp,
+                  api::JobStatus& status, PodWrites* writes, std::string* plugin_error);
   // Creates or updates the PodGroup; returns its phase ("" while it cannot be seen yet).
   StatusOr<std::string> EnsurePodGroup(const api::Job& job, Expectations& exp);
-  Status EnsureVolumes(api::Job& job, api::JobStatus& status);
+  Status EnsureVolumes(const api::Job& job, api::JobStatus& status);
   Status RunPluginsOnJob(const api::Job& job, api::JobStatus& status, Expectations& exp,
                          bool initiating);
-  // Creates missing pods and deletes surplus ones; fills created/deleted.
-  Status SyncPods(const api::Job& job, const std::vector<std::shared_ptr<const api::Pod>>& pods,
-                  Expectations& exp, std::vector<std::pair<std::string, std::string>>* created,
-                  std::set<std::string>* deleted);
+  // Creates missing pods and deletes surplus ones (pod_plan.h); fills `writes`.
+  Status SyncPods(const api::Job& job, const Pods& pods, Expectations& exp, PodWrites* writes);
   Status WriteStatus(const api::Job& job, const api::JobStatus& status);
+
   void RecordEvent(const api::Job& job, bool warning, const std::string& reason,
                    const std::string& message);
   void TrackPhase(const std::string& key, const std::string& queue, const std::string& phase);

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "base/status.h"
-#include "kube/object.h"
+#include "kube/meta/object.h"
 
 namespace tephra::controllers::job {
 

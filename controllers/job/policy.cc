@@ -4,7 +4,7 @@
 #include <charconv>
 
 #include "api/labels.h"
-#include "base/flags.h"
+#include "base/time.h"
 
 namespace tephra::controllers::job {
 namespace {
@@ -150,7 +150,7 @@ Request ConfirmTaskEvent(const api::Job& job,
     }
     confirmed = succeeded >= task->replicas && task->replicas > 0;
   } else if (task != nullptr && failed) {
-    int64_t budget = task->max_retry == 0 ? 3 : task->max_retry;
+    int64_t budget = task->max_retry == 0 ? api::kDefaultMaxRetry : task->max_retry;
     if (budget >= 0) {
       int64_t restarts = 0;
       for (const auto& pod : pods) {

@@ -51,7 +51,8 @@ Request RequestForPodAdd(const api::Pod& pod);
 
 // Turns a candidate TaskCompleted / TaskFailed into OutOfSync unless the task as a whole
 // qualifies: TaskCompleted needs every replica Succeeded; TaskFailed needs the restart counts
-// of the task's live pods to sum to ≥ its maxRetry (0 reads as 3, −1 is unlimited).
+// of the task's live pods to sum to ≥ its maxRetry (0 reads as api::kDefaultMaxRetry, −1 is
+// unlimited).
 Request ConfirmTaskEvent(const api::Job& job,
                          const std::vector<std::shared_ptr<const api::Pod>>& pods, Request request);
 

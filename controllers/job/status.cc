@@ -100,4 +100,42 @@ bool SetPhase(Phase phase, std::string_view reason, std::string_view message, ba
   return true;
 }
 
+PhaseChange AdvanceStatus(const api::Job& job, const PodCounts& counts, const JobPass& pass,
+                          base::Time now, api::JobStatus* status) {
+  const bool invalid = !pass.verdict.invalid.empty();
+  PhaseInputs inputs = MakePhaseInputs(job, counts, status->retry_count);
+  inputs.status_min_available = status->min_available;
+  // A delayed action (a policy timeout, a restart back-off) decides how the job goes on: until
+  // it runs, pods that finished do not finish the job (docs/compatibility.md §2.1).
+  if (inputs.running_verdict && IsFinished(*inputs.running_verdict) && pass.action_waiting) {
+    inputs.running_verdict.reset();
+  }
+  PhaseChange out;
+  out.next = invalid ? Phase::kFailed : Evaluate(pass.phase, pass.rule, inputs);
+  // A finished or aborted job keeps no pod counters (docs/compatibility.md §2.3, step 5).
+  SetCounts(IsFinished(out.next) || out.next == Phase::kAborted ? PodCounts{} : counts, status);
+  std::string state_reason =
+      pass.action == Action::kSyncJob ? std::string() : std::string(ActionName(pass.action));
+  std::string state_message = pass.reason;
+  if (invalid) {
+    state_reason = std::string(kInvalidJobReason);
+    state_message = DescribeErrors(pass.verdict.invalid);
+  }
+  out.changed =
+      SetPhase(out.next, state_reason, state_message, now, job.metadata.creation_timestamp, status);
+  if (!pass.plugin_error.empty()) {
+    status->state.reason = "PluginError";
+    status->state.message = pass.plugin_error;
+  }
+  if (pass.waiting_for_queue && out.next == Phase::kPending) {
+    status->state.reason = std::string(kQueueNotFoundReason);
+    status->state.message =
+        DescribeErrors(pass.verdict.missing_queue) + "; the job starts once the queue is created";
+  } else if (status->state.reason == kQueueNotFoundReason) {
+    status->state.reason.clear();
+    status->state.message.clear();
+  }
+  return out;
+}
+
 }  // namespace tephra::controllers::job

@@ -1,5 +1,6 @@
 // Job status derivation: pod counts per phase and per task, the Running-phase completion
-// rules, and the bookkeeping of a phase change. Pure functions of (job, pods, time).
+// rules, the bookkeeping of a phase change, and the status a job controller pass leaves
+// (AdvanceStatus). Pure functions of (job, pods, time).
 #pragma once
 
 #include <map>
@@ -12,6 +13,7 @@
 #include "api/core.h"
 #include "base/time.h"
 #include "controllers/job/state_machine.h"
+#include "controllers/job/verdict.h"
 
 namespace tephra::controllers::job {
 
@@ -51,5 +53,34 @@ void SetCounts(const PodCounts& counts, api::JobStatus* status);
 // the phase changed.
 bool SetPhase(Phase phase, std::string_view reason, std::string_view message, base::Time now,
               std::optional<base::Time> creation, api::JobStatus* status);
+
+// What one pass of the job controller decided and met, as far as the job's status tells it.
+struct JobPass {
+  Phase phase = Phase::kPending;      // the job's phase when the pass began
+  NextPhase rule = NextPhase::kKeep;  // the rule of the state machine's cell
+  Action action = Action::kSyncJob;   // the action the pass ran
+  std::string reason;                 // why: the matched policy, the Command, ...
+  // The controller's own admission check: a job that breaks its own rules fails.
+  JobVerdict verdict;
+  // The job waits for its queue (verdict.missing_queue) instead of syncing its pods.
+  bool waiting_for_queue = false;
+  std::string plugin_error;  // a job plugin refused the job
+  // A delayed action (a policy timeout, a restart back-off) waits for the job.
+  bool action_waiting = false;
+};
+
+struct PhaseChange {
+  Phase next = Phase::kPending;
+  bool changed = false;
+};
+
+// Moves `status` (the job's, with the pass's retry count and status.minAvailable) on after a
+// pass that leaves the pods `counts`: the next phase by the pass's rule (Failed for an invalid
+// job; while a delayed action waits, pods that finished do not finish the job,
+// docs/compatibility.md §2.1), the pod counters (none for a finished or aborted job, §2.3) and
+// state.reason and message: the action and its reason, or InvalidJob, PluginError, or
+// QueueNotFound while a Pending job waits for its queue (cleared once it no longer does).
+PhaseChange AdvanceStatus(const api::Job& job, const PodCounts& counts, const JobPass& pass,
+                          base::Time now, api::JobStatus* status);
 
 }  // namespace tephra::controllers::job

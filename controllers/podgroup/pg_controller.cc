@@ -6,7 +6,7 @@
 #include <glog/logging.h>
 #include <rapidjson/document.h>
 
-#include "api/informers.h"
+#include "api/informers/informers.h"
 #include "api/kinds.h"
 #include "api/labels.h"
 #include "json/json.h"

@@ -2,7 +2,7 @@
 
 #include <glog/logging.h>
 
-#include "api/informers.h"
+#include "api/informers/informers.h"
 #include "api/kinds.h"
 #include "controllers/framework/commands.h"
 #include "json/json.h"

@@ -7,6 +7,7 @@
 
 #include "scheduler/framework/conf.h"
 #include "scheduler/framework/interfaces.h"
+#include "scheduler/framework/registry.h"
 #include "scheduler/framework/session.h"
 
 namespace tephra::scheduler {
@@ -16,6 +17,9 @@ std::unique_ptr<Action> NewAllocateAction(const Arguments& arguments);
 std::unique_ptr<Action> NewBackfillAction(const Arguments& arguments);
 std::unique_ptr<Action> NewPreemptAction(const Arguments& arguments);
 std::unique_ptr<Action> NewReclaimAction(const Arguments& arguments);
+
+// Every action above, in the order RegisterBuiltins registers them: the one list of them.
+std::vector<ActionFactory> BuiltinActionFactories();
 
 // A task allocate may place: Pending, with requests (backfill places the others) and no
 // scheduling gate.

@@ -9,6 +9,9 @@ namespace {
 class BackfillAction : public Action {
  public:
   std::string_view name() const override { return "backfill"; }
+  std::vector<std::string_view> RecognisedArguments() const override {
+    return {"predicateErrorCacheEnable"};  // only allocate keeps the cache of failed tasks
+  }
 
   void Execute(Session& ssn) override {
     NodePicker picker(ssn);

@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "base/flags.h"
+#include "base/time.h"
 #include "scheduler/actions/actions.h"
 #include "scheduler/actions/victims.h"
 

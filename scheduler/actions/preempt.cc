@@ -16,6 +16,14 @@ namespace {
 class PreemptAction : public Action {
  public:
   std::string_view name() const override { return "preempt"; }
+  // Volcano's cache of failed tasks (only allocate keeps one) and its topology-aware preemption
+  // with candidate-node limits: Tephra's victim planner visits nodes by a lower bound on their
+  // victims instead (docs/scheduler.md, "Choosing victims").
+  std::vector<std::string_view> RecognisedArguments() const override {
+    return {"predicateErrorCacheEnable",     "enableTopologyAwarePreemption",
+            "topologyAwarePreemptWorkerNum", "minCandidateNodesPercentage",
+            "minCandidateNodesAbsolute",     "maxCandidateNodesAbsolute"};
+  }
 
   void Execute(Session& ssn) override {
     // Starving, admitted, valid jobs grouped by queue, best first.

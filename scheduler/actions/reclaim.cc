@@ -22,6 +22,9 @@ namespace {
 class ReclaimAction : public Action {
  public:
   std::string_view name() const override { return "reclaim"; }
+  std::vector<std::string_view> RecognisedArguments() const override {
+    return {"predicateErrorCacheEnable"};  // only allocate keeps the cache of failed tasks
+  }
 
   void Execute(Session& ssn) override {
     VictimPlanner planner(ssn, {VictimScope::Kind::kOtherQueues, true});

@@ -7,7 +7,6 @@
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/health_check_service_interface.h>
 
-#include "kube/daemon.h"
 #include "tephra/admin/v1/admin.grpc.pb.h"
 
 namespace tephra::scheduler {
@@ -95,11 +94,6 @@ StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path)
   ss << in.rdbuf();
   if (ss.str().empty()) return InvalidArgument("--" + flag + ": " + path + " is empty");
   return ss.str();
-}
-
-// 127.0.0.0/8, ::1 or localhost: reachable from this host (or pod) only.
-bool IsLoopback(const std::string& host) {
-  return host == "localhost" || host == "::1" || host.rfind("127.", 0) == 0;
 }
 
 class AdminService final : public pb::SchedulerAdmin::Service {
@@ -261,25 +255,6 @@ void AdminServer::Stop(std::chrono::milliseconds grace) {
   impl_->server->Shutdown(std::chrono::system_clock::now() + grace);
   impl_->server->Wait();
   impl_->server.reset();
-}
-
-Status CheckListenerOptions(std::string_view address_flag, const std::string& address,
-                            const AdminServerOptions& options) {
-  const std::string flag(address_flag);
-  TEPHRA_ASSIGN_OR_RETURN(auto host_port, kube::SplitHostPort(flag, address));
-  if (!IsLoopback(host_port.first) && options.tls_client_ca_file.empty() &&
-      !options.allow_anonymous) {
-    return InvalidArgument(
-        "--" + flag + " " + address +
-        ": beyond loopback anyone who connects could read the cluster's jobs and queues; require "
-        "client certificates (--admin-tls-cert, --admin-tls-key, --admin-tls-client-ca) or "
-        "accept anonymous clients with --admin-allow-anonymous");
-  }
-  if (options.tls_cert_file.empty() != options.tls_key_file.empty())
-    return InvalidArgument("--admin-tls-cert and --admin-tls-key must be given together");
-  if (!options.tls_client_ca_file.empty() && options.tls_cert_file.empty())
-    return InvalidArgument("--admin-tls-client-ca needs --admin-tls-cert and --admin-tls-key");
-  return Status::Ok();
 }
 
 StatusOr<std::unique_ptr<AdminServer>> AdminServer::Start(const AdminServerOptions& options,

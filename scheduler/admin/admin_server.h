@@ -5,44 +5,29 @@
 //
 // TLS when a certificate and key are given; with a client CA as well, clients must present a
 // certificate signed by it (mutual TLS). Beyond loopback, mutual TLS is required unless
-// anonymous clients are allowed explicitly. gRPC stays out of this header.
+// anonymous clients are allowed explicitly (the rules are scheduler/listener/listener_options.h,
+// which the dashboard shares). gRPC stays out of this header.
 #pragma once
 
 #include <chrono>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <vector>
 
 #include "base/status.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/explain/recorder.h"
+#include "scheduler/listener/listener_options.h"
 #include "scheduler/replay/snapshot_io.h"
 
 namespace tephra::scheduler {
-
-struct AdminServerOptions {
-  std::string address;  // host:port; port 0 picks a free one
-  std::string tls_cert_file;
-  std::string tls_key_file;
-  std::string tls_client_ca_file;  // require client certificates signed by this CA
-  // Serve clients without a certificate on an address beyond loopback. Off: such an address
-  // needs tls_client_ca_file, as anyone reaching it could read a cluster-wide snapshot.
-  bool allow_anonymous = false;
-};
-
-// The rules every admin listener (the gRPC API, the dashboard) follows, errors naming the flags:
-// beyond loopback, client certificates or --admin-allow-anonymous; certificate and key together;
-// a client CA only with them. `address_flag` names the listener's address flag.
-Status CheckListenerOptions(std::string_view address_flag, const std::string& address,
-                            const AdminServerOptions& options);
 
 // What the server reads. Everything must outlive the server.
 struct AdminSources {
   const SessionRecorder* recorder = nullptr;
   SchedulerCache* cache = nullptr;
   std::vector<std::string> scheduler_names;
-  SamplingOptions sampling;
+  NodeSampling sampling;
   std::string version;
 };
 

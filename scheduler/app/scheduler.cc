@@ -10,13 +10,14 @@
 
 #include "api/codec.h"
 #include "api/core.h"
-#include "api/informers.h"
+#include "api/informers/informers.h"
 #include "api/kinds.h"
 #include "api/labels.h"
 #include "api/scheduling.h"
 #include "api/topology.h"
-#include "kube/object.h"
-#include "kube/resource.h"
+#include "kube/meta/object.h"
+#include "kube/meta/resource.h"
+#include "scheduler/app/pod_decoders.h"
 #include "scheduler/builtins.h"
 
 namespace tephra::scheduler {
@@ -375,9 +376,7 @@ CycleResult Scheduler::RunOnce() {
   DecisionLog decisions(binder_.get(), binder_.get());
   so.binder = &decisions;
   so.evictor = &decisions;
-  so.minimum_feasible_nodes = options_.minimum_feasible_nodes;
-  so.minimum_percentage_nodes_to_find = options_.minimum_percentage_nodes_to_find;
-  so.percentage_nodes_to_find = options_.percentage_nodes_to_find;
+  so.sampling = options_.sampling;
   auto start = std::chrono::steady_clock::now();
   size_t unplaced_tasks = 0, unplaced_jobs = 0;
   std::optional<SessionSample> sample;

@@ -40,9 +40,7 @@ struct SchedulerOptions {
   // previous one, so bursts of pod creations are scheduled in batches.
   std::chrono::milliseconds min_gap{100};
   std::string default_queue = "default";
-  int minimum_feasible_nodes = 100;
-  int minimum_percentage_nodes_to_find = 5;
-  int percentage_nodes_to_find = 0;
+  NodeSampling sampling;
   std::string node_selector;  // label selector restricting the nodes this scheduler uses
   // Label selector restricting the Queues this scheduler serves: PodGroups in other queues are
   // neither admitted nor written, so schedulers sharing a cluster can split it by queue.

@@ -5,7 +5,7 @@
 #include <glog/logging.h>
 
 #include "api/labels.h"
-#include "base/flags.h"
+#include "base/time.h"
 
 namespace tephra::scheduler {
 

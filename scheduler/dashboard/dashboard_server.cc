@@ -4,7 +4,7 @@
 
 #include "base/http_server.h"
 #include "kube/daemon.h"
-#include "kube/resource.h"
+#include "kube/meta/resource.h"
 #include "scheduler/dashboard/views.h"
 
 namespace tephra::scheduler {

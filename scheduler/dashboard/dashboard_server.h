@@ -15,10 +15,10 @@
 
 #include "base/status.h"
 #include "kube/client.h"
-#include "scheduler/admin/admin_server.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/explain/history.h"
 #include "scheduler/explain/recorder.h"
+#include "scheduler/listener/listener_options.h"
 
 namespace tephra::scheduler {
 

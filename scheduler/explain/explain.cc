@@ -5,6 +5,7 @@
 #include <string_view>
 #include <unordered_set>
 
+#include "base/strings.h"
 #include "scheduler/framework/outcome.h"
 
 namespace tephra::scheduler {
@@ -67,15 +68,6 @@ UnplacedGroup NewGroup(const TaskInfo& task, const FitErrors* errors) {
 
 bool StartsWith(const std::string& s, std::string_view prefix) {
   return s.size() >= prefix.size() && s.compare(0, prefix.size(), prefix) == 0;
-}
-
-std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (const auto& p : parts) {
-    if (!out.empty()) out += sep;
-    out += p;
-  }
-  return out;
 }
 
 std::string Plural(int64_t n, std::string_view one, std::string_view many) {
@@ -187,7 +179,7 @@ std::string DescribeRequest(const api::Resources& r) {
     std::string q = FormatDimension(name, v);
     parts.push_back(name == api::kResourceCpu ? q + " CPU" : q + " " + name);
   }
-  return parts.empty() ? "no resources" : Join(parts, ", ");
+  return parts.empty() ? "no resources" : base::Join(parts, ", ");
 }
 
 std::string ShortReason(const std::string& reason) {
@@ -243,7 +235,7 @@ std::vector<UnplacedGroup> GroupUnplaced(const JobInfo& job,
     }
     if (e == nullptr && !spec->scheduling_gates.empty()) {
       UnplacedGroup g = NewGroup(t, nullptr);
-      g.other = "waiting for scheduling gates: " + Join(spec->scheduling_gates, ", ");
+      g.other = "waiting for scheduling gates: " + base::Join(spec->scheduling_gates, ", ");
       entries.push_back({spec, nullptr, std::move(g)});
       e = &entries.back();
     }
@@ -379,7 +371,7 @@ std::string Summarize(const JobExplanation& e) {
       why.push_back(Plural(r.nodes, "node", "nodes") + " " + ShortReason(r.reason));
     if (!g.other.empty()) why.push_back(g.other);
     if (why.empty()) why.push_back("no reason recorded");
-    parts.push_back(part + ": " + Join(why, ", "));
+    parts.push_back(part + ": " + base::Join(why, ", "));
   }
   if (e.not_tried > 0) {
     // A note (the queue sat out the session, ...) says why better than the gang rule does.
@@ -392,14 +384,14 @@ std::string Summarize(const JobExplanation& e) {
   } else if (e.scheduled) {
     parts.push_back("the gang (" + std::to_string(e.min_available) + ") is placed; the rest waits");
   }
-  return Join(parts, "; ");
+  return base::Join(parts, "; ");
 }
 
 std::string ExpectedStart(const JobExplanation& e) {
   if (e.queue_position <= 0) return "";
   if (e.queue_position == 1)
     return "next in queue " + e.queue + ": first to be admitted and placed once room allows";
-  std::string after = Join(e.ahead, ", ");
+  std::string after = base::Join(e.ahead, ", ");
   const int32_t more = e.queue_position - 1 - static_cast<int32_t>(e.ahead.size());
   if (more > 0) after = FormatCount(more) + " more, " + after;
   return Ordinal(e.queue_position) + " of " + FormatCount(e.queue_waiting) + " waiting in queue " +

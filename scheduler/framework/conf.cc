@@ -2,21 +2,28 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <sstream>
 
 #include <yaml-cpp/yaml.h>
 
-#include "base/flags.h"
+#include "base/strings.h"
 #include "base/suggest.h"
+#include "base/time.h"
 
 namespace tephra::scheduler {
 
+bool Arguments::Has(const std::string& key) const {
+  Ask(key);
+  return values_.count(key) != 0;
+}
+
 std::string Arguments::GetString(const std::string& key, const std::string& fallback) const {
+  Ask(key);
   auto it = values_.find(key);
   return it == values_.end() ? fallback : it->second;
 }
 
 int64_t Arguments::GetInt(const std::string& key, int64_t fallback) const {
+  Ask(key);
   auto it = values_.find(key);
   if (it == values_.end()) return fallback;
   char* end = nullptr;
@@ -29,6 +36,7 @@ int64_t Arguments::GetInt(const std::string& key, int64_t fallback) const {
 }
 
 double Arguments::GetDouble(const std::string& key, double fallback) const {
+  Ask(key);
   auto it = values_.find(key);
   if (it == values_.end()) return fallback;
   char* end = nullptr;
@@ -41,6 +49,7 @@ double Arguments::GetDouble(const std::string& key, double fallback) const {
 }
 
 bool Arguments::GetBool(const std::string& key, bool fallback) const {
+  Ask(key);
   auto it = values_.find(key);
   if (it == values_.end()) return fallback;
   const std::string& v = it->second;
@@ -52,6 +61,7 @@ bool Arguments::GetBool(const std::string& key, bool fallback) const {
 
 std::string Arguments::GetChoice(const std::string& key,
                                  const std::vector<std::string>& choices) const {
+  Ask(key);
   auto it = values_.find(key);
   if (it == values_.end()) return choices.front();
   if (std::find(choices.begin(), choices.end(), it->second) != choices.end()) return it->second;
@@ -62,6 +72,8 @@ std::string Arguments::GetChoice(const std::string& key,
 }
 
 std::map<std::string, std::string> Arguments::WithPrefix(const std::string& prefix) const {
+  if (std::find(asked_prefixes_.begin(), asked_prefixes_.end(), prefix) == asked_prefixes_.end())
+    asked_prefixes_.push_back(prefix);
   std::map<std::string, std::string> out;
   for (auto it = values_.lower_bound(prefix); it != values_.end(); ++it) {
     if (it->first.compare(0, prefix.size(), prefix) != 0) break;
@@ -71,6 +83,7 @@ std::map<std::string, std::string> Arguments::WithPrefix(const std::string& pref
 }
 
 std::optional<std::chrono::nanoseconds> Arguments::GetDuration(const std::string& key) const {
+  Ask(key);
   auto it = values_.find(key);
   if (it == values_.end()) return std::nullopt;
   std::optional<std::chrono::nanoseconds> d = base::ParsePositiveDuration(it->second);
@@ -87,6 +100,27 @@ std::vector<std::string> Arguments::Problems() const {
 void Arguments::AddProblem(std::string problem) const {
   if (std::find(problems_.begin(), problems_.end(), problem) == problems_.end())
     problems_.push_back(std::move(problem));
+}
+
+void Arguments::Ask(const std::string& key) const {
+  asked_.insert(key);
+}
+
+std::vector<std::string> Arguments::AskedKeys() const {
+  return {asked_.begin(), asked_.end()};
+}
+
+std::vector<std::string> Arguments::UnreadKeys() const {
+  std::vector<std::string> out;
+  for (const auto& entry : values_) {
+    const std::string& key = entry.first;  // not a structured binding: the lambda captures it
+    if (asked_.count(key) != 0) continue;
+    const bool under_prefix =
+        std::any_of(asked_prefixes_.begin(), asked_prefixes_.end(),
+                    [&key](const std::string& prefix) { return key.rfind(prefix, 0) == 0; });
+    if (!under_prefix) out.push_back(key);
+  }
+  return out;
 }
 
 const char* EnableFlagName(ExtensionPoint p) {
@@ -151,7 +185,7 @@ bool PluginOption::Enabled(ExtensionPoint point) const {
 const Arguments& SchedulerConf::ActionArguments(const std::string& action) const {
   static const Arguments kNone;
   auto it = configurations.find(action);
-  return it == configurations.end() ? kNone : it->second;
+  return it == configurations.end() ? kNone : it->second.arguments;
 }
 
 bool SchedulerConf::HasAction(const std::string& action) const {
@@ -177,13 +211,6 @@ std::vector<std::string> SchedulerConf::Warnings() const {
 }
 
 namespace {
-
-std::string Trim(std::string s) {
-  auto not_space = [](unsigned char c) { return !std::isspace(c); };
-  s.erase(s.begin(), std::find_if(s.begin(), s.end(), not_space));
-  s.erase(std::find_if(s.rbegin(), s.rend(), not_space).base(), s.end());
-  return s;
-}
 
 // Arguments deeper than this are refused: Volcano's are a few levels at most, and the keys
 // of deeper ones would cost time quadratic in the depth.
@@ -294,10 +321,7 @@ StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc, const ConfNames& na
     return InvalidArgument(
         "actions: required, a comma-separated list such as \"enqueue, allocate\"");
   }
-  std::stringstream ss(actions.Scalar());
-  for (std::string a; std::getline(ss, a, ',');) {
-    a = Trim(a);
-    if (a.empty()) continue;
+  for (const std::string& a : base::SplitCommaList(actions.Scalar())) {
     std::optional<Status> verdict =
         ClassifyName("action", a, "actions", names.actions, names.recognised_actions, &conf);
     if (verdict && !verdict->ok()) return *verdict;
@@ -383,7 +407,7 @@ StatusOr<SchedulerConf> ParseDocument(const YAML::Node& doc, const ConfNames& na
     if (!c.IsMap() || !c["name"] || !c["name"].IsScalar())
       return InvalidArgument(cw + ".name: required");
     TEPHRA_ASSIGN_OR_RETURN(Arguments args, ParseArguments(c["arguments"], cw, budget));
-    conf.configurations[c["name"].Scalar()] = std::move(args);
+    conf.configurations[c["name"].Scalar()] = ActionOption{i, std::move(args)};
   }
   return conf;
 }

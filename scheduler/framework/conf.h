@@ -18,6 +18,7 @@
 #include <chrono>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,13 +26,15 @@
 
 namespace tephra::scheduler {
 
-// Plugin or action arguments: scalar values by key, read with typed getters.
+// Plugin or action arguments: scalar values by key, read with typed getters. A plugin or
+// action reads its arguments when it is built; the keys no getter asked about are what it
+// ignores (Registry::ArgumentProblems warns of them).
 class Arguments {
  public:
   Arguments() = default;
   explicit Arguments(std::map<std::string, std::string> values) : values_(std::move(values)) {}
 
-  bool Has(const std::string& key) const { return values_.count(key) != 0; }
+  bool Has(const std::string& key) const;
   std::string GetString(const std::string& key, const std::string& fallback = "") const;
   int64_t GetInt(const std::string& key, int64_t fallback) const;
   double GetDouble(const std::string& key, double fallback) const;
@@ -45,12 +48,20 @@ class Arguments {
   const std::map<std::string, std::string>& values() const { return values_; }
   // Type errors found by getters, each once ("binpack.weight: expected a number, got x").
   std::vector<std::string> Problems() const;
+  // The keys getters (and Has) asked about, present or not, sorted: what a misspelt key is
+  // compared with.
+  std::vector<std::string> AskedKeys() const;
+  // The keys present that no getter, Has or WithPrefix asked about, sorted.
+  std::vector<std::string> UnreadKeys() const;
 
  private:
   void AddProblem(std::string problem) const;
+  void Ask(const std::string& key) const;
 
   std::map<std::string, std::string> values_;
   mutable std::vector<std::string> problems_;
+  mutable std::set<std::string> asked_;
+  mutable std::vector<std::string> asked_prefixes_;
 };
 
 // The per-extension-point switches of one plugin in a tier.
@@ -107,10 +118,16 @@ struct UnsupportedName {
   bool operator==(const UnsupportedName&) const = default;
 };
 
+// One entry of `configurations[]`: an action's arguments.
+struct ActionOption {
+  size_t index = 0;  // its position in configurations[], for messages
+  Arguments arguments;
+};
+
 struct SchedulerConf {
   std::vector<std::string> actions;
   std::vector<Tier> tiers;
-  std::map<std::string, Arguments> configurations;  // per action
+  std::map<std::string, ActionOption> configurations;  // by action name (named twice: the last)
   // Left out of `actions` and `tiers`, one entry per mention (Warnings() words them).
   std::vector<UnsupportedName> unsupported;
 

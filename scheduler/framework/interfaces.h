@@ -101,11 +101,16 @@ class Evictor {
   virtual void Evict(const TaskInfo& task, const std::string& reason) = 0;
 };
 
-// A scheduler plugin: a new instance per session, configured from its tier entry.
+// A scheduler plugin: a new instance per session, configured from its tier entry. It reads its
+// arguments when it is built, so that the keys it did not read can be reported.
 class Plugin {
  public:
   virtual ~Plugin() = default;
   virtual std::string_view name() const = 0;
+  // Volcano's argument keys this plugin knows but does not act on: set, they are reported as
+  // such rather than as misspelt (docs/scheduler.md, "Configuration"). A key ending in "."
+  // stands for every key under it.
+  virtual std::vector<std::string_view> RecognisedArguments() const { return {}; }
   // Registers the plugin's callbacks with the session.
   virtual void OnSessionOpen(Session& session) = 0;
   virtual void OnSessionClose(Session& session) { (void)session; }
@@ -116,6 +121,8 @@ class Action {
  public:
   virtual ~Action() = default;
   virtual std::string_view name() const = 0;
+  // As Plugin::RecognisedArguments, for the action's entry in `configurations`.
+  virtual std::vector<std::string_view> RecognisedArguments() const { return {}; }
   virtual void Execute(Session& session) = 0;
 };
 

@@ -2,8 +2,14 @@
 // PodGroup status (phase, counts, conditions), Queue status.allocated, and the PodScheduled
 // condition (with a FailedScheduling event) of pods left pending for a new reason, and the
 // nominated node of pods pipelined onto resources being released.
+//
+// ComputeOutcome puts together one piece per kind of object, each in a file of its own:
+// PodGroups (outcome_pod_groups.cc), pods (outcome_pods.cc), queues (outcome_queues.cc).
 #pragma once
 
+#include <map>
+#include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -75,5 +81,36 @@ api::PodGroup WrittenPodGroup(const api::PodGroup& pg, const PodGroupUpdate& upd
 
 // The PodGroup status a job should have after the session.
 api::PodGroupStatus PodGroupStatusAfter(const Session& session, size_t job, base::Time now);
+
+// ---- The pieces of ComputeOutcome ----------------------------------------------------------
+
+// The write a job's PodGroup needs after the session (its status, its allocated HyperNode, an
+// Event when its condition changed), or nullopt when nothing changed or the job has no
+// PodGroup. `now` is the session's time in whole seconds, as the API server keeps it.
+std::optional<PodGroupUpdate> PodGroupUpdateAfter(const Session& session, size_t job,
+                                                  base::Time now);
+
+// Appends the PodScheduled=False condition of each of the job's pods left pending (or
+// pipelined) for a reason that changed.
+void AppendPodConditionUpdates(const Session& session, size_t job,
+                               std::vector<PodConditionUpdate>* out);
+
+// Each queue's allocation with its descendants' added: `own` (pods excluded) summed up the
+// hierarchy of `queues`, at most 16 levels and never past root.
+std::map<std::string, api::Resources> RollUpQueueAllocations(
+    const std::map<std::string, api::Resources>& own,
+    const std::map<std::string, std::shared_ptr<const QueueInfo>>& queues);
+
+// The queues whose status.allocated differs from `rolled` (RollUpQueueAllocations), dimensions
+// present with zero ignored.
+std::vector<QueueUpdate> QueueUpdatesFor(
+    const std::map<std::string, api::Resources>& rolled,
+    const std::map<std::string, std::shared_ptr<const QueueInfo>>& queues);
+
+// Every queue whose guarantee exceeds the whole cluster (`total`, its pod count aside); none
+// while the cluster is empty.
+std::vector<QueueWarning> QueueWarningsFor(
+    const std::map<std::string, std::shared_ptr<const QueueInfo>>& queues,
+    const api::Resources& total);
 
 }  // namespace tephra::scheduler

@@ -65,12 +65,13 @@ const HyperNodeInfo* Session::OccupiedHyperNode(size_t job) const {
 }
 
 size_t Session::NodesToFind(size_t n) const {
-  size_t minimum = static_cast<size_t>(std::max(1, options_.minimum_feasible_nodes));
+  const NodeSampling& sampling = options_.sampling;
+  size_t minimum = static_cast<size_t>(std::max(1, sampling.minimum_feasible_nodes));
   if (n <= minimum) return n;
-  int pct = options_.percentage_nodes_to_find;
+  int pct = sampling.percentage_nodes_to_find;
   if (pct <= 0) {
     // Adaptive, as kube-scheduler and Volcano: 50% minus 1% per 125 nodes, at least the floor.
-    pct = std::max(options_.minimum_percentage_nodes_to_find, 50 - static_cast<int>(n / 125));
+    pct = std::max(sampling.minimum_percentage_nodes_to_find, 50 - static_cast<int>(n / 125));
   }
   if (pct >= 100) return n;
   size_t want = n * static_cast<size_t>(pct) / 100;

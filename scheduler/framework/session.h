@@ -30,16 +30,22 @@ namespace tephra::scheduler {
 
 class Registry;
 
+// Volcano's node sampling: find at least minimum_feasible_nodes feasible nodes, or
+// percentage_nodes_to_find percent of the nodes (0 = adaptive 50 - N/125, floored at
+// minimum_percentage_nodes_to_find). The one home of these defaults: the scheduler's flags, the
+// admin API and snapshot documents hold this struct, so a replay samples as the live session did.
+struct NodeSampling {
+  int minimum_feasible_nodes = 100;
+  int minimum_percentage_nodes_to_find = 5;
+  int percentage_nodes_to_find = 0;
+};
+
 struct SessionOptions {
   std::string uid;  // session id (condition transitionID)
   Binder* binder = nullptr;
   Evictor* evictor = nullptr;
   base::ClockInterface* clock = nullptr;
-  // Volcano's node sampling: find at least this many feasible nodes (or this percentage of
-  // nodes; 0 = adaptive 50 - N/125, floored at minimum_percentage).
-  int minimum_feasible_nodes = 100;
-  int minimum_percentage_nodes_to_find = 5;
-  int percentage_nodes_to_find = 0;
+  NodeSampling sampling;
 };
 
 class Session {

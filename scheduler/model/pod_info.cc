@@ -6,7 +6,6 @@
 #include <rapidjson/document.h>
 
 #include "api/core_protobuf.h"
-#include "api/informers.h"
 #include "api/labels.h"
 #include "api/scheduling.h"
 
@@ -257,7 +256,8 @@ StatusOr<std::shared_ptr<PodInfo>> DecodePodInfoProtobuf(std::string_view bytes,
   // One arena per pod frees the message's many small strings in one go; its first block is
   // reused by every pod this thread decodes, so a pod of ordinary size allocates nothing for
   // the message itself.
-  thread_local std::array<char, 32 * 1024> first_block;
+  // Protobuf requires the block to be 8-byte aligned; a char array alone need not be.
+  alignas(8) thread_local std::array<char, 32 * 1024> first_block;
   google::protobuf::ArenaOptions options;
   options.initial_block = first_block.data();
   options.initial_block_size = first_block.size();
@@ -281,19 +281,6 @@ StatusOr<std::shared_ptr<PodInfo>> DecodePodInfoProtobuf(std::string_view bytes,
   }
   for (const auto& c : status.containerstatuses()) pod->restarts += c.restartcount();
   return Assemble(std::move(pod), std::move(spec), interner);
-}
-
-kube::ObjectDecoder PodInfoDecoder(std::shared_ptr<SpecInterner> interner) {
-  return api::InformerDecoder<PodInfo>(
-      [interner](const json::Value& v) { return DecodePodInfo(v, *interner); });
-}
-
-kube::ProtobufDecoder PodInfoProtobufDecoder(std::shared_ptr<SpecInterner> interner) {
-  return [interner](std::string_view bytes) -> StatusOr<kube::ObjectPtr> {
-    StatusOr<std::shared_ptr<PodInfo>> pod = DecodePodInfoProtobuf(bytes, *interner);
-    if (!pod.ok()) return pod.status();
-    return kube::ObjectPtr(*std::move(pod));
-  };
 }
 
 }  // namespace tephra::scheduler

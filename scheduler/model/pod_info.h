@@ -16,8 +16,7 @@
 #include "api/core.h"
 #include "api/resources.h"
 #include "api/scheduling.h"
-#include "kube/informer.h"
-#include "kube/object.h"
+#include "kube/meta/object.h"
 #include "sync/mutex.h"
 
 namespace tephra::scheduler {
@@ -99,10 +98,9 @@ class PodInfo : public kube::Object {
 
 using PodInfoPtr = std::shared_ptr<const PodInfo>;
 
-// Informer decoders producing PodInfo, from JSON and from one protobuf LIST item. Annotations
-// Tephra reads become fields; none is kept. Both encodings of a pod decode to the same PodInfo.
-kube::ObjectDecoder PodInfoDecoder(std::shared_ptr<SpecInterner> interner);
-kube::ProtobufDecoder PodInfoProtobufDecoder(std::shared_ptr<SpecInterner> interner);
+// A pod decoded into PodInfo, from JSON and from one protobuf LIST item. Annotations Tephra
+// reads become fields; none is kept. Both encodings of a pod decode to the same PodInfo. The
+// informer's decoders over these are scheduler/app/pod_decoders.h.
 StatusOr<std::shared_ptr<PodInfo>> DecodePodInfo(const json::Value& value, SpecInterner& interner);
 StatusOr<std::shared_ptr<PodInfo>> DecodePodInfoProtobuf(std::string_view bytes,
                                                          SpecInterner& interner);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "base/strings.h"
 #include "scheduler/framework/session.h"
 #include "scheduler/plugins/plugins.h"
 
@@ -17,19 +18,9 @@ class BinpackPlugin : public Plugin {
       : weight_(static_cast<double>(a.GetInt("binpack.weight", 1))),
         cpu_(static_cast<double>(a.GetInt("binpack.cpu", 1))),
         memory_(static_cast<double>(a.GetInt("binpack.memory", 1))) {
-    std::string list = a.GetString("binpack.resources");
-    size_t start = 0;
-    while (start < list.size()) {
-      size_t comma = list.find(',', start);
-      std::string name =
-          list.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-      while (!name.empty() && name.front() == ' ') name.erase(name.begin());
-      while (!name.empty() && name.back() == ' ') name.pop_back();
-      if (!name.empty()) {
-        extra_.push_back({name, static_cast<double>(a.GetInt("binpack.resources." + name, 1))});
-      }
-      if (comma == std::string::npos) break;
-      start = comma + 1;
+    for (std::string& name : base::SplitCommaList(a.GetString("binpack.resources"))) {
+      const double weight = static_cast<double>(a.GetInt("binpack.resources." + name, 1));
+      extra_.push_back({std::move(name), weight});
     }
   }
 

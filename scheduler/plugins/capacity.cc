@@ -13,6 +13,7 @@
 
 #include "scheduler/framework/session.h"
 #include "scheduler/plugins/plugins.h"
+#include "scheduler/plugins/support/notes.h"
 
 namespace tephra::scheduler {
 namespace {
@@ -29,6 +30,10 @@ class CapacityPlugin : public Plugin {
  public:
   explicit CapacityPlugin(bool hierarchy) : hierarchy_(hierarchy) {}
   std::string_view name() const override { return "capacity"; }
+  // Volcano's limit on which ancestors' deserved shares reclaim checks.
+  std::vector<std::string_view> RecognisedArguments() const override {
+    return {"ancestorReclaimLevel"};
+  }
 
   void OnSessionOpen(Session& ssn) override {
     session_ = &ssn;

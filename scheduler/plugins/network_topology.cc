@@ -22,6 +22,11 @@ class NetworkTopologyPlugin : public Plugin {
         tightest_(option.arguments.GetChoice(
                       "hypernode.choice", {"tightest-fit", "first-feasible"}) == "tightest-fit") {}
   std::string_view name() const override { return "network-topology-aware"; }
+  // Volcano's bin packing inside HyperNodes (also for pods without a topology) and its limit
+  // on eviction domains; Tephra scores fullness by hypernode.choice instead.
+  std::vector<std::string_view> RecognisedArguments() const override {
+    return {"hypernode.binpack.", "hypernode.gradient.evict.max-hypernodes"};
+  }
 
   void OnSessionOpen(Session& ssn) override {
     ssn.AddHyperNodeOrderFn(name(), [this](const JobInfo& job, const HyperNodeTrial& trial) {

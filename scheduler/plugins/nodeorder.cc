@@ -17,9 +17,9 @@
 #include <unordered_map>
 
 #include "scheduler/framework/session.h"
-#include "scheduler/plugins/matching.h"
 #include "scheduler/plugins/plugins.h"
-#include "scheduler/plugins/topology.h"
+#include "scheduler/plugins/support/domain_counts.h"
+#include "scheduler/plugins/support/matching.h"
 
 namespace tephra::scheduler {
 namespace {
@@ -78,6 +78,10 @@ class NodeOrderPlugin : public Plugin {
         spread_(static_cast<double>(a.GetInt("podtopologyspread.weight", 2))) {}
 
   std::string_view name() const override { return "nodeorder"; }
+  // Scores Tephra does not compute: image locality, and selector spread of older Volcanos.
+  std::vector<std::string_view> RecognisedArguments() const override {
+    return {"imagelocality.weight", "selectorspread.weight"};
+  }
 
   void OnSessionOpen(Session& ssn) override {
     session_ = &ssn;

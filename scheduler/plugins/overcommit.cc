@@ -2,6 +2,7 @@
 // has room for the minResources of every admitted job that has not started yet.
 #include "scheduler/framework/session.h"
 #include "scheduler/plugins/plugins.h"
+#include "scheduler/plugins/support/notes.h"
 
 namespace tephra::scheduler {
 namespace {

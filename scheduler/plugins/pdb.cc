@@ -4,8 +4,8 @@
 #include <map>
 
 #include "scheduler/framework/session.h"
-#include "scheduler/plugins/matching.h"
 #include "scheduler/plugins/plugins.h"
+#include "scheduler/plugins/support/matching.h"
 
 namespace tephra::scheduler {
 namespace {

@@ -1,17 +1,14 @@
-// Factories of the builtin plugins (Volcano's names and arguments). Each plugin's behaviour is
-// described at its factory's definition.
+// Factories of the builtin plugins (Volcano's names and arguments), and the reasons their
+// predicates report. Each plugin's behaviour is described at its factory's definition; what
+// several plugins share is in support/.
 #pragma once
 
 #include <memory>
-#include <string>
-#include <string_view>
-#include <unordered_map>
+#include <vector>
 
-#include "api/resources.h"
-#include "base/time.h"
 #include "scheduler/framework/conf.h"
 #include "scheduler/framework/interfaces.h"
-#include "scheduler/framework/session.h"
+#include "scheduler/framework/registry.h"
 
 namespace tephra::scheduler {
 
@@ -31,22 +28,8 @@ std::unique_ptr<Plugin> NewNodeGroupPlugin(const PluginOption& option);
 std::unique_ptr<Plugin> NewResourceQuotaPlugin(const PluginOption& option);
 std::unique_ptr<Plugin> NewNetworkTopologyPlugin(const PluginOption& option);
 
-// The note a share plugin leaves on a job it did not admit (scheduler/explain shows it): which
-// resources of min + allocated + admitted exceed `limit`, and whether the queue's capability or
-// the cluster (what other queues' guarantees leave) is what limits them.
-JobNote AdmissionShortfallNote(std::string_view plugin, const std::string& queue,
-                               const api::Resources& min, const api::Resources& allocated,
-                               const api::Resources& admitted, const api::Resources& limit,
-                               const api::Resources& capability);
-// The note for a job whose queue is missing or not Open.
-JobNote QueueNotOpenNote(std::string_view plugin, const std::string& queue, const QueueInfo* info);
-// Deadlines of a session's jobs that have one (sla's and priority's), read once a session.
-using JobDeadlines = std::unordered_map<const JobInfo*, base::Time>;
-// JobOrder by deadline: jobs with one before jobs without, the earliest first; 0 on a tie.
-int CompareDeadlines(const JobDeadlines& deadlines, const JobInfo& l, const JobInfo& r);
-
-// Adds `note` to `job` in `ssn` (for vote callbacks, which see the job but not its index).
-void NoteJob(Session& ssn, const JobInfo& job, JobNote note);
+// Every plugin above, in the order RegisterBuiltins registers them: the one list of them.
+std::vector<PluginFactory> BuiltinPluginFactories();
 
 // Reasons plugins and actions report (shared so explanations aggregate them).
 namespace reason {

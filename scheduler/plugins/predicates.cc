@@ -14,9 +14,9 @@
 #include <unordered_map>
 
 #include "scheduler/framework/session.h"
-#include "scheduler/plugins/matching.h"
 #include "scheduler/plugins/plugins.h"
-#include "scheduler/plugins/topology.h"
+#include "scheduler/plugins/support/domain_counts.h"
+#include "scheduler/plugins/support/matching.h"
 
 namespace tephra::scheduler {
 namespace {
@@ -56,6 +56,23 @@ class PredicatesPlugin : public Plugin {
         spread_(args.GetBool("predicate.PodTopologySpreadEnable", true)) {}
 
   std::string_view name() const override { return "predicates"; }
+  // Volcano's volume, device and cache switches and its proportional predicate: Tephra has no
+  // volume binding, no device allocation and no predicate cache.
+  std::vector<std::string_view> RecognisedArguments() const override {
+    return {"predicate.NodeVolumeLimitsEnable",
+            "predicate.VolumeZoneEnable",
+            "predicate.VolumeBindingEnable",
+            "predicate.DynamicResourceAllocationEnable",
+            "predicate.GPUSharingEnable",
+            "predicate.GPUNumberEnable",
+            "predicate.CacheEnable",
+            "predicate.ProportionalEnable",
+            "predicate.resources",
+            "predicate.resources.",
+            "volumebinding.bindTimeoutSeconds",
+            "volumebinding.weight",
+            "volumebinding.shape"};
+  }
 
   void OnSessionOpen(Session& ssn) override {
     session_ = &ssn;

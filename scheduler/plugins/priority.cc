@@ -6,10 +6,10 @@
 //   JobStarving  ready + pipelined tasks fewer than all of the job's tasks
 //   Preemptable  victims of a lower-priority job (or, within one job, lower-priority tasks)
 #include "api/labels.h"
-#include "base/flags.h"
 #include "base/time.h"
 #include "scheduler/framework/session.h"
 #include "scheduler/plugins/plugins.h"
+#include "scheduler/plugins/support/deadlines.h"
 
 namespace tephra::scheduler {
 namespace {

@@ -13,6 +13,7 @@
 
 #include "scheduler/framework/session.h"
 #include "scheduler/plugins/plugins.h"
+#include "scheduler/plugins/support/notes.h"
 
 namespace tephra::scheduler {
 namespace {

@@ -10,9 +10,11 @@
 #include <unordered_set>
 
 #include "api/labels.h"
-#include "base/flags.h"
+#include "base/time.h"
 #include "scheduler/framework/session.h"
 #include "scheduler/plugins/plugins.h"
+#include "scheduler/plugins/support/deadlines.h"
+#include "scheduler/plugins/support/notes.h"
 
 namespace tephra::scheduler {
 namespace {

@@ -18,9 +18,7 @@ ReplayResult Replay(const SnapshotDocument& doc, const SchedulerConf& conf,
   options.binder = &log;
   options.evictor = &log;
   options.clock = &clock;
-  options.minimum_feasible_nodes = doc.sampling.minimum_feasible_nodes;
-  options.minimum_percentage_nodes_to_find = doc.sampling.minimum_percentage_nodes_to_find;
-  options.percentage_nodes_to_find = doc.sampling.percentage_nodes_to_find;
+  options.sampling = doc.sampling;
   out.cycle = RunCycle(doc.snapshot, conf, registry, options, [&](const Session& ssn) {
     out.decisions = log.Take(ssn);
     std::map<std::string, QueueView> views = QueueViews(ssn);

@@ -259,9 +259,13 @@ StatusOr<SnapshotDocument> DecodeSnapshot(std::string_view text, SpecInterner& i
   auto snap = std::make_shared<Snapshot>();
   snap->generation = static_cast<uint64_t>(root["generation"].Int());
   json::Reader sampling = root["sampling"];
-  out.sampling.minimum_feasible_nodes = sampling["minimumFeasibleNodes"].Int32(100);
-  out.sampling.minimum_percentage_nodes_to_find = sampling["minimumPercentageNodesToFind"].Int32(5);
-  out.sampling.percentage_nodes_to_find = sampling["percentageNodesToFind"].Int32(0);
+  const NodeSampling defaults;  // for a document written without them
+  out.sampling.minimum_feasible_nodes =
+      sampling["minimumFeasibleNodes"].Int32(defaults.minimum_feasible_nodes);
+  out.sampling.minimum_percentage_nodes_to_find =
+      sampling["minimumPercentageNodesToFind"].Int32(defaults.minimum_percentage_nodes_to_find);
+  out.sampling.percentage_nodes_to_find =
+      sampling["percentageNodesToFind"].Int32(defaults.percentage_nodes_to_find);
 
   std::unordered_map<std::string, PodInfoPtr> pods;
   root["pods"].ForEach([&](const json::Reader& p) {

@@ -28,6 +28,7 @@
 #include "base/status.h"
 #include "base/time.h"
 #include "scheduler/framework/decisions.h"
+#include "scheduler/framework/session.h"
 #include "scheduler/model/model.h"
 #include "scheduler/model/pod_info.h"
 
@@ -36,17 +37,10 @@ namespace tephra::scheduler {
 inline constexpr std::string_view kSnapshotApiVersion = "tephra.dev/v1alpha1";
 inline constexpr std::string_view kSnapshotKind = "SchedulerSnapshot";
 
-// The scheduler's node-sampling settings: a replay must sample nodes as the live session did.
-struct SamplingOptions {
-  int minimum_feasible_nodes = 100;
-  int minimum_percentage_nodes_to_find = 5;
-  int percentage_nodes_to_find = 0;
-};
-
 struct SnapshotDocument {
   std::shared_ptr<const Snapshot> snapshot;
-  SamplingOptions sampling;
-  std::string session;  // the session that ran on it, if any
+  NodeSampling sampling;  // the live scheduler's, so that a replay samples nodes as it did
+  std::string session;    // the session that ran on it, if any
   std::optional<base::Time> time;
   std::optional<Decisions> decisions;  // what that session decided
 };

@@ -7,7 +7,7 @@
 #include <rapidjson/document.h>
 
 #include "json/json.h"
-#include "kube/object.h"
+#include "kube/meta/object.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

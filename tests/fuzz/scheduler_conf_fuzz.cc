@@ -1,6 +1,7 @@
 // Fuzzes the scheduler configuration parser (volcano-scheduler.conf YAML) with and without the
 // registry's action and plugin names: any text gives a configuration or an error, never a crash;
-// a configuration's arguments read back through every typed getter.
+// a configuration's arguments read back through every typed getter, and checked as the
+// scheduler checks them at load.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -46,6 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       for (const auto& plugin : tier.plugins) ReadArguments(plugin.arguments);
     }
     for (const auto& action : conf->actions) ReadArguments(conf->ActionArguments(action));
+    if (known) (void)registry->ArgumentProblems(*conf);
   }
   return 0;
 }

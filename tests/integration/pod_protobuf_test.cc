@@ -7,6 +7,7 @@
 
 #include "kube/client.h"
 #include "kube/informer.h"
+#include "scheduler/app/pod_decoders.h"
 #include "scheduler/model/pod_info.h"
 #include "tests/support/cluster.h"
 #include "tests/support/kube_client.h"

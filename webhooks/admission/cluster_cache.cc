@@ -1,7 +1,7 @@
 #include "webhooks/admission/cluster_cache.h"
 
 #include "api/core.h"
-#include "api/informers.h"
+#include "api/informers/informers.h"
 #include "api/kinds.h"
 #include "api/scheduling.h"
 

@@ -5,7 +5,7 @@
 
 #include <memory>
 
-#include "api/informers.h"
+#include "api/informers/informers.h"
 #include "api/validation.h"
 #include "kube/client.h"
 #include "kube/informer.h"

@@ -6,7 +6,7 @@
 #include <rapidjson/document.h>
 
 #include "base/base64.h"
-#include "kube/object.h"
+#include "kube/meta/object.h"
 
 namespace tephra::webhooks {
 namespace {

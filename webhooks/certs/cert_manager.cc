@@ -10,6 +10,7 @@
 #include <rapidjson/document.h>
 
 #include "base/base64.h"
+#include "base/strings.h"
 #include "base/time.h"
 
 namespace tephra::webhooks {
@@ -25,12 +26,6 @@ struct ParsedCa {
   std::string pem;
   CertificateInfo info;
 };
-
-std::string Join(const std::vector<std::string>& parts, std::string_view sep) {
-  std::string out;
-  for (const auto& p : parts) out += (out.empty() ? "" : std::string(sep)) + p;
-  return out;
-}
 
 // The CA certificates still worth trusting: readable, CAs, not expired.
 std::vector<ParsedCa> LiveCas(const std::string& bundle, SystemTime now) {
@@ -151,7 +146,7 @@ StatusOr<CertificatePlan> PlanCertificates(const std::optional<CertificateMateri
   CertificatePlan plan;
   plan.changed = !current.has_value() || m != *current;
   if (plan.changed && reasons.empty()) reasons.push_back("expired CAs left the bundle");
-  plan.reason = Join(reasons, "; ");
+  plan.reason = base::Join(reasons, "; ");
   plan.material = std::move(m);
   return plan;
 }
@@ -282,8 +277,9 @@ Status CertManager::WriteFiles(const CertificateMaterial& material) {
   }
   if (StatusOr<CertificateInfo> info = InspectCertificate(material.cert); info.ok()) {
     LOG(INFO) << "serving certificate " << info->fingerprint.substr(0, 16) << " for "
-              << Join(info->sans.dns_names, ",") << (info->sans.ip_addresses.empty() ? "" : ",")
-              << Join(info->sans.ip_addresses, ",") << " valid until "
+              << base::Join(info->sans.dns_names, ",")
+              << (info->sans.ip_addresses.empty() ? "" : ",")
+              << base::Join(info->sans.ip_addresses, ",") << " valid until "
               << base::FormatTime(info->not_after);
   }
   for (const Listener& listener : listeners) listener(material);

@@ -6,6 +6,7 @@
 #include <rapidjson/document.h>
 
 #include "api/labels.h"
+#include "base/strings.h"
 #include "controllers/job/builders.h"
 #include "controllers/job/plugins/plugin.h"
 #include "json/json.h"
@@ -28,15 +29,6 @@ const api::TaskSpec* FindTask(const api::Job& job, std::string_view name) {
   return job.Task(name);
 }
 
-std::string Join(const std::vector<std::string>& items, std::string_view sep) {
-  std::string out;
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (i) out += sep;
-    out += items[i];
-  }
-  return out;
-}
-
 class EnvPlugin : public JobPlugin {
  public:
   std::string_view Name() const override { return "env"; }
@@ -57,7 +49,7 @@ class MpiPlugin : public JobPlugin {
     if (info.task != nullptr && info.task->name == master_) {
       std::vector<std::string> hosts;
       if (const api::TaskSpec* worker = FindTask(job, worker_)) hosts = TaskHosts(job, *worker);
-      pod->AddEnv("MPI_HOST", Join(hosts, ","), false);
+      pod->AddEnv("MPI_HOST", base::Join(hosts, ","), false);
     }
     pod->AddContainerPort("mpijob-port", port_);
     return Status::Ok();

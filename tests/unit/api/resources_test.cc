@@ -60,8 +60,20 @@ TEST_CASE("FromString parses name=quantity lists and reports bad input") {
         "cpu 2, memory 4Gi, nvidia.com/gpu 1");
   CHECK(R("").IsEmpty());
   CHECK(Resources::FromString("cpu").status().message() ==
-        "resources \"cpu\": expected name=quantity");
+        "\"cpu\" is not NAME=QUANTITY (e.g. cpu=500m,memory=1Gi)");
   CHECK_FALSE(Resources::FromString("cpu=two").ok());
+}
+
+TEST_CASE("ParseResourceList reads name=quantity lists, spaces and empty items aside") {
+  StatusOr<ResourceList> list = ParseResourceList(" cpu = 500m,, memory=1Gi,");
+  REQUIRE(list.ok());
+  CHECK(list->size() == 2);
+  CHECK(list->Find("cpu")->String() == "500m");
+  CHECK(list->Find("memory")->String() == "1Gi");
+  CHECK(ParseResourceList("")->empty());
+  CHECK(ParseResourceList("=1").status().message() ==
+        "\"=1\" is not NAME=QUANTITY (e.g. cpu=500m,memory=1Gi)");
+  CHECK(ParseResourceList("cpu=1,gpu=lots").status().message().rfind("gpu: ", 0) == 0);
 }
 
 TEST_CASE("Add, Sub and Max combine the union of dimensions") {

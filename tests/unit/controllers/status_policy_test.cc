@@ -113,6 +113,93 @@ TEST_CASE("a phase change records a condition, the transition time and the runni
   CHECK(s.conditions.size() == 1);
 }
 
+// A Running job "j" with two workers, as AdvanceStatus sees it after a plain sync.
+struct RunningPass {
+  api::Job job = MakeJob(JobJson("[" + Task("w", 2) + "]", "", R"({"state":{"phase":"Running"}})"));
+  api::JobStatus status = job.status;
+  JobPass pass;
+  base::Time now = base::ParseTime("2026-01-01T00:05:00Z").value();
+
+  RunningPass() {
+    pass.phase = Phase::kRunning;
+    pass.rule = Lookup(Phase::kRunning, Action::kSyncJob).next;
+  }
+  PodCounts Succeeded() const {
+    PodCounts c;
+    c.succeeded = 2;
+    c.per_task["w"]["Succeeded"] = 2;
+    return c;
+  }
+};
+
+TEST_CASE("a pass's status: finished pods complete the job unless a delayed action waits") {
+  RunningPass r;
+  r.pass.action_waiting = true;
+  PhaseChange held = AdvanceStatus(r.job, r.Succeeded(), r.pass, r.now, &r.status);
+  CHECK_FALSE(held.changed);
+  CHECK(held.next == Phase::kRunning);
+  CHECK(r.status.succeeded == 2);
+
+  r.pass.action_waiting = false;
+  PhaseChange done = AdvanceStatus(r.job, r.Succeeded(), r.pass, r.now, &r.status);
+  CHECK(done.changed);
+  CHECK(done.next == Phase::kCompleted);
+  CHECK(r.status.state.phase == "Completed");
+  CHECK(r.status.succeeded == 0);  // a finished job keeps no pod counters
+  CHECK(r.status.task_status_count.empty());
+}
+
+TEST_CASE("a pass's status: the action and its reason, or InvalidJob, or PluginError") {
+  RunningPass r;
+  r.pass.action = Action::kAbortJob;
+  r.pass.phase = Phase::kRunning;
+  r.pass.rule = Lookup(Phase::kRunning, Action::kAbortJob).next;
+  r.pass.reason = "PodFailed -> AbortJob (job policy)";
+  PhaseChange aborting = AdvanceStatus(r.job, PodCounts{}, r.pass, r.now, &r.status);
+  CHECK(aborting.changed);
+  CHECK(r.status.state.reason == "AbortJob");
+  CHECK(r.status.state.message == "PodFailed -> AbortJob (job policy)");
+
+  RunningPass invalid;
+  invalid.pass.verdict.invalid = {{"spec.tasks", "dependsOn forms a cycle: a, b"}};
+  invalid.pass.rule = NextPhase::kKeep;
+  PhaseChange failed =
+      AdvanceStatus(invalid.job, PodCounts{}, invalid.pass, invalid.now, &invalid.status);
+  CHECK(failed.next == Phase::kFailed);
+  CHECK(invalid.status.state.reason == "InvalidJob");
+  CHECK(invalid.status.state.message == DescribeErrors(invalid.pass.verdict.invalid));
+
+  RunningPass plugin;
+  plugin.pass.plugin_error = "svc: bad port";
+  AdvanceStatus(plugin.job, PodCounts{}, plugin.pass, plugin.now, &plugin.status);
+  CHECK(plugin.status.state.phase == "Running");
+  CHECK(plugin.status.state.reason == "PluginError");
+  CHECK(plugin.status.state.message == "svc: bad port");
+}
+
+TEST_CASE("a pass's status: QueueNotFound while a Pending job waits, cleared once it does not") {
+  api::Job job = MakeJob(JobJson("[" + Task("w", 2) + "]"));
+  api::JobStatus status = job.status;
+  JobPass pass;
+  pass.phase = Phase::kPending;
+  pass.rule = Lookup(Phase::kPending, Action::kSyncJob).next;
+  pass.verdict.missing_queue = {{"spec.queue", "queue q not found"}};
+  pass.waiting_for_queue = true;
+  const base::Time now = base::ParseTime("2026-01-01T00:05:00Z").value();
+  PhaseChange waiting = AdvanceStatus(job, PodCounts{}, pass, now, &status);
+  CHECK(waiting.next == Phase::kPending);
+  CHECK(status.state.reason == "QueueNotFound");
+  CHECK(status.state.message ==
+        DescribeErrors(pass.verdict.missing_queue) + "; the job starts once the queue is created");
+
+  JobPass found;
+  found.phase = Phase::kPending;
+  found.rule = pass.rule;
+  AdvanceStatus(job, PodCounts{}, found, now, &status);
+  CHECK(status.state.reason.empty());
+  CHECK(status.state.message.empty());
+}
+
 api::Job PolicyJob() {
   return MakeJob(JobJson(
       "[" +

@@ -133,6 +133,70 @@ TEST_CASE("arguments of the wrong type are named once each, and their defaults u
   CHECK(args.Problems().size() == 1);
 }
 
+TEST_CASE("argument keys nobody reads are named: typos with the nearest key, Volcano's as such") {
+  Registry registry;
+  REQUIRE(RegisterBuiltins(registry).ok());
+  auto conf = ParseSchedulerConf(ReadConf("unknown-arguments.conf"), registry.Names());
+  REQUIRE(conf.ok());
+  CHECK(registry.ArgumentProblems(*conf) ==
+        std::vector<std::string>{
+            "tiers[1].plugins[0].arguments: Volcano's key \"predicate.VolumeBindingEnable\" is "
+            "recognised; Tephra does not act on it",
+            "tiers[1].plugins[1].arguments: unknown key \"binpack.wieght\" (did you mean "
+            "\"binpack.weight\"?); ignored",
+            "configurations[0].arguments: unknown key \"predicateErrorCacheEnabled\" (did you "
+            "mean \"predicateErrorCacheEnable\"?); ignored",
+            "configurations[1].name: unknown action \"alocate\" (did you mean \"allocate\"?); "
+            "its arguments are ignored"});
+  // A key under a prefix Volcano reads (network-topology-aware's hypernode.binpack.*), a key of
+  // a plugin that reads none, a key far from any, and an action's key Tephra does not act on.
+  auto more = ParseSchedulerConf(R"(actions: "allocate, preempt"
+tiers:
+- plugins:
+  - name: gang
+    arguments: {gang.weight: 1}
+  - name: network-topology-aware
+    arguments: {weight: 2, hypernode.binpack.cpu: 5, hypernode.binpack.resources: nvidia.com/gpu}
+  - name: nodeorder
+    arguments: {imagelocality.weight: 1, leastrequested.weight: 1, teleport: 7}
+configurations:
+- name: preempt
+  arguments: {enableTopologyAwarePreemption: true}
+)",
+                                 registry.Names());
+  REQUIRE(more.ok());
+  CHECK(registry.ArgumentProblems(*more) ==
+        std::vector<std::string>{
+            "tiers[0].plugins[0].arguments: unknown key \"gang.weight\"; ignored",
+            "tiers[0].plugins[1].arguments: Volcano's key \"hypernode.binpack.cpu\" is "
+            "recognised; Tephra does not act on it",
+            "tiers[0].plugins[1].arguments: Volcano's key \"hypernode.binpack.resources\" is "
+            "recognised; Tephra does not act on it",
+            "tiers[0].plugins[2].arguments: Volcano's key \"imagelocality.weight\" is recognised; "
+            "Tephra does not act on it",
+            "tiers[0].plugins[2].arguments: unknown key \"teleport\"; ignored",
+            "configurations[0].arguments: Volcano's key \"enableTopologyAwarePreemption\" is "
+            "recognised; Tephra does not act on it"});
+}
+
+TEST_CASE("the built-in and the chart's configurations have no argument problems") {
+  Registry registry;
+  REQUIRE(RegisterBuiltins(registry).ok());
+  for (const std::string& text :
+       {std::string(DefaultSchedulerConfYaml()), ReadConf("volcano-chart.conf")}) {
+    auto conf = ParseSchedulerConf(text, registry.Names());
+    REQUIRE(conf.ok());
+    CHECK(registry.ArgumentProblems(*conf).empty());
+  }
+  // Volcano's CI configuration turns on dynamic resource allocation, which Tephra does not do.
+  auto ci = ParseSchedulerConf(ReadConf("volcano-ci.conf"), registry.Names());
+  REQUIRE(ci.ok());
+  CHECK(registry.ArgumentProblems(*ci) ==
+        std::vector<std::string>{"tiers[1].plugins[2].arguments: Volcano's key "
+                                 "\"predicate.DynamicResourceAllocationEnable\" is recognised; "
+                                 "Tephra does not act on it"});
+}
+
 TEST_CASE("a typo is refused with the nearest known name") {
   const ConfNames names = BuiltinNames();
   auto plugin = ParseSchedulerConf(ReadConf("typo.conf"), names);

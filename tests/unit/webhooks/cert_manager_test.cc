@@ -260,6 +260,8 @@ TEST_CASE("The patcher fills in the caBundle of its configurations as they appea
                .find("\"caBundle\":\"TkVX\"") != std::string::npos;
   }));
   CHECK(bundle_of(kMutating, "someone-elses").find("T0xE") != std::string::npos);
+  // The patch shows in the fake API server before the patcher's worker counts it.
+  REQUIRE(Soon([&] { return patcher.patches() >= 2; }));
   CHECK(patcher.patches() == 2);
   patcher.Stop();
   factory.Stop();

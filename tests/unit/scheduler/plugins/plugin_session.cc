@@ -24,8 +24,7 @@ class OfferAllPlugin : public Plugin {
 
 PluginSession::PluginSession(Harness& h, const std::string& tiers_yaml) {
   if (!RegisterBuiltins(registry_).ok()) throw std::runtime_error("builtins");
-  (void)registry_.AddPlugin(kOfferAllPlugin,
-                            [](const PluginOption&) { return std::make_unique<OfferAllPlugin>(); });
+  (void)registry_.AddPlugin([](const PluginOption&) { return std::make_unique<OfferAllPlugin>(); });
   auto conf = ParseSchedulerConf("actions: allocate\ntiers:\n" + tiers_yaml, registry_.Names());
   if (!conf.ok()) throw std::runtime_error(conf.status().ToString());
   conf_ = std::move(*conf);

@@ -1,4 +1,4 @@
-#include "scheduler/plugins/matching.h"
+#include "scheduler/plugins/support/matching.h"
 
 #include <algorithm>
 #include <cstdlib>

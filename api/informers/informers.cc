@@ -1,4 +1,4 @@
-#include "api/informers.h"
+#include "api/informers/informers.h"
 
 #include "api/topology.h"
 

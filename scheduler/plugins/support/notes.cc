@@ -1,7 +1,6 @@
-// Notes share plugins leave on jobs they do not admit (see plugins.h).
-#include <vector>
+#include "scheduler/plugins/support/notes.h"
 
-#include "scheduler/plugins/plugins.h"
+#include <vector>
 
 namespace tephra::scheduler {
 namespace {

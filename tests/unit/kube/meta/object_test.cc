@@ -1,4 +1,4 @@
-#include "kube/object.h"
+#include "kube/meta/object.h"
 
 #include <catch2/catch.hpp>
 #include <rapidjson/document.h>

@@ -1,4 +1,4 @@
-#include "kube/protobuf_list.h"
+#include "kube/meta/protobuf_list.h"
 
 #include <cstdint>
 #include <optional>

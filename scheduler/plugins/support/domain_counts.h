@@ -1,6 +1,7 @@
-// Pod counts per topology domain (the value of a node label such as zone or hostname), for
-// inter-pod affinity and topology spread. Built once per session from the nodes' pods and kept
-// current as the session places and removes tasks.
+// Pod counts per label domain (the value a node label such as zone or hostname takes: a
+// "topology domain" in Kubernetes' words), for inter-pod affinity and topology spread; not the
+// HyperNodes of network topology (framework/topology_view.h). Built once per session from the
+// nodes' pods and kept current as the session places and removes tasks.
 #pragma once
 
 #include <functional>

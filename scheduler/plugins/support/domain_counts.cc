@@ -1,8 +1,8 @@
-#include "scheduler/plugins/topology.h"
+#include "scheduler/plugins/support/domain_counts.h"
 
 #include <cstdint>
 
-#include "scheduler/plugins/matching.h"
+#include "scheduler/plugins/support/matching.h"
 
 namespace tephra::scheduler {
 

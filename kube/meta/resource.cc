@@ -1,4 +1,4 @@
-#include "kube/resource.h"
+#include "kube/meta/resource.h"
 
 namespace tephra::kube {
 

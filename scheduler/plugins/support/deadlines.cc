@@ -1,4 +1,4 @@
-#include "scheduler/plugins/plugins.h"
+#include "scheduler/plugins/support/deadlines.h"
 
 namespace tephra::scheduler {
 

@@ -1,12 +1,11 @@
-// The matching rules predicates and nodeorder share (scheduler/plugins/matching.h): label
-// selectors, node selector terms, taints and tolerations as Kubernetes defines them; and the
-// per-domain pod counts of scheduler/plugins/topology.h.
-#include "scheduler/plugins/matching.h"
+// The matching rules predicates and nodeorder share (scheduler/plugins/support/matching.h):
+// label selectors, node selector terms, taints and tolerations as Kubernetes defines them.
+#include "scheduler/plugins/support/matching.h"
+
+#include <string>
+#include <vector>
 
 #include <catch2/catch.hpp>
-
-#include "scheduler/plugins/topology.h"
-#include "tests/unit/scheduler/plugins/plugin_session.h"
 
 namespace tephra::scheduler::testing {
 namespace {
@@ -70,42 +69,6 @@ TEST_CASE("matching: tolerations") {
   CHECK(UntoleratedTaint(taints, {}, {"NoSchedule", "NoExecute"}) == &taints[1]);
   CHECK(UntoleratedTaint(taints, {{"gpu", "Exists", "", "", {}}}, {"NoSchedule", "NoExecute"}) ==
         nullptr);
-}
-
-TEST_CASE("topology: pods counted per domain, kept current as the session places them") {
-  Harness h;
-  h.Node("n-a1", "cpu=8", {{"zone", "a"}})
-      .Node("n-a2", "cpu=8", {{"zone", "a"}})
-      .Node("n-b", "cpu=8", {{"zone", "b"}});
-  h.Node("n-none", "cpu=8")
-      .Queue("default")
-      .Group("ns/g", "default", 1)
-      .Group("other/g", "default", 1);
-  h.Pod("ns/w0", "g").Labels({{"app", "web"}}).Request("cpu=1").On("n-a1").Add();
-  h.Pod("ns/w1", "g").Labels({{"app", "web"}}).Request("cpu=1").On("n-a2").Add();
-  h.Pod("ns/db", "g").Labels({{"app", "db"}}).Request("cpu=1").On("n-b").Add();
-  h.Pod("ns/w-gone", "g").Labels({{"app", "web"}}).Request("cpu=1").On("n-b").Terminating().Add();
-  h.Pod("other/w", "g").Labels({{"app", "web"}}).Request("cpu=1").On("n-b").Add();
-  h.Pod("ns/w2", "g").Labels({{"app", "web"}}).Request("cpu=1").Add();
-  PluginSession s(h, "- plugins:\n  - name: predicates\n");
-  api::LabelSelector web;
-  web.match_labels = {{"app", "web"}};
-  NamespaceScope scope;
-  scope.names.insert("ns");
-  DomainCounter counter("zone", web, scope);
-  counter.Build(s.session());
-  CHECK(counter.Count("a") == 2);
-  CHECK(counter.Count("b") == 0);  // db does not match, w-gone is leaving, other/w is out of scope
-  CHECK(counter.Total() == 2);
-  CHECK(counter.domains().size() == 2);  // n-none has no zone
-  CHECK(counter.DomainOf(s.Node("n-none")) == nullptr);
-  REQUIRE(counter.DomainOf(s.Node("n-b")) != nullptr);
-  CHECK(*counter.DomainOf(s.Node("n-b")) == "b");
-  counter.Update(s.session(), *s.Task("ns/w2").pod, s.Node("n-b"), +1);
-  CHECK(counter.Count("b") == 1);
-  CHECK(counter.Total() == 3);
-  counter.Update(s.session(), *s.Task("ns/w2").pod, s.Node("n-b"), -1);
-  CHECK(counter.Count("b") == 0);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Splitting Kubernetes' protobuf LIST bodies into items, including malformed bodies.
-#include "kube/protobuf_list.h"
+#include "kube/meta/protobuf_list.h"
 
 #include <catch2/catch.hpp>
 
