@@ -94,9 +94,12 @@ class Compiler {
     return Here() - 1;
   }
   uint32_t Constant(Value v) {
+    // The view borrows from the owned value, whose data stays where it is as the pool grows.
+    code_.constant_views.push_back(v.View());
     code_.constants.push_back(std::move(v));
     return static_cast<uint32_t>(code_.constants.size() - 1);
   }
+  void Fold(uint32_t node);
   void Ident(uint32_t node);
   Status Call(uint32_t node);
   bool Loop(Work& w, std::vector<Work>& stack);
@@ -104,7 +107,33 @@ class Compiler {
   const CheckedAst& checked_;
   Program::Code& code_;
   std::string_view source_;
+  std::vector<uint32_t> start_;  // per node: where its code begins
+  uint64_t fold_cost_ = 0;       // spent on folding constants, at most code_.cost_limit
 };
+
+// Runs code[begin, end) within a cost limit and returns what it leaves on the stack (defined
+// below).
+Value Execute(const Program::Code& c, size_t begin, size_t end, std::span<const Value> variables,
+              uint64_t limit, uint64_t* cost_out);
+
+// A call, list or map whose operands are all constants is computed here, once, and becomes a
+// constant (as cel-go's optimised programs, which Kubernetes uses, precompute them): a
+// selector's quantity('40Gi') or list literal is not rebuilt for every device. All folding
+// together may cost what one evaluation may; what does not fit is computed (and limited) at
+// evaluation.
+void Compiler::Fold(uint32_t node) {
+  uint32_t begin = start_[node];
+  uint32_t end = Here();
+  for (uint32_t i = begin; i + 1 < end; ++i) {
+    if (code_.code[i].op != Op::kConst) return;
+  }
+  uint64_t cost = 0;
+  Value v = Execute(code_, begin, end, {}, code_.cost_limit - fold_cost_, &cost);
+  fold_cost_ += std::min(cost, code_.cost_limit - fold_cost_);
+  if (v.IsError() && v.error_message() == kCostLimitExceeded) return;
+  code_.code.resize(begin);
+  Emit({Op::kConst, MacroKind::kNone, Constant(std::move(v))});
+}
 
 void Compiler::Ident(uint32_t node) {
   const Reference& ref = checked_.references[node];
@@ -225,11 +254,13 @@ bool Compiler::Loop(Work& w, std::vector<Work>& stack) {
 }
 
 Status Compiler::Run() {
+  start_.assign(checked_.ast.nodes.size(), 0);
   std::vector<Work> stack{{checked_.ast.root}};
   while (!stack.empty()) {
     Work w = stack.back();
     stack.pop_back();
     const Expr& e = Node(w.node);
+    if (w.step == 0) start_[w.node] = Here();
     switch (e.kind) {
       case ExprKind::kConst:
         Emit({Op::kConst, MacroKind::kNone, Constant(e.constant)});
@@ -296,6 +327,7 @@ Status Compiler::Run() {
           continue;
         }
         TEPHRA_RETURN_IF_ERROR(Call(w.node));
+        Fold(w.node);
         continue;
       }
       case ExprKind::kList:
@@ -310,6 +342,7 @@ Status Compiler::Run() {
         } else {
           Emit({Op::kMap, MacroKind::kNone, static_cast<uint32_t>(e.args.size() / 2)});
         }
+        Fold(w.node);
         continue;
       case ExprKind::kComprehension: {
         stack.push_back(w);
@@ -423,14 +456,19 @@ const std::string& Program::source() const {
 }
 
 Value Program::Evaluate(std::span<const Value> variables, uint64_t* cost_out) const {
-  const Code& c = *code_;
+  return Execute(*code_, 0, code_->code.size(), variables, code_->cost_limit, cost_out);
+}
+
+namespace {
+
+Value Execute(const Program::Code& c, size_t begin, size_t end, std::span<const Value> variables,
+              uint64_t limit, uint64_t* cost_out) {
   Scratch& s = scratch;
   s.Clear();
   s.locals.resize(c.locals);
   std::vector<Value>& stack = s.stack;
   uint64_t cost = 0;
-  size_t pc = 0;
-  const size_t end = c.code.size();
+  size_t pc = begin;
   while (pc < end) {
     const Instr& in = c.code[pc++];
     switch (in.op) {
@@ -680,7 +718,7 @@ Value Program::Evaluate(std::span<const Value> variables, uint64_t* cost_out) co
         break;
       }
     }
-    if (cost > c.cost_limit) {
+    if (cost > limit) {
       s.Clear();
       if (cost_out != nullptr) *cost_out = cost;
       return Value::Error(std::string(kCostLimitExceeded));
@@ -691,6 +729,8 @@ Value Program::Evaluate(std::span<const Value> variables, uint64_t* cost_out) co
   if (cost_out != nullptr) *cost_out = cost;
   return result;
 }
+
+}  // namespace
 
 StatusOr<Program> Compile(std::string_view expression, const Environment& env) {
   ParseOptions options;
@@ -714,15 +754,6 @@ StatusOr<Program> Compile(std::string_view expression, const Environment& env) {
   }
   Compiler compiler(checked, *code, expression);
   TEPHRA_RETURN_IF_ERROR(compiler.Run());
-  for (const Value& v : code->constants) {
-    if (v.kind() == ValueKind::kString) {
-      code->constant_views.push_back(Value::StringView(v.text()));
-    } else if (v.kind() == ValueKind::kBytes) {
-      code->constant_views.push_back(Value::BytesView(v.text()));
-    } else {
-      code->constant_views.push_back(v);
-    }
-  }
   return Program(std::move(code));
 }
 

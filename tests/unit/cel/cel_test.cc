@@ -214,6 +214,25 @@ TEST_CASE("cost limit: an evaluation past the limit stops with an error") {
   CHECK(cost < 100);
 }
 
+TEST_CASE("constant subexpressions are computed once, at compile, within the cost limit") {
+  Environment env = Everything();
+  env.SetCostLimit(1000);
+  uint64_t cost = 1;
+  StatusOr<Program> folded =
+      Compile("quantity('40Gi') == quantity('40960Mi') && [1, 2].size() == 2", env);
+  REQUIRE(folded.ok());
+  CHECK(folded->Evaluate({}, &cost).DebugString() == "true");
+  CHECK(cost == 0);
+  // Folding spends at most one evaluation's budget; the rest is computed when evaluated.
+  StatusOr<Program> big = Compile("size(lists.range(600)) + size(lists.range(600)) == 1200", env);
+  REQUIRE(big.ok());
+  CHECK(big->Evaluate({}, &cost).DebugString() == "true");
+  CHECK(cost > 600);
+  // An error folds to the same error.
+  CHECK(Eval("1 / 0 == 1 || true", env) == "true");
+  CHECK(Eval("quantity('x')", env).starts_with("error: invalid quantity"));
+}
+
 TEST_CASE("nesting is limited with a clear error, long flat expressions are fine") {
   auto nested = [](int depth) {
     return std::string(static_cast<size_t>(depth), '(') + "1" +
