@@ -109,6 +109,7 @@ class Checker {
     out_.calls.resize(n);
     out_.slots.assign(n, 0);
     analyzed_.assign(n, false);
+    mixed_ok_.assign(n, false);
   }
 
   StatusOr<CheckedAst> Run();
@@ -151,6 +152,7 @@ class Checker {
   const FunctionRegistry& registry_;
   CheckedAst out_;
   std::vector<bool> analyzed_;  // selects whose name chain was already tried
+  std::vector<bool> mixed_ok_;  // list literals exempt from the homogeneous rule
   std::vector<Local> scope_;
   uint32_t used_slots_ = 0;
 };
@@ -402,7 +404,7 @@ Status Checker::FinishAggregate(uint32_t node) {
       if (!joined[part]) {
         joined[part] = t;
       } else if (!SameType(joined[part], t)) {
-        if (strict() && env_.homogeneous_aggregate_literals()) {
+        if (strict() && env_.homogeneous_aggregate_literals() && !mixed_ok_[node]) {
           return Error(e.args[i], "expected type '" + joined[part]->ToString() + "' but found '" +
                                       t->ToString() + "'");
         }
@@ -543,6 +545,11 @@ StatusOr<CheckedAst> Checker::Run() {
         continue;
       case ExprKind::kCall:
         if (w.step == 0) {
+          // As in Kubernetes, format()'s argument list may mix types: "%d %s".format([1, "a"]).
+          if (e.has_target && e.name == "format" && e.args.size() == 2 &&
+              Node(e.args[1]).kind == ExprKind::kList) {
+            mixed_ok_[e.args[1]] = true;
+          }
           w.step = NamespaceCall(w.node) ? 2 : 1;  // step - 1 is the next argument
           stack.back().step = w.step;
         }

@@ -194,7 +194,7 @@ TypeRef DraDeviceType() {
       {
           {"driver", Type::String()},
           {"allowMultipleAllocations", Type::Bool()},
-          {"attributes", Type::Map(Type::String(), Type::Map(Type::String(), Type::Dyn()))},
+          {"attributes", Type::Map(Type::String(), Type::Map(Type::String(), Type::Any()))},
           {"capacity", Type::Map(Type::String(), Type::Map(Type::String(), Type::Quantity()))},
       });
   return type;

@@ -819,7 +819,8 @@ Status Parser::Operand(Token& t, bool* expect_operand) {
       if (next == Tok::kLParen) {
         Token open;
         TEPHRA_RETURN_IF_ERROR(Advance(&open));
-        Frame call{FrameKind::kCall, pos, static_cast<uint32_t>(operands_.size()), name};
+        // As cel-go, a call is placed at its opening parenthesis.
+        Frame call{FrameKind::kCall, open.pos, static_cast<uint32_t>(operands_.size()), name};
         TEPHRA_RETURN_IF_ERROR(Peek(&next));
         if (next == Tok::kRParen) {
           Token close;
@@ -866,7 +867,7 @@ Status Parser::Operator(Token& t, bool* expect_operand, bool* done) {
         if (next == Tok::kLParen) {
           Token open;
           TEPHRA_RETURN_IF_ERROR(Advance(&open));
-          Frame call{FrameKind::kCall, field.pos, static_cast<uint32_t>(operands_.size() - 1),
+          Frame call{FrameKind::kCall, open.pos, static_cast<uint32_t>(operands_.size() - 1),
                      field.text};
           call.has_target = true;
           TEPHRA_RETURN_IF_ERROR(Peek(&next));
@@ -881,7 +882,7 @@ Status Parser::Operator(Token& t, bool* expect_operand, bool* done) {
       }
       Expr e;
       e.kind = ExprKind::kSelect;
-      e.position = field.pos;
+      e.position = t.pos;  // the '.', where cel-go places a selection
       e.name = std::move(field.text);
       e.args = {operands_.back()};
       operands_.back() = Add(std::move(e));

@@ -22,6 +22,15 @@ TEPHRA_CEL_SIMPLE_TYPE(Semver, TypeKind::kSemver)
 TEPHRA_CEL_SIMPLE_TYPE(Error, TypeKind::kError)
 #undef TEPHRA_CEL_SIMPLE_TYPE
 
+TypeRef Type::Any() {
+  static const TypeRef type = [] {
+    auto* t = new Type(TypeKind::kDyn);
+    t->name_ = "any";
+    return TypeRef(t);
+  }();
+  return type;
+}
+
 TypeRef Type::List(TypeRef element) {
   auto* t = new Type(TypeKind::kList);
   t->params_ = {std::move(element)};
@@ -63,7 +72,7 @@ TypeRef Type::Field(std::string_view field) const {
 std::string Type::ToString() const {
   switch (kind_) {
     case TypeKind::kDyn:
-      return "dyn";
+      return name_.empty() ? "dyn" : name_;
     case TypeKind::kNull:
       return "null_type";
     case TypeKind::kBool:

@@ -39,6 +39,8 @@ using TypeRef = std::shared_ptr<const Type>;
 class Type {
  public:
   static TypeRef Dyn();
+  // dyn under the name Kubernetes gives a device attribute's value in messages ("any").
+  static TypeRef Any();
   static TypeRef Null();
   static TypeRef Bool();
   static TypeRef Int();

@@ -30,7 +30,7 @@ TEST_CASE("quantity: parsing, comparison, arithmetic and conversions") {
   CHECK(Eval("quantity('10Mo')").starts_with("error: invalid quantity \"10Mo\""));
   // Kubernetes declares sign as a global function only.
   CHECK(CompileError("quantity('1').sign() == 1") ==
-        "1:15: found no matching overload for 'sign' applied to 'kubernetes.Quantity.()'");
+        "1:19: found no matching overload for 'sign' applied to 'kubernetes.Quantity.()'");
   CHECK(CompileError("quantity('1') < quantity('2')") ==
         "1:15: found no matching overload for '_<_' applied to '(kubernetes.Quantity, "
         "kubernetes.Quantity)'");
