@@ -243,14 +243,17 @@ bool Checker::QualifiedSelect(uint32_t node) {
   for (uint32_t n : *chain) analyzed_[n] = true;
   const Expr& root = Node(chain->front());
   if (root.name[0] != '.' && FindLocal(root.name) != nullptr) return false;
+  // Only names as long as the longest declared one can resolve, so a long chain costs time
+  // linear in its length (and nothing when no declared name has a dot).
+  size_t segments = std::min(chain->size(), env_.max_variable_segments());
   std::string qualified = root.name;
   std::vector<std::string> names{qualified};
-  for (size_t i = 1; i < chain->size(); ++i) {
+  for (size_t i = 1; i < segments; ++i) {
     qualified += "." + Node((*chain)[i]).name;
     names.push_back(qualified);
   }
   // The node tested by has() is a field of its operand, never part of the name.
-  size_t longest = chain->size() - (Node(node).test_only ? 2 : 1);
+  size_t longest = std::min(chain->size() - (Node(node).test_only ? 2 : 1), names.size() - 1);
   for (size_t i = longest; i >= 1; --i) {
     if (auto index = FindVariable(names[i])) {
       uint32_t resolved = (*chain)[i];

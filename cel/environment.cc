@@ -1,5 +1,7 @@
 #include "cel/environment.h"
 
+#include <algorithm>
+
 namespace tephra::cel {
 
 Environment::Environment() {
@@ -31,6 +33,8 @@ Environment& Environment::DeclareVariable(std::string name, TypeRef type) {
     variables_[it->second].second = std::move(type);
     return *this;
   }
+  max_segments_ =
+      std::max(max_segments_, static_cast<size_t>(std::count(name.begin(), name.end(), '.')) + 1);
   variable_index_.emplace(name, variables_.size());
   variables_.emplace_back(std::move(name), std::move(type));
   return *this;

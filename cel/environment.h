@@ -36,6 +36,8 @@ class Environment {
   const TypeRef& variable_type(size_t index) const { return variables_[index].second; }
   // The index of a declared variable.
   std::optional<size_t> FindVariable(std::string_view name) const;
+  // Dot-separated parts of the longest declared name (1 for "device", 3 for "a.b.c").
+  size_t max_variable_segments() const { return max_segments_; }
 
   // Qualified names resolve relative to the container ("a.b": x is tried as a.b.x, a.x, x).
   Environment& SetContainer(std::string container);
@@ -69,6 +71,7 @@ class Environment {
   std::bitset<8> libraries_;
   std::vector<std::pair<std::string, TypeRef>> variables_;
   std::map<std::string, size_t, std::less<>> variable_index_;
+  size_t max_segments_ = 1;
   std::string container_;
   bool check_types_ = true;
   bool homogeneous_literals_ = false;

@@ -252,6 +252,12 @@ TEST_CASE("nesting is limited with a clear error, long flat expressions are fine
   std::string conjunction = "true";
   for (int i = 0; i < 10000; ++i) conjunction += " && true";
   CHECK(Eval(conjunction) == "true");
+  // A long chain of selections resolves in time linear in its length.
+  Environment dotted;
+  dotted.DeclareVariable("a.b", Type::Dyn());
+  std::string chain = "a.b";
+  for (int i = 0; i < 30000; ++i) chain += ".c";
+  CHECK(CompileError(chain + " == 1", dotted) == "");
   Environment small;
   small.SetMaxExpressionLength(10);
   CHECK(CompileError("1 + 2 + 3 + 4", small) ==
