@@ -1,7 +1,10 @@
 #include "cel/checker.h"
 
 #include <algorithm>
+#include <initializer_list>
 #include <optional>
+
+#include "cel/functions.h"
 
 namespace tephra::cel {
 namespace {
@@ -44,9 +47,6 @@ constexpr Unsupported kUnsupported[] = {
     {"optional.ofNonZeroValue", "optional types"},
     {"optional.none", "optional types"},
     {"sortBy", "the lists extension's sortBy macro"},
-    {"mul", "Kubernetes' quantity arithmetic beyond add and sub"},
-    {"div", "Kubernetes' quantity arithmetic beyond add and sub"},
-    {"divInt", "Kubernetes' quantity arithmetic beyond add and sub"},
 };
 
 struct TypeName {
@@ -98,6 +98,42 @@ bool IsDynOrError(const TypeRef& t) {
   return t->kind() == TypeKind::kDyn || t->kind() == TypeKind::kError;
 }
 
+// The kinds a format() clause takes when its argument's type is known at compile: what either
+// version of cel-go's format validator accepts, Kubernetes' (strings extension version 2; %f
+// and %e take strings too) or the later one the conformance data follows (%d, %f and %e take
+// any number).
+constexpr uint32_t Kinds(std::initializer_list<TypeKind> kinds) {
+  uint32_t bits = 0;
+  for (TypeKind k : kinds) bits |= 1u << static_cast<unsigned>(k);
+  return bits;
+}
+struct FormatClause {
+  char clause;
+  uint32_t takes;  // a bit per TypeKind
+};
+constexpr FormatClause kFormatClauses[] = {
+    {'s', Kinds({TypeKind::kList, TypeKind::kMap, TypeKind::kInt, TypeKind::kUint,
+                 TypeKind::kDouble, TypeKind::kBool, TypeKind::kString, TypeKind::kBytes,
+                 TypeKind::kType, TypeKind::kNull})},
+    {'d', Kinds({TypeKind::kInt, TypeKind::kUint, TypeKind::kDouble})},
+    {'f', Kinds({TypeKind::kInt, TypeKind::kUint, TypeKind::kDouble, TypeKind::kString})},
+    {'e', Kinds({TypeKind::kInt, TypeKind::kUint, TypeKind::kDouble, TypeKind::kString})},
+    {'b', Kinds({TypeKind::kInt, TypeKind::kUint, TypeKind::kBool})},
+    {'x', Kinds({TypeKind::kInt, TypeKind::kUint, TypeKind::kString, TypeKind::kBytes})},
+    {'X', Kinds({TypeKind::kInt, TypeKind::kUint, TypeKind::kString, TypeKind::kBytes})},
+    {'o', Kinds({TypeKind::kInt, TypeKind::kUint})},
+};
+
+// A type as cel-go's format messages name it: containers without their parameters, a device
+// attribute's value (Kubernetes declares it google.protobuf.Any) by that name.
+std::string FormatTypeName(const TypeRef& t) {
+  if (t == Type::Any()) return "google.protobuf.Any";
+  if (t->kind() == TypeKind::kList) return "list";
+  if (t->kind() == TypeKind::kMap) return "map";
+  if (t->kind() == TypeKind::kType) return "type";
+  return t->ToString();
+}
+
 class Checker {
  public:
   Checker(Ast ast, std::string_view source, const Environment& env)
@@ -109,7 +145,6 @@ class Checker {
     out_.calls.resize(n);
     out_.slots.assign(n, 0);
     analyzed_.assign(n, false);
-    mixed_ok_.assign(n, false);
   }
 
   StatusOr<CheckedAst> Run();
@@ -146,13 +181,15 @@ class Checker {
   Status EnterComprehensionScope(uint32_t node);
   Status FinishComprehension(uint32_t node);
   std::string ArgTypes(const std::vector<TypeRef>& args, bool member) const;
+  Status CheckFormat(uint32_t node) const;
+  Status CheckFormatArgument(uint32_t arg, const FormatClause& clause) const;
 
   std::string_view source_;
   const Environment& env_;
   const FunctionRegistry& registry_;
   CheckedAst out_;
   std::vector<bool> analyzed_;  // selects whose name chain was already tried
-  std::vector<bool> mixed_ok_;  // list literals exempt from the homogeneous rule
+  uint32_t inside_format_ = 0;  // format() calls being checked: their literals may mix types
   std::vector<Local> scope_;
   uint32_t used_slots_ = 0;
 };
@@ -337,6 +374,81 @@ std::string Checker::ArgTypes(const std::vector<TypeRef>& args, bool member) con
   return out + ")";
 }
 
+// As Kubernetes' compiler does (cel-go's format validator): a constant format string applied
+// to a list literal is parsed at compile, and its clauses are counted against the list and
+// checked against the types of their arguments; other format() calls are checked at evaluation.
+Status Checker::CheckFormat(uint32_t node) const {
+  const Expr& e = Node(node);
+  const Expr& receiver = Node(e.args[0]);
+  const Expr& list = Node(e.args[1]);
+  if (receiver.kind != ExprKind::kConst || !receiver.constant.IsString() ||
+      list.kind != ExprKind::kList) {
+    return Status::Ok();
+  }
+  std::string_view f = receiver.constant.text();
+  size_t requested = 0;
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (f[i] != '%') continue;
+    if (i + 1 < f.size() && f[i + 1] == '%') {
+      ++i;
+      continue;
+    }
+    if (++i >= f.size()) return Error(node, "unexpected end of string");
+    if (requested >= list.args.size()) {
+      return Error(node, "index " + std::to_string(requested) + " out of range");
+    }
+    if (f[i] == '.') {
+      while (++i < f.size() && f[i] >= '0' && f[i] <= '9') {
+      }
+      if (i >= f.size()) {
+        return Error(node,
+                     "could not parse formatting clause: error while parsing precision: could "
+                     "not find end of precision specifier");
+      }
+    }
+    const FormatClause* clause = nullptr;
+    for (const FormatClause& c : kFormatClauses) {
+      if (c.clause == f[i]) clause = &c;
+    }
+    if (clause == nullptr) {
+      return Error(node, std::string("could not parse formatting clause: unrecognized "
+                                     "formatting clause \"") +
+                             f[i] + "\"");
+    }
+    TEPHRA_RETURN_IF_ERROR(CheckFormatArgument(list.args[requested++], *clause));
+  }
+  if (list.args.size() > requested) {
+    return Error(node, "too many arguments supplied to string.format (expected " +
+                           std::to_string(requested) + ", got " + std::to_string(list.args.size()) +
+                           ")");
+  }
+  return Status::Ok();
+}
+
+// One argument against its clause; %s also looks into list and map literals, element by element
+// (an explicit stack: literals nest as deep as the parser allows).
+Status Checker::CheckFormatArgument(uint32_t arg, const FormatClause& clause) const {
+  std::vector<uint32_t> pending = {arg};
+  while (!pending.empty()) {
+    uint32_t node = pending.back();
+    pending.pop_back();
+    const TypeRef& t = out_.types[node];
+    // Unknown types are checked at evaluation; a device attribute's value is not unknown but
+    // google.protobuf.Any, which no clause takes (Kubernetes refuses it here too).
+    if (IsDynOrError(t) && t != Type::Any()) continue;
+    if ((clause.takes & (1u << static_cast<unsigned>(t->kind()))) == 0) {
+      return Error(node,
+                   "error during formatting: " + std::string(FormatClauseRule(clause.clause)) +
+                       ", was given " + FormatTypeName(t));
+    }
+    const Expr& e = Node(node);
+    if (clause.clause == 's' && (e.kind == ExprKind::kList || e.kind == ExprKind::kMap)) {
+      pending.insert(pending.end(), e.args.rbegin(), e.args.rend());
+    }
+  }
+  return Status::Ok();
+}
+
 Status Checker::FinishCall(uint32_t node) {
   const Expr& e = Node(node);
   CallTarget& call = out_.calls[node];
@@ -380,6 +492,10 @@ Status Checker::FinishCall(uint32_t node) {
     return Error(node, "found no matching overload for '" + call.name + "' applied to '" +
                            ArgTypes(args, member) + "'");
   }
+  if (strict() && member && call.name == "format" && e.args.size() == 2 &&
+      env_.LibraryEnabled(Library::kStrings)) {
+    TEPHRA_RETURN_IF_ERROR(CheckFormat(node));
+  }
   TypeRef result = results[0];
   for (const TypeRef& r : results) {
     if (!SameType(r, result)) {
@@ -407,7 +523,7 @@ Status Checker::FinishAggregate(uint32_t node) {
       if (!joined[part]) {
         joined[part] = t;
       } else if (!SameType(joined[part], t)) {
-        if (strict() && env_.homogeneous_aggregate_literals() && !mixed_ok_[node]) {
+        if (strict() && env_.homogeneous_aggregate_literals() && inside_format_ == 0) {
           return Error(e.args[i], "expected type '" + joined[part]->ToString() + "' but found '" +
                                       t->ToString() + "'");
         }
@@ -548,11 +664,9 @@ StatusOr<CheckedAst> Checker::Run() {
         continue;
       case ExprKind::kCall:
         if (w.step == 0) {
-          // As in Kubernetes, format()'s argument list may mix types: "%d %s".format([1, "a"]).
-          if (e.has_target && e.name == "format" && e.args.size() == 2 &&
-              Node(e.args[1]).kind == ExprKind::kList) {
-            mixed_ok_[e.args[1]] = true;
-          }
+          // As in Kubernetes (cel-go exempts any literal inside a call named format), format()'s
+          // arguments may mix types: "%d %s".format([1, "a"]).
+          if (e.name == "format") ++inside_format_;
           w.step = NamespaceCall(w.node) ? 2 : 1;  // step - 1 is the next argument
           stack.back().step = w.step;
         }
@@ -562,6 +676,7 @@ StatusOr<CheckedAst> Checker::Run() {
           continue;
         }
         TEPHRA_RETURN_IF_ERROR(FinishCall(w.node));
+        if (e.name == "format") --inside_format_;
         stack.pop_back();
         continue;
       case ExprKind::kList:

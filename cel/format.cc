@@ -22,6 +22,11 @@ bool SpecialDouble(double d, std::string* out) {
   return true;
 }
 
+Status ClauseError(char clause, const Value& v) {
+  return InvalidArgument("error during formatting: " + std::string(FormatClauseRule(clause)) +
+                         ", was given " + std::string(v.Type().name));
+}
+
 // %s: the value as text; lists and maps with their elements the same way. The values were
 // built by an expression whose nesting the parser bounds, so the recursion is bounded too.
 Status AppendText(std::string* out, const Value& v) {
@@ -79,8 +84,7 @@ Status AppendText(std::string* out, const Value& v) {
       *out += v.quantity().String();
       return Status::Ok();
     default:
-      return InvalidArgument("error during formatting: no formatting for " +
-                             std::string(v.Type().name));
+      return ClauseError('s', v);
   }
 }
 
@@ -131,8 +135,7 @@ Status AppendInteger(std::string* out, const Value& v, int base, bool upper, cha
     default:
       break;
   }
-  return InvalidArgument(std::string("error during formatting: %") + clause + " does not take a " +
-                         std::string(v.Type().name));
+  return ClauseError(clause, v);
 }
 
 Status AppendFloat(std::string* out, const Value& v, int precision, char clause) {
@@ -148,8 +151,7 @@ Status AppendFloat(std::string* out, const Value& v, int precision, char clause)
       d = static_cast<double>(v.uint_value());
       break;
     default:
-      return InvalidArgument(std::string("error during formatting: %") + clause +
-                             " does not take a " + std::string(v.Type().name));
+      return ClauseError(clause, v);
   }
   if (SpecialDouble(d, out)) return Status::Ok();
   char format[8] = {'%', '.', '*', clause, '\0'};
@@ -174,23 +176,29 @@ Value Format(const Value* a, size_t, CallContext& ctx) {
       out.push_back(f[i]);
       continue;
     }
-    if (++i >= f.size()) return Value::Error("error during formatting: a lone % at the end");
-    if (f[i] == '%') {
+    if (i + 1 < f.size() && f[i + 1] == '%') {
       out.push_back('%');
+      ++i;
       continue;
     }
+    // In cel-go's order: the argument, the end of the text, the precision, the clause.
+    if (next >= args.size()) {
+      return Value::Error("index " + std::to_string(next) + " out of range");
+    }
+    if (++i >= f.size()) return Value::Error("unexpected end of string");
     int precision = 6;
     if (f[i] == '.') {
       precision = 0;
       while (++i < f.size() && f[i] >= '0' && f[i] <= '9') {
         precision = std::min(precision * 10 + (f[i] - '0'), 1000);
       }
-      if (i >= f.size()) return Value::Error("error during formatting: unfinished clause");
+      if (i >= f.size()) {
+        return Value::Error(
+            "could not parse formatting clause: error while parsing precision: could not find "
+            "end of precision specifier");
+      }
     }
     char clause = f[i];
-    if (next >= args.size()) {
-      return Value::Error("index " + std::to_string(next) + " out of range");
-    }
     Value arg = args.Get(next++);
     Status status;
     switch (clause) {
@@ -228,6 +236,29 @@ Value Format(const Value* a, size_t, CallContext& ctx) {
 }
 
 }  // namespace
+
+std::string_view FormatClauseRule(char clause) {
+  switch (clause) {
+    case 's':
+      return "string clause can only be used on strings, bools, bytes, ints, doubles, maps, "
+             "lists, types, durations, and timestamps";
+    case 'd':
+      return "decimal clause can only be used on integers";
+    case 'f':
+      return "fixed-point clause can only be used on doubles";
+    case 'e':
+      return "scientific clause can only be used on doubles";
+    case 'b':
+      return "only integers and bools can be formatted as binary";
+    case 'x':
+    case 'X':
+      return "only integers, byte buffers, and strings can be formatted as hex";
+    case 'o':
+      return "octal clause can only be used on integers";
+    default:
+      return "";
+  }
+}
 
 void RegisterStringFormat(FunctionRegistry& r) {
   r.Add(Library::kStrings, "format", Format, {"string.(list(dyn)) -> string"});

@@ -85,6 +85,11 @@ void RegisterStringFormat(FunctionRegistry& registry);
 void RegisterListFunctions(FunctionRegistry& registry);
 void RegisterKubernetesFunctions(FunctionRegistry& registry);
 
+// The rule format()'s clause (s, d, f, e, b, x, X, o) breaks when given a value it does not
+// take, in cel-go's words ("decimal clause can only be used on integers"); compile and
+// evaluation both report it. Empty for a character that is no clause.
+std::string_view FormatClauseRule(char clause);
+
 // The answer of an implementation that does not take these argument kinds.
 Value NoSuchOverload();
 bool IsNoSuchOverload(const Value& v);

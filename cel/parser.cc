@@ -1,6 +1,5 @@
 #include "cel/parser.h"
 
-#include <charconv>
 #include <limits>
 #include <optional>
 

@@ -1,7 +1,6 @@
 // CEL's standard definitions (docs/cel.md, "Standard functions"): arithmetic with overflow as
 // an error, heterogeneous equality, ordering across the numeric types, indexing, size, the
 // conversions, and the string predicates.
-#include <charconv>
 #include <cmath>
 #include <limits>
 #include <re2/re2.h>

@@ -49,6 +49,30 @@ TEST_CASE("compile errors name the position and the rule") {
   CHECK(CompileError("'a\nb' == ''", dra) ==
         "1:3: Syntax error: newline in a single-quoted string literal");
   CHECK(CompileError("'abc' == '\\q'", dra) == "1:11: Syntax error: invalid escape sequence");
+  CHECK(CompileError("'%d'.format([1, 'a']) == ''", dra) ==
+        "1:12: too many arguments supplied to string.format (expected 1, got 2)");
+  CHECK(CompileError("'%d %s'.format([1]) == ''", dra) == "1:15: index 1 out of range");
+  CHECK(CompileError("'%d'.format(['a']) == ''", dra) ==
+        "1:14: error during formatting: decimal clause can only be used on integers, was given "
+        "string");
+  CHECK(CompileError("'%s'.format([[1, quantity('1')]]) == ''", dra) ==
+        "1:26: error during formatting: string clause can only be used on strings, bools, bytes, "
+        "ints, doubles, maps, lists, types, durations, and timestamps, was given "
+        "kubernetes.Quantity");
+  CHECK(CompileError("'%.2'.format([1.0]) == ''", dra) ==
+        "1:13: could not parse formatting clause: error while parsing precision: could not find "
+        "end of precision specifier");
+  CHECK(CompileError("'%q'.format([1]) == ''", dra) ==
+        "1:12: could not parse formatting clause: unrecognized formatting clause \"q\"");
+  CHECK(CompileError("'100%'.format([]) == ''", dra) == "1:14: unexpected end of string");
+  // A device attribute's value is google.protobuf.Any to Kubernetes, which no clause takes.
+  CHECK(CompileError("'%s'.format([device.attributes['a'].x]) == ''", dra) ==
+        "1:36: error during formatting: string clause can only be used on strings, bools, bytes, "
+        "ints, doubles, maps, lists, types, durations, and timestamps, was given "
+        "google.protobuf.Any");
+  CHECK(CompileError("'%s %d %.1f %x %%'.format([dyn(device.attributes['a'].x), 1u, 'NaN', "
+                     "b'a']) == ''",
+                     dra) == "");
   CHECK(CompileError("9223372036854775808 > 0", dra) ==
         "1:1: Syntax error: invalid int literal: 9223372036854775808 is out of range");
 }
@@ -132,6 +156,12 @@ TEST_CASE("strings are code points, bytes are bytes") {
   CHECK(Eval("'TacoCat'.lowerAscii() + 'TacoCat'.upperAscii()") == "\"tacocatTACOCAT\"");
   CHECK(Eval("'hello hello'.replace('he', 'we', 1)") == "\"wello hello\"");
   CHECK(Eval("'%d-%s-%.2f'.format([1, 'a', 2.5])") == "\"1-a-2.50\"");
+  // What compile cannot see is refused at evaluation, in the same words.
+  CHECK(Eval("'%d'.format([dyn('a')])") ==
+        "error: error during formatting: decimal clause can only be used on integers, was given "
+        "string");
+  CHECK(Eval("'%d %d'.format(dyn([1]))") == "error: index 1 out of range");
+  CHECK(Eval("dyn('100%').format([1])") == "error: unexpected end of string");
   CHECK(Eval("strings.quote('a\"b')") == "\"\\\"a\\\\\\\"b\\\"\"");
   CHECK(Eval("'gpu-0'.matches('^gpu-[0-9]+$') && !'gpu-x'.matches('^gpu-[0-9]+$')") == "true");
   CHECK(Eval("'abc'.startsWith('ab') && 'abc'.endsWith('bc') && 'abc'.contains('b')") == "true");
