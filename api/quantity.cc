@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cstdio>
 #include <limits>
 
@@ -311,6 +312,96 @@ std::string Quantity::ReadableString() const {
   number.erase(number.find_last_not_of('0') + 1);
   if (number.back() == '.') number.pop_back();
   return std::string("~") + (negative_ ? "-" : "") + number + std::string(kBinaryPowers[power]);
+}
+
+std::optional<int64_t> Quantity::AsInt64() const {
+  if (IsZero()) return 0;
+  if (exponent_ < 0) return std::nullopt;  // normalised digits: a negative exponent is a fraction
+  if (digits_.size() + static_cast<size_t>(exponent_) > 19) return std::nullopt;
+  uint64_t magnitude = 0;
+  for (char c : digits_) magnitude = magnitude * 10 + static_cast<uint64_t>(c - '0');
+  for (int32_t i = 0; i < exponent_; ++i) {
+    if (magnitude > std::numeric_limits<uint64_t>::max() / 10) return std::nullopt;
+    magnitude *= 10;
+  }
+  uint64_t limit = negative_ ? uint64_t{1} << 63 : (uint64_t{1} << 63) - 1;
+  if (magnitude > limit) return std::nullopt;
+  return negative_ ? static_cast<int64_t>(0 - magnitude) : static_cast<int64_t>(magnitude);
+}
+
+double Quantity::AsApproximateDouble() const {
+  if (IsZero()) return 0;
+  std::string text = (negative_ ? "-" : "") + digits_ + "e" + std::to_string(exponent_);
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec == std::errc::result_out_of_range) {
+    // Too large or too small for a double: infinity, or zero.
+    bool huge = static_cast<int64_t>(digits_.size()) + exponent_ > 0;
+    if (!huge) return negative_ ? -0.0 : 0.0;
+    return negative_ ? -std::numeric_limits<double>::infinity()
+                     : std::numeric_limits<double>::infinity();
+  }
+  return value;
+}
+
+StatusOr<Quantity> Quantity::Plus(const Quantity& other) const {
+  if (other.IsZero()) return *this;
+  if (IsZero()) {
+    Quantity q = other;
+    return q;
+  }
+  // Align both at the smaller exponent: a * 10^e + b * 10^e.
+  int64_t low = std::min(exponent_, other.exponent_);
+  int64_t width = std::max<int64_t>(static_cast<int64_t>(digits_.size()) + exponent_,
+                                    static_cast<int64_t>(other.digits_.size()) + other.exponent_) -
+                  low;
+  if (width > static_cast<int64_t>(kMaxArithmeticDigits)) {
+    return InvalidArgument("quantity arithmetic out of range: " + String() + " and " +
+                           other.String() + " are too far apart to add exactly");
+  }
+  auto aligned = [&](const Quantity& q) {
+    std::string d = q.digits_;
+    d.append(static_cast<size_t>(q.exponent_ - low), '0');
+    d.insert(0, static_cast<size_t>(width) - d.size(), '0');
+    return d;
+  };
+  std::string a = aligned(*this);
+  std::string b = aligned(other);
+  Quantity q;
+  q.format_ = format_;
+  q.exponent_ = static_cast<int32_t>(low);
+  if (negative_ == other.negative_) {
+    q.negative_ = negative_;
+    q.digits_.assign(a.size() + 1, '0');
+    int carry = 0;
+    for (size_t i = a.size(); i-- > 0;) {
+      int v = (a[i] - '0') + (b[i] - '0') + carry;
+      q.digits_[i + 1] = static_cast<char>('0' + v % 10);
+      carry = v / 10;
+    }
+    q.digits_[0] = static_cast<char>('0' + carry);
+  } else {
+    // Subtract the smaller magnitude from the larger; the sign is the larger one's.
+    bool this_larger = a >= b;
+    const std::string& big = this_larger ? a : b;
+    const std::string& small = this_larger ? b : a;
+    q.negative_ = this_larger ? negative_ : other.negative_;
+    q.digits_.assign(big.size(), '0');
+    int borrow = 0;
+    for (size_t i = big.size(); i-- > 0;) {
+      int v = (big[i] - '0') - (small[i] - '0') - borrow;
+      borrow = v < 0 ? 1 : 0;
+      q.digits_[i] = static_cast<char>('0' + (v + 10) % 10);
+    }
+  }
+  q.Normalize();
+  return q;
+}
+
+StatusOr<Quantity> Quantity::Minus(const Quantity& other) const {
+  Quantity negated = other;
+  if (!negated.IsZero()) negated.negative_ = !negated.negative_;
+  return Plus(negated);
 }
 
 int64_t Quantity::MilliValue() const {

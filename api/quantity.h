@@ -18,6 +18,7 @@
 
 #include <compare>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -64,6 +65,18 @@ class Quantity {
   // -1, 0 or 1.
   int Sign() const { return IsZero() ? 0 : (negative_ ? -1 : 1); }
   QuantityFormat format() const { return format_; }
+
+  // The value as an int64 when it is a whole number that fits (Kubernetes AsInt64).
+  std::optional<int64_t> AsInt64() const;
+  // The nearest double; +-infinity beyond double's range (Kubernetes AsApproximateFloat64).
+  double AsApproximateDouble() const;
+
+  // this + other and this - other, exactly (Kubernetes Add and Sub); the result keeps this
+  // quantity's format unless this is zero. Refused when aligning the two would take more than
+  // kMaxArithmeticDigits digits (1e2000 + 1e-9), which Kubernetes would compute at great cost.
+  static constexpr size_t kMaxArithmeticDigits = 1000;
+  StatusOr<Quantity> Plus(const Quantity& other) const;
+  StatusOr<Quantity> Minus(const Quantity& other) const;
 
   // Numeric comparison; the format does not take part (Kubernetes Cmp/Equal).
   int Compare(const Quantity& other) const;

@@ -4,6 +4,8 @@
 #include <re2/re2.h>
 #include <unordered_map>
 
+#include "api/regex.h"
+
 namespace tephra::api {
 namespace {
 
@@ -23,41 +25,6 @@ void FillHyperNode(const json::Reader& r, HyperNode* hn) {
       DecodeLabelSelector(labels, &member.selector.label_match.emplace());
   });
   hn->status.node_count = r["status"]["nodeCount"].Int();
-}
-
-// Go's regexp refuses groups nested deeper than this; RE2 has no such limit.
-constexpr int kMaxNesting = 1000;
-
-// The deepest group nesting of `pattern`, escapes and character classes skipped.
-int GroupDepth(std::string_view pattern) {
-  int depth = 0, deepest = 0;
-  bool in_class = false;
-  for (size_t i = 0; i < pattern.size(); ++i) {
-    const char c = pattern[i];
-    if (c == '\\') {
-      ++i;
-    } else if (in_class) {
-      in_class = c != ']';
-    } else if (c == '[') {
-      in_class = true;
-      if (i + 1 < pattern.size() && pattern[i + 1] == '^') ++i;
-      if (i + 1 < pattern.size() && pattern[i + 1] == ']') ++i;  // a leading ] is a member
-    } else if (c == '(') {
-      deepest = std::max(deepest, ++depth);
-    } else if (c == ')') {
-      --depth;
-    }
-  }
-  return deepest;
-}
-
-// RE2 accepts what Go's regexp accepts (both are RE2 syntax), in time linear in the pattern.
-std::string RegexProblem(const std::string& pattern) {
-  if (GroupDepth(pattern) > kMaxNesting) return "expression nests too deeply";
-  RE2::Options options;
-  options.set_log_errors(false);
-  RE2 re(pattern, options);
-  return re.ok() ? "" : re.error();
 }
 
 void ValidateSelector(const HyperNodeMember& member, const std::string& path, FieldErrors* errors) {

@@ -14,8 +14,10 @@ declare -A groups=(
     protobuf-compiler-grpc libgoogle-glog-dev libgflags-dev libssl-dev libyaml-cpp-dev
     libmimalloc-dev"
   # toolchain extras, test and benchmark libraries, control plane, tests and benchmarks
+  # libprotoc-dev: the CEL conformance test reads cel-spec's text-format data through protobuf's
+  # compiler::Importer at run time (tests/unit/cel/).
   [dev]="ccache mold git clang-14 libclang-rt-14-dev clang-format-14 clang-tidy-14 catch2
-    libbenchmark-dev openssl curl jq python3 python3-yaml procps iproute2 gnuplot-nox"
+    libbenchmark-dev libprotoc-dev openssl curl jq python3 python3-yaml procps iproute2 gnuplot-nox"
   # hack/build-image.sh and the image e2e test: base root filesystems from Debian packages, image
   # builds, unpacking and running the image (runc: crun refuses hosts with hybrid cgroups), and
   # iptables to route the webhook's Service IP.

@@ -14,10 +14,15 @@ import tempfile
 
 # Spelled in pieces so that this file does not cite them itself. The Volcano build beside the
 # repository (../shared/baselines/volcano, where tests/compat and tests/oracle look for it by
-# default) is a program to run, not a document, so naming its place is allowed.
+# default) is a program to run, not a document, so naming its place is allowed; so is the CEL
+# conformance data the CEL conformance test reads (its directory, not a document in it).
+CONFORMANCE_DATA = "/reference/cel-spec-conformance"
+DATA_NOT_DOCUMENT = "(?![\\w/.-]*\\.md)"
 FORBIDDEN = re.compile("|".join([
-    re.escape("../" + "shared") + "(?!/baselines/)",
-    re.escape("shared/" + "reference"),
+    re.escape("../" + "shared") + "(?!/baselines/|" + re.escape(CONFORMANCE_DATA) +
+    DATA_NOT_DOCUMENT + ")",
+    re.escape("shared/" + "reference") + "(?!" + re.escape(CONFORMANCE_DATA[len("/reference"):]) +
+    DATA_NOT_DOCUMENT + ")",
     re.escape("volcano-" + "behaviour"),
     re.escape("DESIGN" + ".md"),
     re.escape("reference" + " §"),
@@ -62,11 +67,14 @@ def self_test():
         write("b/bad.txt", "# see ../" + "shared/DESIGN" + ".md\n")
         write("c/good.h", "// Queue rules (docs/compatibility.md §3.4).\n")
         write("c/good.sh", "baseline=$root/../" + "shared/baselines/volcano\n")
+        write("c/good.cc", "// reads ../" + "shared/reference/cel-spec-conformance/ at run time\n")
+        write("d/bad.cc", "// see ../" + "shared/reference/cel-spec-conformance/README" + ".md\n")
+        write("e/bad.cc", "// see shared/" + "reference/other-schedulers" + ".md\n")
         write("build/skipped.h", "// ../" + "shared\n")
         with open(os.path.join(root, "c", "image.png"), "wb") as f:
             f.write(b"\x89PNG\xff\xfe volcano-" + b"behaviour")
         found = scan(root)
-        expected = ["a/bad.h:1:", "b/bad.txt:1:"]
+        expected = ["a/bad.h:1:", "b/bad.txt:1:", "d/bad.cc:1:", "e/bad.cc:1:"]
         if [f.split(" ", 1)[0] for f in found] != expected:
             print("scanner found", found, "expected", expected)
             return 1

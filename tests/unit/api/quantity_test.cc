@@ -224,3 +224,49 @@ TEST_CASE("Quantities built from integers print like Kubernetes' constructors") 
 
 }  // namespace
 }  // namespace tephra::api
+
+namespace tephra::api {
+namespace {
+
+Quantity Q(const std::string& text) {
+  StatusOr<Quantity> q = Quantity::Parse(text);
+  REQUIRE(q.ok());
+  return *q;
+}
+
+TEST_CASE("Quantity adds and subtracts exactly, as Kubernetes' Add and Sub") {
+  CHECK(Q("50k").Plus(Q("20"))->Compare(Q("50.02k")) == 0);
+  CHECK(Q("50k").Minus(Q("20"))->Compare(Q("49.98k")) == 0);
+  CHECK(Q("1Gi").Plus(Q("1Gi"))->String() == "2Gi");
+  CHECK(Q("1").Minus(Q("3"))->String() == "-2");
+  CHECK(Q("-1").Minus(Q("-3"))->String() == "2");
+  CHECK(Q("100m").Plus(Q("-100m"))->IsZero());
+  CHECK(Q("1n").Plus(Q("1E"))->Compare(Q("1000000000000000000000000001n")) == 0);
+  CHECK(Q("0").Plus(Q("5Mi"))->String() == "5Mi");  // zero takes the other's format
+  // Exact beyond int64: no rounding through a double.
+  CHECK(Q("9223372036854775807").Plus(Q("1"))->Compare(Q("9223372036854775808")) == 0);
+  StatusOr<Quantity> far = Q("1e2000").Plus(Q("1n"));
+  REQUIRE_FALSE(far.ok());
+  CHECK(far.status().message().find("too far apart") != std::string::npos);
+}
+
+TEST_CASE("Quantity converts to int64 only when it is a whole number that fits") {
+  CHECK(Q("50k").AsInt64() == 50000);
+  CHECK(Q("-2Ki").AsInt64() == -2048);
+  CHECK(Q("0").AsInt64() == 0);
+  CHECK(Q("9223372036854775807").AsInt64() == std::numeric_limits<int64_t>::max());
+  CHECK(Q("-9223372036854775808").AsInt64() == std::numeric_limits<int64_t>::min());
+  CHECK_FALSE(Q("9223372036854775808").AsInt64().has_value());
+  CHECK_FALSE(Q("1500m").AsInt64().has_value());
+  CHECK_FALSE(Q("9999999999999999999999999999999999999G").AsInt64().has_value());
+}
+
+TEST_CASE("Quantity gives the nearest double") {
+  CHECK(Q("50.703k").AsApproximateDouble() == 50703.0);
+  CHECK(Q("1Mi").AsApproximateDouble() == 1048576.0);
+  CHECK(Q("-250m").AsApproximateDouble() == -0.25);
+  CHECK(Q("1e400").AsApproximateDouble() == std::numeric_limits<double>::infinity());
+}
+
+}  // namespace
+}  // namespace tephra::api
