@@ -318,6 +318,35 @@ spec: {minMember: 2, queue: nowhere}
   CHECK(Contains(metrics, "tephra_admission_queue_cache_synced 1"));
 }
 
+TEST_CASE("A Job nested 200 levels deep is denied naming the path and the limit") {
+  Suite suite;
+  auto [replica, ns] = suite.Serve(kDefaultPaths);
+  suite.EnsureDefaultQueue();
+  // An affinity of 200 nested objects; the CRD keeps pod templates whole, so the API server
+  // stores it and asks the webhooks.
+  std::string deep;
+  for (int i = 0; i < 200; ++i) deep += R"({"nodeAffinity":)";
+  deep += "{}" + std::string(200, '}');
+  const std::string job =
+      R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"deep"},)"
+      R"("spec":{"tasks":[{"name":"w","replicas":1,"template":{"spec":{"affinity":)" +
+      deep + R"(,"containers":[{"name":"c","image":"busybox"}]}}}]}})";
+  CommandResult r = suite.k().Run({"create", "-n", ns, "-f", "-"}, job);
+  INFO(r.err);
+  CHECK_FALSE(r.ok());
+  // The mutating webhook is called first; its answer is a review denial, not an HTTP error.
+  CHECK(Contains(r.err,
+                 "admission webhook \"mutatejob.volcano.sh\" denied the request: "
+                 "spec.tasks[0].template.spec.affinity.nodeAffinity.nodeAffinity."));
+  CHECK(Contains(r.err,
+                 ": nested more than 126 levels deep; tephra-admission reads objects up "
+                 "to 126 levels deep"));
+  CHECK_FALSE(Contains(r.err, "unknown reason"));
+  CHECK_FALSE(suite.k().Run({"get", "-n", ns, "vcjob", "deep"}).ok());
+  CHECK(Contains(replica.Health("/metrics").out,
+                 R"(tephra_admission_requests_total{path="/jobs/mutate",verdict="denied"} 1)"));
+}
+
 TEST_CASE("A good Job comes back defaulted, and --dry-run=server stores nothing") {
   Suite suite;
   auto [replica, ns] = suite.Serve(kDefaultPaths);
