@@ -381,8 +381,8 @@ void ValidateResourceNames(const ResourceRequirements& res, const std::string& p
 
 void ValidateResources(const ResourceRequirements& res, const std::string& path,
                        FieldErrors* errors) {
-  validation::ValidateNonNegativeQuantities(res.requests, Field(path, "requests"), errors);
-  validation::ValidateNonNegativeQuantities(res.limits, Field(path, "limits"), errors);
+  validation::ValidateQuantities(res.requests, Field(path, "requests"), errors);
+  validation::ValidateQuantities(res.limits, Field(path, "limits"), errors);
   for (const auto& [name, request] : res.requests) {
     const Quantity* limit = res.limits.Find(name);
     if (limit != nullptr && request > *limit) {
@@ -665,8 +665,7 @@ FieldErrors ValidatePodTemplate(const PodTemplate& tmpl, std::string_view path) 
     errors.push_back({Field(spec_path, "restartPolicy"),
                       "must be Always, OnFailure or Never, not \"" + restart + "\""});
   }
-  validation::ValidateNonNegativeQuantities(tmpl.spec.overhead, Field(spec_path, "overhead"),
-                                            &errors);
+  validation::ValidateQuantities(tmpl.spec.overhead, Field(spec_path, "overhead"), &errors);
   if (tmpl.spec.resources) {
     ValidateResources(*tmpl.spec.resources, Field(spec_path, "resources"), &errors);
   }

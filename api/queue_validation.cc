@@ -34,7 +34,7 @@ void ValidateOwnResources(const Queue& q, FieldErrors* errors) {
   for (const auto& [list, path] :
        {std::pair{&capability, kCapabilityPath}, std::pair{&deserved, kDeservedPath},
         std::pair{&guarantee, kGuaranteePath}}) {
-    validation::ValidateNonNegativeQuantities(*list, std::string(path), errors);
+    validation::ValidateQuantities(*list, std::string(path), errors);
     validation::ValidateCountedQuantities(*list, std::string(path), errors);
   }
   for (const auto& [name, d] : deserved) {
@@ -327,7 +327,7 @@ FieldErrors ValidatePodGroupCreate(const PodGroup& pg, const QueueLookup* queues
       errors.push_back({Field("spec.minTaskMember", task), "must be greater than or equal to 0"});
   }
   if (pg.spec.min_resources) {
-    validation::ValidateNonNegativeQuantities(*pg.spec.min_resources, "spec.minResources", &errors);
+    validation::ValidateQuantities(*pg.spec.min_resources, "spec.minResources", &errors);
   }
   if (queues != nullptr && !pg.spec.queue.empty()) {
     std::shared_ptr<const Queue> queue = queues->Get(pg.spec.queue);

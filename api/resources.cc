@@ -211,14 +211,24 @@ const std::string& ResourceIdName(ResourceId id) {
 // ---------------------------------------------------------------------------------------------
 // Resources
 
+bool CountedInMilli(std::string_view name) {
+  return FixedIndex(name) < 0 || name == kResourceCpu;
+}
+
+Quantity LargestCountable(std::string_view name) {
+  constexpr int64_t kMost = std::numeric_limits<int64_t>::max();
+  return CountedInMilli(name) ? Quantity::FromMilli(kMost) : Quantity::FromInt(kMost);
+}
+
 Resources Resources::FromList(const ResourceList& list) {
   Resources r;
   for (const auto& [name, quantity] : list) {
-    int f = FixedIndex(name);
+    const int64_t amount = CountedInMilli(name) ? quantity.MilliValue() : quantity.Value();
+    const int f = FixedIndex(name);
     if (f < 0) {
-      r.SetScalar(InternResourceName(name), quantity.MilliValue());
+      r.SetScalar(InternResourceName(name), amount);
     } else {
-      r.SetFixed(static_cast<Fixed>(f), f == kCpu ? quantity.MilliValue() : quantity.Value());
+      r.SetFixed(static_cast<Fixed>(f), amount);
     }
   }
   return r;

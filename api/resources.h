@@ -69,6 +69,14 @@ ResourceId InternResourceName(std::string_view name);
 std::optional<ResourceId> FindResourceId(std::string_view name);
 const std::string& ResourceIdName(ResourceId id);
 
+// Whether Resources counts `name` in milli-units (cpu and extended resources) rather than
+// units (memory, ephemeral-storage, pods), as Kubernetes' own accounting does.
+bool CountedInMilli(std::string_view name);
+// The largest quantity of `name` those int64 units hold: 9223372036854775807m for a resource
+// counted in milli-units, 9223372036854775807 otherwise. Admission refuses more
+// (docs/admission.md, Tephra-only refusals); Resources saturates at it.
+Quantity LargestCountable(std::string_view name);
+
 // A resource vector for scheduling arithmetic. cpu is in millicores, memory and
 // ephemeral-storage in bytes, pods a count, and extended resources in milli-units (1 GPU is
 // 1000). The four common dimensions are plain fields; extended resources live in a small

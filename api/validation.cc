@@ -177,11 +177,20 @@ void ValidateNetworkTopology(const std::optional<NetworkTopologySpec>& nt, const
   }
 }
 
-void ValidateNonNegativeQuantities(const ResourceList& list, const std::string& path,
-                                   FieldErrors* errors) {
+void ValidateQuantities(const ResourceList& list, const std::string& path, FieldErrors* errors) {
   for (const auto& [name, q] : list) {
     if (q.Sign() < 0) {
       errors->push_back({Field(path, name), "must be a non-negative quantity, not " + q.String()});
+      continue;
+    }
+    // Beyond what int64 accounting holds the amount could only saturate: a Job asking for it
+    // would wait for ever (docs/admission.md, Tephra-only refusals).
+    const Quantity most = LargestCountable(name);
+    if (q > most) {
+      errors->push_back({Field(path, name), "must be at most " + most.String() +
+                                                " (Kubernetes counts " + name + " in int64 " +
+                                                (CountedInMilli(name) ? "milli-units" : "units") +
+                                                "), not " + q.String()});
     }
   }
 }
@@ -213,7 +222,8 @@ bool IsCountedResource(std::string_view name) {
 void ValidateCountedQuantities(const ResourceList& list, const std::string& path,
                                FieldErrors* errors) {
   for (const auto& [name, q] : list) {
-    if (IsCountedResource(name) && q.MilliValue() % 1000 != 0) {
+    // One too large to count is refused as such by ValidateQuantities.
+    if (IsCountedResource(name) && q <= LargestCountable(name) && q.MilliValue() % 1000 != 0) {
       errors->push_back({Field(path, name), "must be a whole number, not " + q.String()});
     }
   }

@@ -21,8 +21,8 @@ void AddNameProblems(FieldErrors* errors, const std::string& path, std::string_v
 // Tier fields exclusive, highestTierAllowed >= 0, mode hard|soft.
 void ValidateNetworkTopology(const std::optional<NetworkTopologySpec>& nt, const std::string& path,
                              FieldErrors* errors);
-void ValidateNonNegativeQuantities(const ResourceList& list, const std::string& path,
-                                   FieldErrors* errors);
+// Every quantity non-negative and within what int64 accounting holds (LargestCountable).
+void ValidateQuantities(const ResourceList& list, const std::string& path, FieldErrors* errors);
 // Kubernetes' resource name classes: native resources have no domain or one under
 // kubernetes.io; extended resources are every other qualified name (but not quota names
 // starting with "requests."); counted resources are extended ones and object counts (pods, ...).

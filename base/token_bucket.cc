@@ -37,6 +37,19 @@ std::chrono::steady_clock::duration TokenBucket::Reserve() {
       std::chrono::duration<double>(-tokens_ / qps_));
 }
 
+std::optional<std::chrono::steady_clock::duration> TokenBucket::ReserveWithin(
+    std::chrono::steady_clock::duration max_wait) {
+  if (qps_ <= 0) return std::chrono::steady_clock::duration::zero();
+  sync::MutexLock l(mu_);
+  Refill();
+  const double wait_seconds = (1 - tokens_) / qps_;
+  if (wait_seconds > std::chrono::duration<double>(max_wait).count()) return std::nullopt;
+  tokens_ -= 1;
+  if (tokens_ >= 0) return std::chrono::steady_clock::duration::zero();
+  return std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+      std::chrono::duration<double>(-tokens_ / qps_));
+}
+
 void TokenBucket::Wait() {
   auto delay = Reserve();
   if (delay <= std::chrono::steady_clock::duration::zero()) return;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <chrono>
+#include <optional>
 
 #include "base/clock.h"
 #include "sync/mutex.h"
@@ -19,6 +20,10 @@ class TokenBucket {
   // How long the caller must wait for a token it reserves now (zero if available). The token
   // is taken: callers sleep for the returned duration and then proceed.
   std::chrono::steady_clock::duration Reserve() EXCLUDES(mu_);
+  // Reserve() when the wait is at most `max_wait`; otherwise nothing is taken and nullopt
+  // returned, so the reservations ahead never add up to more than `max_wait`.
+  std::optional<std::chrono::steady_clock::duration> ReserveWithin(
+      std::chrono::steady_clock::duration max_wait) EXCLUDES(mu_);
   // Reserve() and sleep (on the clock) until the token is due.
   void Wait();
 

@@ -42,11 +42,15 @@ int ExponentialFailureRateLimiter::NumRequeues(const std::string& key) const {
   return it == failures_.end() ? 0 : it->second;
 }
 
-TokenBucketRateLimiter::TokenBucketRateLimiter(double qps, int burst, ClockInterface& clock)
-    : bucket_(qps, burst, clock) {}
+TokenBucketRateLimiter::TokenBucketRateLimiter(double qps, int burst, ClockInterface& clock,
+                                               std::optional<nanoseconds> max_delay)
+    : bucket_(qps, burst, clock), max_delay_(max_delay) {}
 
 nanoseconds TokenBucketRateLimiter::When(const std::string&) {
-  return std::chrono::duration_cast<nanoseconds>(bucket_.Reserve());
+  if (!max_delay_) return std::chrono::duration_cast<nanoseconds>(bucket_.Reserve());
+  auto wait =
+      bucket_.ReserveWithin(std::chrono::ceil<std::chrono::steady_clock::duration>(*max_delay_));
+  return wait ? std::chrono::duration_cast<nanoseconds>(*wait) : *max_delay_;
 }
 
 MaxOfRateLimiter::MaxOfRateLimiter(std::vector<std::unique_ptr<RateLimiter>> limiters)
@@ -72,7 +76,8 @@ int MaxOfRateLimiter::NumRequeues(const std::string& key) const {
 std::unique_ptr<RateLimiter> NewDefaultControllerRateLimiter(ClockInterface& clock) {
   std::vector<std::unique_ptr<RateLimiter>> limiters;
   limiters.push_back(std::make_unique<ExponentialFailureRateLimiter>());
-  limiters.push_back(std::make_unique<TokenBucketRateLimiter>(10, 100, clock));
+  limiters.push_back(
+      std::make_unique<TokenBucketRateLimiter>(10, 100, clock, kMaxSharedRetryDelay));
   return std::make_unique<MaxOfRateLimiter>(std::move(limiters));
 }
 

@@ -80,10 +80,16 @@ class ExponentialFailureRateLimiter final : public RateLimiter {
 // An overall token bucket shared by all keys: `qps` tokens per second, at most `burst` saved.
 // Each When() reserves a token and returns the wait until it is available. It keeps no per-key
 // history, so Forget does nothing and NumRequeues is 0.
+//
+// With `max_delay`, a retry that would wait longer than that takes no token and waits
+// `max_delay`: the bucket spreads a burst of retries over at most that long. Without it the
+// reservations have no bound, and one key's first retry waits behind every retry other keys
+// reserved before it (a thousand failures at 10 qps hold the next one back 90 s).
 class TokenBucketRateLimiter final : public RateLimiter {
  public:
   explicit TokenBucketRateLimiter(double qps = 10, int burst = 100,
-                                  ClockInterface& clock = RealClock());
+                                  ClockInterface& clock = RealClock(),
+                                  std::optional<std::chrono::nanoseconds> max_delay = std::nullopt);
 
   std::chrono::nanoseconds When(const std::string& key) override;
   void Forget(const std::string&) override {}
@@ -91,6 +97,7 @@ class TokenBucketRateLimiter final : public RateLimiter {
 
  private:
   TokenBucket bucket_;
+  const std::optional<std::chrono::nanoseconds> max_delay_;
 };
 
 // The longest wait of several limiters; NumRequeues is the largest of theirs.
@@ -106,8 +113,14 @@ class MaxOfRateLimiter final : public RateLimiter {
   const std::vector<std::unique_ptr<RateLimiter>> limiters_;
 };
 
-// client-go's default controller limiter: max(per-key exponential 5ms..1000s, bucket 10 qps
-// burst 100).
+// The longest the controllers' shared bucket holds a retry back (kMaxSharedRetryDelay): a key's
+// retry waits for its own failures, never for long behind other keys' (docs/compatibility.md
+// §2.1, Failures).
+inline constexpr std::chrono::seconds kMaxSharedRetryDelay{1};
+
+// The controllers' limiter: max(per-key exponential 5ms..1000s, bucket 10 qps burst 100 that
+// holds a retry back at most kMaxSharedRetryDelay). client-go's default has the same two parts,
+// but its bucket has no bound.
 std::unique_ptr<RateLimiter> NewDefaultControllerRateLimiter(ClockInterface& clock = RealClock());
 
 struct WorkQueueOptions {

@@ -77,8 +77,11 @@ kubectl create namespace demo --dry-run=client -o yaml | kubectl apply -f - >/de
 # Submitted afresh each run so that every run shows a gang being scheduled.
 kubectl -n demo delete job.batch.volcano.sh tf-dist-mnist --ignore-not-found --wait=true >/dev/null
 kubectl -n demo apply -f examples/job-tensorflow.yaml >/dev/null
-# A gang that waits (no node is large enough), so the dashboard has a waiting job to explain.
-kubectl -n demo delete job.batch.volcano.sh big-gang --ignore-not-found --wait=true >/dev/null
+# A gang that waits (no node has the label it asks for), so the dashboard has a waiting job to
+# explain. big-gang is its earlier form, which asked for 96 CPUs and so took the default queue's
+# share of the cluster: removed if an earlier run left it.
+kubectl -n demo delete job.batch.volcano.sh big-gang waiting-gang --ignore-not-found --wait=true \
+  >/dev/null
 kubectl -n demo apply -f examples/job-waiting.yaml >/dev/null
 # The PodGroup is named <job>-<job uid>.
 uid=$(kubectl -n demo get job.batch.volcano.sh tf-dist-mnist -o 'jsonpath={.metadata.uid}')
@@ -90,6 +93,39 @@ until [[ "$(kubectl -n demo get podgroup "$pg" -o 'jsonpath={.status.phase}' 2>/
   sleep 0.2
 done
 step "gang scheduled: PodGroup $pg is Running"
+
+# A newcomer's first gang in the default queue (4 pods of 3 CPUs) must run at once beside the
+# demo's jobs: the demo leaves the default queue its share of the cluster.
+step "checking that a 12-CPU gang in the default queue runs at once"
+kubectl -n demo delete job.batch.volcano.sh first-gang --ignore-not-found --wait=true >/dev/null
+kubectl -n demo apply -f - >/dev/null <<'YAML'
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: first-gang}
+spec:
+  schedulerName: volcano
+  minAvailable: 4
+  queue: default
+  tasks:
+  - name: worker
+    replicas: 4
+    template:
+      spec:
+        restartPolicy: Never
+        containers:
+        - {name: main, image: busybox, resources: {requests: {cpu: "3", memory: 1Gi}}}
+YAML
+uid=$(kubectl -n demo get job.batch.volcano.sh first-gang -o 'jsonpath={.metadata.uid}')
+deadline=$(( $(date +%s) + 60 ))
+until [[ "$(kubectl -n demo get podgroup "first-gang-$uid" -o 'jsonpath={.status.phase}' 2>/dev/null)" == Running ]]; do
+  if (( $(date +%s) >= deadline )); then
+    build/dev/bin/tephractl -n demo job explain first-gang >&2 || true
+    die "a 12-CPU gang in the default queue was not scheduled within 60s"
+  fi
+  sleep 0.2
+done
+kubectl -n demo delete job.batch.volcano.sh first-gang --wait=false >/dev/null
+step "the default queue's gang ran: PodGroup first-gang-$uid was Running"
 kubectl -n demo get pods -o wide
 kubectl -n demo get job.batch.volcano.sh,podgroup
 
@@ -106,7 +142,7 @@ Logs:
   $logs/tephra-scheduler.log
   $logs/{kube-apiserver,etcd,kwok,kube-controller-manager}.log
 Dashboard: http://127.0.0.1:$p_dashboard/  (queues and their shares, jobs and why they wait, nodes, the last hour)
-  demo/big-gang waits on purpose: http://127.0.0.1:$p_dashboard/#/job/demo/big-gang
+  demo/waiting-gang waits on purpose: http://127.0.0.1:$p_dashboard/#/job/demo/waiting-gang
 Metrics: http://127.0.0.1:$p_sched/metrics (scheduler), :$p_cm (controller manager), :$p_admission (admission)
 Admin API: 127.0.0.1:$p_admin (TEPHRA_ADMIN_ADDRESS in the environment above), e.g.
   build/dev/bin/tephractl -n demo job explain tf-dist-mnist

@@ -369,39 +369,73 @@ std::vector<std::string_view> NumberTokens(std::string_view text) {
   return out;
 }
 
-// Builds a Document from RapidJSON's events: counts nesting against kMaxDepth and stores each
-// number as a typed number when that keeps its text, else as a raw number.
+// How deep a DocumentBuilder may go, and what it does with a value beyond.
+struct DepthLimit {
+  size_t max = kMaxDepth;
+  // Keep such values as null, and say where the first one was, instead of failing the parse.
+  bool prune = false;
+};
+
+// Longest member name a pruned value's path keeps (cut at a UTF-8 character boundary).
+constexpr size_t kMaxPathKeyBytes = 64;
+
+// Builds a Document from RapidJSON's events: counts nesting against the limit and stores each
+// number as a typed number when that keeps its text, else as a raw number. When pruning it also
+// tracks the path of the value being read, so the first value cut can be named.
 class DocumentBuilder {
  public:
-  DocumentBuilder(Document* doc, const std::vector<std::string_view>* originals)
-      : doc_(doc), originals_(originals) {}
+  DocumentBuilder(Document* doc, const std::vector<std::string_view>* originals, DepthLimit limit)
+      : doc_(doc), originals_(originals), limit_(limit) {}
 
   bool too_deep() const { return too_deep_; }
+  const std::vector<std::string>& cut() const { return cut_; }
 
-  bool Null() { return doc_->Null(); }
-  bool Bool(bool b) { return doc_->Bool(b); }
-  bool Int(int i) { return doc_->Int(i); }
-  bool Uint(unsigned i) { return doc_->Uint(i); }
-  bool Int64(int64_t i) { return doc_->Int64(i); }
-  bool Uint64(uint64_t i) { return doc_->Uint64(i); }
-  bool Double(double d) { return doc_->Double(d); }
-  bool String(const char* s, rapidjson::SizeType n, bool) { return doc_->String(s, n, true); }
-  bool Key(const char* s, rapidjson::SizeType n, bool) { return doc_->Key(s, n, true); }
-  bool StartObject() { return Enter() && doc_->StartObject(); }
-  bool EndObject(rapidjson::SizeType n) {
-    --depth_;
-    return doc_->EndObject(n);
+  bool Null() {
+    return Scalar([&] { return doc_->Null(); });
   }
-  bool StartArray() { return Enter() && doc_->StartArray(); }
-  bool EndArray(rapidjson::SizeType n) {
-    --depth_;
-    return doc_->EndArray(n);
+  bool Bool(bool b) {
+    return Scalar([&] { return doc_->Bool(b); });
   }
+  bool Int(int i) {
+    return Scalar([&] { return doc_->Int(i); });
+  }
+  bool Uint(unsigned i) {
+    return Scalar([&] { return doc_->Uint(i); });
+  }
+  bool Int64(int64_t i) {
+    return Scalar([&] { return doc_->Int64(i); });
+  }
+  bool Uint64(uint64_t i) {
+    return Scalar([&] { return doc_->Uint64(i); });
+  }
+  bool Double(double d) {
+    return Scalar([&] { return doc_->Double(d); });
+  }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    return Scalar([&] { return doc_->String(s, n, true); });
+  }
+  bool Key(const char* s, rapidjson::SizeType n, bool) {
+    if (skip_ > 0) return true;
+    if (limit_.prune) frames_.back().key = KeyForPath(std::string_view(s, n));
+    return doc_->Key(s, n, true);
+  }
+  bool StartObject() {
+    Opened o = Open(false);
+    return o == Opened::kForward ? doc_->StartObject() : o == Opened::kSwallowed;
+  }
+  bool EndObject(rapidjson::SizeType n) { return Close() || doc_->EndObject(n); }
+  bool StartArray() {
+    Opened o = Open(true);
+    return o == Opened::kForward ? doc_->StartArray() : o == Opened::kSwallowed;
+  }
+  bool EndArray(rapidjson::SizeType n) { return Close() || doc_->EndArray(n); }
 
   bool RawNumber(const char* s, rapidjson::SizeType n, bool) {
     std::string_view text(s, n);
     if (originals_ != nullptr && number_ < originals_->size()) text = (*originals_)[number_];
     ++number_;
+    if (skip_ > 0) return true;
+    Began();
     if (IsIntegerText(text)) {
       if (text == "-0") return Raw(text);
       int64_t i = 0;
@@ -422,10 +456,77 @@ class DocumentBuilder {
   }
 
  private:
-  bool Enter() {
-    if (++depth_ <= kMaxDepth) return true;
-    too_deep_ = true;
+  enum class Opened { kForward, kSwallowed, kFailed };
+  // One open container, while pruning: whether it is an array, the elements begun so far and
+  // the last member name.
+  struct Frame {
+    bool array = false;
+    size_t elements = 0;
+    std::string key;
+  };
+
+  static std::string KeyForPath(std::string_view key) {
+    if (key.size() <= kMaxPathKeyBytes) return std::string(key);
+    size_t end = kMaxPathKeyBytes;
+    // Back off continuation bytes (10xxxxxx) so the cut name stays valid UTF-8.
+    while (end > 0 && (static_cast<unsigned char>(key[end]) & 0xC0) == 0x80) --end;
+    return std::string(key.substr(0, end)) + "...";
+  }
+
+  // A scalar value: added unless it lies inside a value being cut.
+  template <typename Add>
+  bool Scalar(const Add& add) {
+    if (skip_ > 0) return true;
+    Began();
+    return add();
+  }
+
+  // A value begins: it is the next element of the array it is in.
+  void Began() {
+    if (limit_.prune && !frames_.empty()) ++frames_.back().elements;
+  }
+
+  // A container begins: forwarded, swallowed (inside or as a cut value) or too deep.
+  Opened Open(bool array) {
+    if (skip_ > 0) {
+      ++skip_;
+      return Opened::kSwallowed;
+    }
+    if (depth_ >= limit_.max) {
+      if (!limit_.prune) {
+        too_deep_ = true;
+        return Opened::kFailed;
+      }
+      Began();
+      if (cut_.empty()) cut_ = CurrentPath();
+      skip_ = 1;
+      return doc_->Null() ? Opened::kSwallowed : Opened::kFailed;
+    }
+    Began();
+    ++depth_;
+    if (limit_.prune) frames_.push_back(Frame{array, 0, {}});
+    return Opened::kForward;
+  }
+
+  // A container ends; true when it was swallowed, so nothing goes to the document.
+  bool Close() {
+    if (skip_ > 0) {
+      --skip_;
+      return true;
+    }
+    --depth_;
+    if (limit_.prune) frames_.pop_back();
     return false;
+  }
+
+  // The path of the value being read: a member name or "[index]" per open container.
+  std::vector<std::string> CurrentPath() const {
+    std::vector<std::string> path;
+    path.reserve(frames_.size());
+    for (const Frame& f : frames_) {
+      path.push_back(f.array ? "[" + std::to_string(f.elements - 1) + "]" : f.key);
+    }
+    return path;
   }
 
   bool Raw(std::string_view text) {
@@ -436,38 +537,52 @@ class DocumentBuilder {
 
   Document* doc_;
   const std::vector<std::string_view>* originals_;
+  const DepthLimit limit_;
   size_t depth_ = 0;
   size_t number_ = 0;
   bool too_deep_ = false;
+  size_t skip_ = 0;  // > 0 inside a value being cut: containers opened within it, plus one
+  std::vector<Frame> frames_;     // while pruning
+  std::vector<std::string> cut_;  // the path of the first value cut
 };
 
-rapidjson::ParseResult ParseInto(std::string_view text, Document* doc,
-                                 const std::vector<std::string_view>* originals, bool* too_deep) {
+struct ParseOutcome {
   rapidjson::ParseResult result;
+  bool too_deep = false;
+  std::vector<std::string> cut;
+};
+
+ParseOutcome ParseInto(std::string_view text, Document* doc,
+                       const std::vector<std::string_view>* originals, DepthLimit limit) {
+  ParseOutcome out;
   auto generate = [&](Document& handler) {
-    DocumentBuilder builder(&handler, originals);
+    DocumentBuilder builder(&handler, originals, limit);
     // Read as is: an encoding-detecting stream would skip a byte order mark, and even a lone
     // first byte of one (0xEF), which the same text embedded in another document would not.
     rapidjson::MemoryStream ms(text.data(), text.size());
     rapidjson::Reader reader;
-    result = reader.Parse<kParseFlags>(ms, builder);
+    // RapidJSON's default parser recurses once per level, which the limit bounds when it stops
+    // the parse; a pruning parse reads on past the limit, so it must not recurse.
+    out.result = limit.prune
+                     ? reader.Parse<kParseFlags | rapidjson::kParseIterativeFlag>(ms, builder)
+                     : reader.Parse<kParseFlags>(ms, builder);
     // RapidJSON takes a NUL byte for the end of the text: whatever follows one is not JSON.
-    if (!result.IsError() && ms.Tell() < text.size()) {
-      result.Set(rapidjson::kParseErrorDocumentRootNotSingular, ms.Tell());
+    if (!out.result.IsError() && ms.Tell() < text.size()) {
+      out.result.Set(rapidjson::kParseErrorDocumentRootNotSingular, ms.Tell());
     }
-    *too_deep = builder.too_deep();
-    return !result.IsError();
+    out.too_deep = builder.too_deep();
+    out.cut = builder.cut();
+    return !out.result.IsError();
   };
   doc->Populate(generate);
-  return result;
+  return out;
 }
 
-}  // namespace
-
-Status Parse(std::string_view text, Document* doc) {
-  bool too_deep = false;
-  rapidjson::ParseResult result = ParseInto(text, doc, nullptr, &too_deep);
-  if (result.Code() == rapidjson::kParseErrorNumberTooBig) {
+// Parse and ParsePruned: the text into `doc` within `limit`.
+Status ParseLimited(std::string_view text, Document* doc, DepthLimit limit,
+                    std::vector<std::string>* cut) {
+  ParseOutcome outcome = ParseInto(text, doc, nullptr, limit);
+  if (outcome.result.Code() == rapidjson::kParseErrorNumberTooBig) {
     // RapidJSON refuses numbers beyond double's range even when asked for their text. Parse a
     // copy whose numbers are all "0" padded with spaces (so offsets stay the same) and take
     // each number's text from the original.
@@ -486,17 +601,55 @@ Status Parse(std::string_view text, Document* doc) {
       masked[offset] = '0';
       std::fill_n(masked.begin() + static_cast<std::ptrdiff_t>(offset) + 1, token.size() - 1, ' ');
     }
-    result = ParseInto(masked, doc, &originals, &too_deep);
+    outcome = ParseInto(masked, doc, &originals, limit);
   }
-  if (too_deep) {
+  const rapidjson::ParseResult& result = outcome.result;
+  if (outcome.too_deep) {
     return InvalidArgument("invalid JSON at offset " + std::to_string(result.Offset()) +
-                           ": nested more than " + std::to_string(kMaxDepth) + " levels deep");
+                           ": nested more than " + std::to_string(limit.max) + " levels deep");
   }
   if (result.IsError()) {
     return InvalidArgument("invalid JSON at offset " + std::to_string(result.Offset()) + ": " +
                            rapidjson::GetParseError_En(result.Code()));
   }
+  if (cut != nullptr) *cut = std::move(outcome.cut);
   return Status::Ok();
+}
+
+}  // namespace
+
+Status Parse(std::string_view text, Document* doc) {
+  return ParseLimited(text, doc, DepthLimit{}, nullptr);
+}
+
+Status ParsePruned(std::string_view text, size_t max_depth, Document* doc,
+                   std::vector<std::string>* cut) {
+  DepthLimit limit;
+  limit.max = std::clamp<size_t>(max_depth, 1, kMaxDepth);
+  limit.prune = true;
+  std::vector<std::string> none;
+  return ParseLimited(text, doc, limit, cut != nullptr ? cut : &none);
+}
+
+std::string JoinPath(const std::vector<std::string>& segments, size_t max_segments) {
+  auto append = [](std::string& out, const std::string& segment) {
+    if (!out.empty() && (segment.empty() || segment.front() != '[')) out += '.';
+    out += segment;
+  };
+  std::string out;
+  const size_t n = segments.size();
+  if (max_segments < 4 || n <= max_segments) {
+    for (const std::string& s : segments) append(out, s);
+    return out;
+  }
+  // The start says where the nesting begins; the end how it goes on.
+  const size_t tail = 2;
+  const size_t head = max_segments - tail;
+  for (size_t i = 0; i < head; ++i) append(out, segments[i]);
+  out += " ...";
+  std::string end;
+  for (size_t i = n - tail; i < n; ++i) append(end, segments[i]);
+  return out + " " + end;
 }
 
 // ---------------------------------------------------------------------------------------------

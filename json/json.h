@@ -203,6 +203,17 @@ void ForEachOutsideStrings(std::string_view text, Fn fn) {
 // kMaxDepth and invalid UTF-8 are refused; numbers keep their text (see kRawNumberMark).
 Status Parse(std::string_view text, Document* doc);
 
+// Like Parse, but a value that would nest deeper than `max_depth` levels (1 to kMaxDepth) is
+// kept as null instead of failing the parse, and `*cut` gets the path of the first such value,
+// one segment per level: a member name (names beyond 64 bytes are shortened, ending in "...")
+// or "[index]" for an array element. `*cut` is empty when nothing was cut. Reads the text
+// without recursion, however deep it nests.
+Status ParsePruned(std::string_view text, size_t max_depth, Document* doc,
+                   std::vector<std::string>* cut);
+// Path segments as Reader names fields ("spec.tasks[0].name"). More than `max_segments` (at
+// least 4) keep the first ones and the last two around " ... ".
+std::string JoinPath(const std::vector<std::string>& segments, size_t max_segments = SIZE_MAX);
+
 // Compact serialisation of a value; raw numbers are written as their text.
 std::string Write(const Value& value);
 // Indented by two spaces per level, for people.

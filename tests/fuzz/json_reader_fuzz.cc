@@ -1,8 +1,11 @@
 // Fuzzes json::Reader over arbitrary documents: whatever the input, reading typed fields must
-// never crash or assert, only record errors.
+// never crash or assert, only record errors. Also json::ParsePruned: it reads whatever Parse
+// reads, and the same document when it cuts nothing.
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
+#include <vector>
 
 #include <rapidjson/document.h>
 
@@ -12,7 +15,13 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   tephra::json::Document doc;
-  if (!tephra::json::Parse(text, &doc).ok()) return 0;
+  const bool parsed = tephra::json::Parse(text, &doc).ok();
+  tephra::json::Document pruned;
+  std::vector<std::string> cut;
+  const bool pruned_ok = tephra::json::ParsePruned(text, 4, &pruned, &cut).ok();
+  if (parsed && !pruned_ok) __builtin_trap();
+  if (parsed && cut.empty() && !tephra::json::Equal(doc, pruned)) __builtin_trap();
+  if (!parsed) return 0;
   tephra::json::Errors errors;
   tephra::json::Reader r(&doc, &errors);
   tephra::kube::Object obj;

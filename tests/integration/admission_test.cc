@@ -318,6 +318,104 @@ spec: {minMember: 2, queue: nowhere}
   CHECK(Contains(metrics, "tephra_admission_queue_cache_synced 1"));
 }
 
+TEST_CASE("A Job nested 200 levels deep is denied naming the path and the limit") {
+  Suite suite;
+  auto [replica, ns] = suite.Serve(kDefaultPaths);
+  suite.EnsureDefaultQueue();
+  // An affinity of 200 nested objects; the CRD keeps pod templates whole, so the API server
+  // stores it and asks the webhooks.
+  std::string deep;
+  for (int i = 0; i < 200; ++i) deep += R"({"nodeAffinity":)";
+  deep += "{}" + std::string(200, '}');
+  const std::string job =
+      R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"deep"},)"
+      R"("spec":{"tasks":[{"name":"w","replicas":1,"template":{"spec":{"affinity":)" +
+      deep + R"(,"containers":[{"name":"c","image":"busybox"}]}}}]}})";
+  CommandResult r = suite.k().Run({"create", "-n", ns, "-f", "-"}, job);
+  INFO(r.err);
+  CHECK_FALSE(r.ok());
+  // The mutating webhook is called first; its answer is a review denial, not an HTTP error.
+  CHECK(Contains(r.err,
+                 "admission webhook \"mutatejob.volcano.sh\" denied the request: "
+                 "spec.tasks[0].template.spec.affinity.nodeAffinity.nodeAffinity."));
+  CHECK(Contains(r.err,
+                 ": nested more than 126 levels deep; tephra-admission reads objects up "
+                 "to 126 levels deep"));
+  CHECK_FALSE(Contains(r.err, "unknown reason"));
+  CHECK_FALSE(suite.k().Run({"get", "-n", ns, "vcjob", "deep"}).ok());
+  CHECK(Contains(replica.Health("/metrics").out,
+                 R"(tephra_admission_requests_total{path="/jobs/mutate",verdict="denied"} 1)"));
+}
+
+TEST_CASE("Quantities beyond int64 accounting are refused, naming the field") {
+  Suite suite;
+  auto [replica, ns] = suite.Serve(kDefaultPaths);
+  suite.EnsureDefaultQueue();
+  // The API server itself stores such a quantity in a pod ("10e399"); a Job asking for it could
+  // only wait for ever, so admission refuses it.
+  CommandResult job = Apply(suite.k(), ns, R"(
+apiVersion: batch.volcano.sh/v1alpha1
+kind: Job
+metadata: {name: huge}
+spec:
+  tasks:
+  - name: worker
+    replicas: 1
+    template:
+      spec:
+        containers:
+        - name: c
+          image: busybox
+          resources: {requests: {cpu: "1e400"}}
+)");
+  INFO(job.err);
+  CHECK_FALSE(job.ok());
+  CHECK(Contains(job.err,
+                 "admission webhook \"validatejob.volcano.sh\" denied the request: "
+                 "spec.tasks[0].template.spec.containers[0].resources.requests.cpu: must be at "
+                 "most 9223372036854775807m (Kubernetes counts cpu in int64 milli-units), not "
+                 "10e399"));
+  CHECK_FALSE(suite.k().Run({"get", "-n", ns, "vcjob", "huge"}).ok());
+
+  std::string queue_name = "it-adm-" + suite.id() + "-huge";
+  CommandResult queue = Apply(suite.k(), "",
+                              R"(
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: Queue
+metadata: {name: )" + queue_name + ", labels: {" +
+                                  suite.label() +
+                                  R"(: "true"}}
+spec:
+  capability: {memory: "1e400"}
+)");
+  INFO(queue.err);
+  CHECK_FALSE(queue.ok());
+  CHECK(Contains(queue.err,
+                 "spec.capability.memory: must be at most 9223372036854775807 "
+                 "(Kubernetes counts memory in int64 units), not 10e399"));
+
+  CommandResult pg = Apply(suite.k(), ns, R"(
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: huge}
+spec: {minMember: 1, queue: default, minResources: {cpu: "9223372036854775808m"}}
+)");
+  INFO(pg.err);
+  CHECK_FALSE(pg.ok());
+  CHECK(Contains(pg.err, "spec.minResources.cpu: must be at most 9223372036854775807m"));
+
+  // The largest countable amount itself is a quantity like any other.
+  CommandResult fits = Apply(suite.k(), ns, R"(
+apiVersion: scheduling.volcano.sh/v1beta1
+kind: PodGroup
+metadata: {name: fits}
+spec: {minMember: 1, queue: default, minResources: {cpu: "9223372036854775807m"}}
+)",
+                             /*dry_run=*/true);
+  INFO(fits.err);
+  CHECK(fits.ok());
+}
+
 TEST_CASE("A good Job comes back defaulted, and --dry-run=server stores nothing") {
   Suite suite;
   auto [replica, ns] = suite.Serve(kDefaultPaths);

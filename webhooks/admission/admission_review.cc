@@ -49,6 +49,25 @@ const json::Value* EmbeddedObject(const json::Reader& r) {
   return r.value();
 }
 
+// The denial of a review cut at `path`: the object's own path and depth when the cut is in it.
+std::string TooDeepMessage(std::vector<std::string> path) {
+  // Enough of the path to find the place; the middle of a long descent repeats itself.
+  constexpr size_t kShownSegments = 14;
+  std::string prefix;
+  size_t limit = kMaxJsonDepth;
+  std::string_view what = "reviews";
+  if (path.size() > kReviewLevelsAboveObject && path[0] == "request" &&
+      (path[1] == "object" || path[1] == "oldObject")) {
+    if (path[1] == "oldObject") prefix = "oldObject.";
+    path.erase(path.begin(), path.begin() + kReviewLevelsAboveObject);
+    limit -= kReviewLevelsAboveObject;
+    what = "objects";
+  }
+  return prefix + json::JoinPath(path, kShownSegments) + ": nested more than " +
+         std::to_string(limit) + " levels deep; tephra-admission reads " + std::string(what) +
+         " up to " + std::to_string(limit) + " levels deep";
+}
+
 }  // namespace
 
 std::string_view OperationName(Operation op) {
@@ -97,12 +116,14 @@ bool JsonDeeperThan(std::string_view text, size_t max_depth) {
 
 StatusOr<AdmissionRequest> DecodeAdmissionRequest(std::string_view body) {
   if (body.empty()) return InvalidArgument("empty body; expected an AdmissionReview");
-  if (JsonDeeperThan(body, kMaxJsonDepth)) {
-    return InvalidArgument("JSON nested more than " + std::to_string(kMaxJsonDepth) +
-                           " levels deep");
-  }
   auto doc = std::make_shared<json::Document>();
-  TEPHRA_RETURN_IF_ERROR(json::Parse(body, doc.get()));
+  std::vector<std::string> cut;
+  if (JsonDeeperThan(body, kMaxJsonDepth)) {
+    // Read it as far as the limit, so the answer can still be a review that names the place.
+    TEPHRA_RETURN_IF_ERROR(json::ParsePruned(body, kMaxJsonDepth, doc.get(), &cut));
+  } else {
+    TEPHRA_RETURN_IF_ERROR(json::Parse(body, doc.get()));
+  }
 
   AdmissionRequest out;
   json::Errors errors;
@@ -132,6 +153,7 @@ StatusOr<AdmissionRequest> DecodeAdmissionRequest(std::string_view body) {
   }
   if (out.uid.empty()) errors.Add("request.uid", "is required");
   TEPHRA_RETURN_IF_ERROR(errors.ToStatus("AdmissionReview"));
+  if (!cut.empty()) out.too_deep = TooDeepMessage(std::move(cut));
   out.document = std::move(doc);
   return out;
 }

@@ -20,9 +20,12 @@ namespace tephra::webhooks {
 
 inline constexpr std::string_view kAdmissionApiVersion = "admission.k8s.io/v1";
 inline constexpr std::string_view kAdmissionReviewKind = "AdmissionReview";
-// Deeper documents are refused before parsing. Kubernetes objects stay far below this (a Job
-// with pod templates and affinities is about 15 levels deep).
+// How deep a review is read. Kubernetes objects stay far below this (a Job with pod templates
+// and affinities is about 15 levels deep); a deeper review is read only this far, and denied
+// naming where it goes deeper (AdmissionRequest::too_deep).
 inline constexpr size_t kMaxJsonDepth = 128;
+// The review's own levels above its object: the review, request.
+inline constexpr size_t kReviewLevelsAboveObject = 2;
 
 enum class Operation { kCreate, kUpdate, kDelete, kConnect };
 std::string_view OperationName(Operation op);
@@ -64,6 +67,10 @@ struct AdmissionRequest {
   UserInfo user_info;
   const json::Value* object = nullptr;
   const json::Value* old_object = nullptr;
+  // Set when the review nests deeper than kMaxJsonDepth: the denial, naming the path of the
+  // first value too deep and the limit. What lies deeper was read as null, so no handler may
+  // judge the request.
+  std::string too_deep;
 
   std::shared_ptr<const json::Document> document;  // owns object and old_object
 };
@@ -93,7 +100,9 @@ struct AdmissionResponse {
 bool JsonDeeperThan(std::string_view text, size_t max_depth);
 
 // Parses the body of a webhook call. InvalidArgument when the body is not an AdmissionReview of
-// a supported version, or a field has the wrong type, or request.uid is missing.
+// a supported version, or a field has the wrong type, or request.uid is missing. A review
+// nested deeper than kMaxJsonDepth is read that far, without recursion, and comes back with
+// `too_deep` set.
 StatusOr<AdmissionRequest> DecodeAdmissionRequest(std::string_view body);
 // The response review: {"apiVersion","kind","response":{uid, allowed, status, patchType,
 // patch (base64), warnings}}.

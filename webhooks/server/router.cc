@@ -74,13 +74,20 @@ base::HttpResponse AdmissionRouter::ServeRoute(std::string_view path, const Rout
         400, "malformed AdmissionReview: " + request.status().message() + "\n");
   }
   Status ready = route.ready ? route.ready() : Status::Ok();
-  AdmissionResponse response =
-      ready.ok() ? route.handler->Admit(*request)
-                 : AdmissionResponse::Deny(
-                       *request, 503, "ServiceUnavailable",
-                       "tephra-admission is not ready: " + ready.message() + "; retry shortly");
-  metrics::Counter* verdict =
-      !ready.ok() ? route.error : (response.allowed ? route.allowed : route.denied);
+  AdmissionResponse response;
+  if (!request->too_deep.empty()) {
+    // Parts of the object were not read: no handler can judge it (docs/admission.md).
+    response = AdmissionResponse::Deny(*request, 400, "BadRequest", request->too_deep);
+  } else if (ready.ok()) {
+    response = route.handler->Admit(*request);
+  } else {
+    response = AdmissionResponse::Deny(
+        *request, 503, "ServiceUnavailable",
+        "tephra-admission is not ready: " + ready.message() + "; retry shortly");
+  }
+  metrics::Counter* verdict = !ready.ok() && request->too_deep.empty()
+                                  ? route.error
+                                  : (response.allowed ? route.allowed : route.denied);
   verdict->Inc();
   VLOG(2) << "admission " << path << " " << OperationName(request->operation) << " "
           << request->kind.kind << " " << request->namespace_ << "/" << request->name

@@ -126,6 +126,21 @@ TEST_CASE("Queue CREATE rules") {
          return q;
        },
        {{"spec.capability.cpu", "must be a non-negative quantity, not -1"}}},
+      {"quantities fit in int64 accounting",
+       [] {
+         Queue q = QueueBuilder("new").Copy();
+         q.spec.capability.Set("cpu", *Quantity::Parse("9223372036854775808m"));
+         q.spec.capability.Set("memory", *Quantity::Parse("9223372036854775807"));
+         q.spec.deserved.Set("cpu", *Quantity::Parse("9223372036854775807m"));
+         q.spec.deserved.Set("pods", *Quantity::Parse("1e19"));
+         return q;
+       },
+       {{"spec.capability.cpu",
+         "must be at most 9223372036854775807m (Kubernetes counts cpu in int64 milli-units), not "
+         "9223372036854775808m"},
+        {"spec.deserved.pods",
+         "must be at most 9223372036854775807 (Kubernetes counts pods in int64 units), not "
+         "10e18"}}},
       {"status.state is Open or Closed",
        [] {
          Queue q = QueueBuilder("new").Copy();

@@ -55,6 +55,33 @@ TEST_CASE("Resources reads a ResourceList in scheduling units") {
                                               "hugepages-2Mi", "nvidia.com/gpu"});
 }
 
+TEST_CASE("LargestCountable is the most int64 holds in the unit each resource is counted in") {
+  auto q = [](const char* text) { return *Quantity::Parse(text); };
+  for (const char* milli : {"cpu", "nvidia.com/gpu", "hugepages-2Mi"}) {
+    INFO(milli);
+    CHECK(CountedInMilli(milli));
+    CHECK(LargestCountable(milli) == q("9223372036854775807m"));
+  }
+  for (const char* units : {"memory", "ephemeral-storage", "pods"}) {
+    INFO(units);
+    CHECK_FALSE(CountedInMilli(units));
+    CHECK(LargestCountable(units) == q("9223372036854775807"));
+  }
+  // At the limit the amount is exact; beyond it Resources can only saturate.
+  constexpr int64_t kMost = std::numeric_limits<int64_t>::max();
+  Resources r = Resources::FromList({{"cpu", q("9223372036854775807m")},
+                                     {"memory", q("9223372036854775807")},
+                                     {"example.com/gpu", q("1e400")}});
+  CHECK(r.milli_cpu() == kMost);
+  CHECK(r.memory() == kMost);
+  CHECK(r.Get("example.com/gpu") == kMost);
+  CHECK(q("9223372036854775808m") > LargestCountable("cpu"));
+  CHECK(q("1e19") > LargestCountable("memory"));
+  // Binary suffixes are capped at 2^63-1 when parsed, as by the API server.
+  CHECK(q("8Ei") == LargestCountable("memory"));
+  CHECK(q("100Ei") == LargestCountable("memory"));
+}
+
 TEST_CASE("FromString parses name=quantity lists and reports bad input") {
   CHECK(R("cpu=2, memory=4Gi, nvidia.com/gpu=1").ToString() ==
         "cpu 2, memory 4Gi, nvidia.com/gpu 1");

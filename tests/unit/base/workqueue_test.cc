@@ -194,6 +194,38 @@ TEST_CASE("The default controller limiter is the max of backoff and bucket") {
   CHECK(limiter->NumRequeues("k100") == 0);
 }
 
+TEST_CASE("Other keys' failures hold a key's first retry back at most kMaxSharedRetryDelay") {
+  FakeClock clock;
+  auto limiter = NewDefaultControllerRateLimiter(clock);
+  // A namespace being deleted: its jobs fail over and over, a thousand retries at once.
+  for (int i = 0; i < 1000; ++i) limiter->When("doomed/" + std::to_string(i % 20));
+  // Unbounded, the bucket would hold this job's first retry back 90 s.
+  CHECK(limiter->When("live/job") == kMaxSharedRetryDelay);
+  clock.Advance(kMaxSharedRetryDelay);
+  // A second later the bucket has room again (tokens refill; none are owed beyond a second).
+  CHECK(limiter->When("live/other") <= kMaxSharedRetryDelay);
+  // A key that keeps failing is slowed by its own back-off, beyond the bucket's bound.
+  for (int i = 0; i < 12; ++i) limiter->When("live/job");
+  CHECK(limiter->When("live/job") == milliseconds(5) * (1 << 13));
+}
+
+TEST_CASE("A bounded bucket spreads a burst over max_delay and takes no token beyond it") {
+  FakeClock clock;
+  TokenBucketRateLimiter bucket(10, 2, clock, milliseconds(300));
+  CHECK(bucket.When("a") == nanoseconds(0));
+  CHECK(bucket.When("b") == nanoseconds(0));
+  CHECK(bucket.When("c") == milliseconds(100));
+  CHECK(bucket.When("d") == milliseconds(200));
+  CHECK(bucket.When("e") == milliseconds(300));
+  // Full: later retries wait the bound and owe nothing, so the debt stays at 300 ms.
+  for (int i = 0; i < 50; ++i) REQUIRE(bucket.When("x") == milliseconds(300));
+  clock.Advance(milliseconds(100));
+  CHECK(bucket.When("f") == milliseconds(300));
+  clock.Advance(milliseconds(400));  // pays off the 300 ms owed, and banks one token
+  CHECK(bucket.When("g") == nanoseconds(0));
+  CHECK(bucket.When("h") == milliseconds(100));
+}
+
 TEST_CASE("AddRateLimited delays the key by the limiter's answer and Forget resets it") {
   FakeClock clock;
   WorkQueueOptions options = FakeOptions(clock);

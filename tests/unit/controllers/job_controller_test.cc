@@ -5,6 +5,8 @@
 #include "controllers/job/job_controller.h"
 
 #include <atomic>
+#include <functional>
+#include <optional>
 #include <thread>
 
 #include <catch2/catch.hpp>
@@ -66,12 +68,25 @@ std::string Field(const std::string& text, std::initializer_list<const char*> pa
   return r.is_string() ? r.String() : (r.present() ? json::Write(*r.value()) : "");
 }
 
+kube::ApiResponse StatusResponse(int code, const std::string& reason, const std::string& message) {
+  kube::ApiResponse r;
+  r.status = code;
+  r.content_type = "application/json";
+  r.body = R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":")" + reason +
+           R"(","message":")" + message + R"(","code":)" + std::to_string(code) + "}";
+  return r;
+}
+
 // Forwards to the fake, except that the next `lose_pod_creations` pod creations succeed on the
-// server but answer 409 AlreadyExists, as a retry does after a response was lost.
+// server but answer 409 AlreadyExists, as a retry does after a response was lost, and that
+// `fault` (when set before the controller starts) may answer a request with an error instead.
 class LossyTransport : public kube::Transport {
  public:
   explicit LossyTransport(std::shared_ptr<FakeApiServer> fake) : fake_(std::move(fake)) {}
   StatusOr<kube::ApiResponse> RoundTrip(const kube::ApiRequest& request) override {
+    if (fault) {
+      if (std::optional<kube::ApiResponse> error = fault(request)) return *error;
+    }
     const bool pod_creation = request.method == "POST" &&
                               request.target.find("/pods") != std::string::npos &&
                               request.target.find("/binding") == std::string::npos;
@@ -87,19 +102,14 @@ class LossyTransport : public kube::Transport {
     auto r = fake_->RoundTrip(request);
     if (pod_creation && lose_pod_creations > 0 && r.ok() && r->status == 201) {
       --lose_pod_creations;
-      kube::ApiResponse lost;
-      lost.status = 409;
-      lost.content_type = "application/json";
-      lost.body =
-          R"({"kind":"Status","apiVersion":"v1","status":"Failure","reason":"AlreadyExists",)"
-          R"("message":"pods already exists","code":409})";
-      return lost;
+      return StatusResponse(409, "AlreadyExists", "pods already exists");
     }
     return r;
   }
   StatusOr<std::unique_ptr<kube::ResponseStream>> Stream(const kube::ApiRequest& request) override {
     return fake_->Stream(request);
   }
+  std::function<std::optional<kube::ApiResponse>(const kube::ApiRequest&)> fault;
   std::atomic<int> lose_pod_creations{0};
   std::chrono::milliseconds pod_creation_delay{0};
   std::atomic<int> open_pod_creations{0}, most_open_pod_creations{0};
@@ -508,6 +518,63 @@ TEST_CASE("a task that depends on another starts once that task is ready") {
   h.fake->Put(kPodsPath, ready);
   REQUIRE(h.Sync().ok());
   CHECK(h.fake->Count(kPodsPath) == 3);
+}
+
+// A job named `name` in namespace ns with one task of one replica.
+std::string NamedJob(const std::string& name) {
+  return R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":")" + name +
+         R"(","namespace":"ns"},"spec":{"minAvailable":1,"tasks":[{"name":"w","replicas":1,)"
+         R"("template":{"spec":{"containers":[{"name":"c","image":"x"}]}}}]}})";
+}
+
+TEST_CASE("a job retries after write conflicts and a failed pass however many other jobs fail") {
+  Harness h;
+  h.ctx.clock = &base::RealClock();  // the workers' queue waits in real time
+  h.ctx.options.max_requeue_num = -1;
+  // Thirty jobs whose every pass fails, as in a namespace being deleted: their PodGroups are
+  // refused. Each failure is retried through the controller's rate limiter. The faults never
+  // reach the fake, so the hook counts them.
+  std::atomic<bool> conflicts{false}, fail_once{false};
+  std::atomic<int> doomed_attempts{0}, victim_writes{0};
+  h.transport->fault = [&](const kube::ApiRequest& r) -> std::optional<kube::ApiResponse> {
+    if (r.method == "POST" && r.target.find("/podgroups") != std::string::npos &&
+        r.body.find(R"("name":"doomed-)") != std::string::npos) {
+      ++doomed_attempts;
+      return StatusResponse(403, "Forbidden", "namespace ns is being terminated");
+    }
+    if (r.method != "PUT" || r.target.find("/jobs/victim/status") == std::string::npos) {
+      return std::nullopt;
+    }
+    ++victim_writes;
+    // The victim's status writes: conflicts while a second writer is busy, then one failure.
+    if (conflicts) return StatusResponse(409, "Conflict", "the object has been modified");
+    if (fail_once.exchange(false)) return StatusResponse(503, "ServiceUnavailable", "try again");
+    return std::nullopt;
+  };
+  h.Start();
+  h.controller.Start();
+  for (int i = 0; i < 30; ++i) h.fake->Put(kJobsPath, NamedJob("doomed-" + std::to_string(i)));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+
+  conflicts = true;
+  h.fake->Put(kJobsPath, NamedJob("victim"));
+  // The victim's passes meet nothing but conflicts for a while; each is retried shortly.
+  REQUIRE(Soon([&] { return victim_writes >= 3; }));
+  fail_once = true;
+  conflicts = false;
+  const auto stopped = std::chrono::steady_clock::now();
+  // Once the conflicts stop and one more pass has failed, the job gets its status within 2 s.
+  bool written = false;
+  while (!written && std::chrono::steady_clock::now() - stopped < std::chrono::seconds(2)) {
+    auto job = h.fake->Object(kJobsPath, "ns/victim");
+    written = job && Field(*job, {"status", "state", "phase"}) == "Pending";
+    if (!written) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  INFO("status writes of the victim: " << victim_writes.load());
+  CHECK(written);
+  CHECK_FALSE(fail_once.load());
+  // The doomed jobs were still failing the whole time.
+  CHECK(doomed_attempts > 100);
 }
 
 }  // namespace

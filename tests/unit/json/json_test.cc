@@ -205,6 +205,64 @@ TEST_CASE("Parse refuses documents nested deeper than kMaxDepth, without recursi
   CHECK(st.code() == StatusCode::kInvalidArgument);
 }
 
+TEST_CASE("ParsePruned keeps values too deep as null and names the first one's path") {
+  Document doc;
+  std::vector<std::string> cut;
+  const std::string text =
+      R"({"a":{"b":[1,{"c":{"d":[[0]]}},{"e":{"f":{}}}],"g":"x"},"h":[[[[]]]],"i":2})";
+  REQUIRE(ParsePruned(text, 4, &doc, &cut).ok());
+  // The object holding "d" opens at level 5.
+  CHECK(JoinPath(cut) == "a.b[1].c");
+  // Everything within four levels is read as Parse reads it; deeper values are null.
+  CHECK(Write(doc) == R"({"a":{"b":[1,{"c":null},{"e":null}],"g":"x"},"h":[[[null]]],"i":2})");
+  REQUIRE(ParsePruned(text, 6, &doc, &cut).ok());
+  CHECK(JoinPath(cut) == "a.b[1].c.d[0]");
+  // Within the limit nothing is cut and the document is Parse's.
+  REQUIRE(ParsePruned(text, 7, &doc, &cut).ok());
+  CHECK(cut.empty());
+  Document whole;
+  REQUIRE(Parse(text, &whole).ok());
+  CHECK(Equal(doc, whole));
+  // Numbers beyond double's range, and syntax errors after the cut, are handled as by Parse.
+  REQUIRE(ParsePruned(R"({"n":1e400,"deep":[[[2e999]]]})", 2, &doc, &cut).ok());
+  CHECK(Write(doc) == R"({"n":1e400,"deep":[null]})");
+  CHECK(JoinPath(cut) == "deep[0]");
+  CHECK_FALSE(ParsePruned(R"({"deep":[[[1]]],)", 2, &doc, &cut).ok());
+}
+
+TEST_CASE("ParsePruned reads any depth without recursion") {
+  auto nested = [](size_t depth) { return std::string(depth, '[') + std::string(depth, ']'); };
+  Document doc;
+  std::vector<std::string> cut;
+  REQUIRE(ParsePruned("{\"k\":" + nested(1'000'000) + "}", 3, &doc, &cut).ok());
+  CHECK(JoinPath(cut) == "k[0][0]");
+  CHECK(Write(doc) == R"({"k":[[null]]})");
+  // The limit is at most kMaxDepth.
+  REQUIRE(ParsePruned(nested(kMaxDepth + 5), 100'000, &doc, &cut).ok());
+  CHECK(cut.size() == kMaxDepth);
+}
+
+TEST_CASE("ParsePruned shortens long member names in the path, keeping UTF-8 whole") {
+  Document doc;
+  std::vector<std::string> cut;
+  // 63 ASCII bytes, then a two-byte character straddling the 64-byte cut.
+  const std::string name = std::string(63, 'n') + "\xC3\xA9" + "tail";
+  REQUIRE(ParsePruned(R"({")" + name + R"(":[[1]]})", 2, &doc, &cut).ok());
+  REQUIRE(cut.size() == 2);
+  CHECK(cut[0] == std::string(63, 'n') + "...");
+  CHECK(cut[1] == "[0]");
+}
+
+TEST_CASE("JoinPath writes Reader's notation and shortens long paths around the middle") {
+  CHECK(JoinPath({}) == "");
+  CHECK(JoinPath({"spec", "tasks", "[0]", "name"}) == "spec.tasks[0].name");
+  CHECK(JoinPath({"[1]", "a"}) == "[1].a");
+  std::vector<std::string> deep = {"spec", "affinity"};
+  for (int i = 0; i < 100; ++i) deep.push_back("x" + std::to_string(i));
+  CHECK(JoinPath(deep, 6) == "spec.affinity.x0.x1 ... x98.x99");
+  CHECK(JoinPath(deep).size() > 300);
+}
+
 TEST_CASE("Parse refuses invalid UTF-8, so no string can pass for a raw number") {
   Document doc;
   CHECK_FALSE(Parse("[\"\xFF"

@@ -140,7 +140,8 @@ TEST_CASE("Malformed reviews are refused with the field and rule") {
        "AdmissionReview: request.uid: expected string, got integer; request.uid: is required"},
       {R"({"apiVersion":"admission.k8s.io/v1","kind":"AdmissionReview","request":{"uid":"1","operation":"CREATE","dryRun":"yes"}})",
        "AdmissionReview: request.dryRun: expected boolean, got string"},
-      {deep, "JSON nested more than 128 levels deep"},
+      // Too deep and not a review: there is no request to answer in kind.
+      {deep, "expected an AdmissionReview JSON object"},
   };
   for (const Bad& b : bads) {
     INFO(b.body.substr(0, 200));
@@ -149,6 +150,58 @@ TEST_CASE("Malformed reviews are refused with the field and rule") {
     CHECK(r.status().code() == StatusCode::kInvalidArgument);
     CHECK(r.status().message() == b.message);
   }
+}
+
+// A Job whose first task's affinity nests `levels` objects deep ({"a":{"a":...}}).
+std::string DeepJob(int levels) {
+  std::string deep;
+  for (int i = 0; i < levels; ++i) deep += R"({"a":)";
+  deep += "1" + std::string(static_cast<size_t>(levels), '}');
+  return R"({"apiVersion":"batch.volcano.sh/v1alpha1","kind":"Job","metadata":{"name":"j"},)"
+         R"("spec":{"tasks":[{"name":"w","replicas":1,"template":{"spec":{"affinity":)" +
+         deep + R"(,"containers":[{"name":"c","image":"x"}]}}}]}})";
+}
+
+TEST_CASE("A review nested too deep is read as far as the limit and says where it goes on") {
+  auto r = DecodeAdmissionRequest(testing::Review("Job", Operation::kCreate, DeepJob(200)));
+  REQUIRE(r.ok());
+  CHECK(r->uid == "uid-1");
+  CHECK(r->kind.kind == "Job");
+  // The object's levels: the Job 1, spec 2, tasks 3, the task 4, template 5, spec 6, the
+  // affinity 7 to 206: its 121st object is the 127th level.
+  CHECK(r->too_deep ==
+        "spec.tasks[0].template.spec.affinity.a.a.a.a.a.a ... a.a: nested more than 126 levels "
+        "deep; tephra-admission reads objects up to 126 levels deep");
+  // One level less is read whole.
+  auto fits = DecodeAdmissionRequest(testing::Review("Job", Operation::kCreate, DeepJob(120)));
+  REQUIRE(fits.ok());
+  CHECK(fits->too_deep.empty());
+  auto old =
+      DecodeAdmissionRequest(testing::Review("Job", Operation::kUpdate, DeepJob(1), DeepJob(130)));
+  REQUIRE(old.ok());
+  CHECK(old->too_deep.rfind("oldObject.spec.tasks[0].template.spec.affinity.a.a", 0) == 0);
+}
+
+TEST_CASE("The router denies a review nested too deep in a review, naming the path and limit") {
+  api::StaticQueueLookup queues = testing::TestQueues();
+  testing::StaticNamespaces namespaces;
+  testing::TestRouter router(queues, namespaces);
+  const std::string review = testing::Review("Job", Operation::kCreate, DeepJob(200));
+  for (std::string_view path : {kJobsMutate, kJobsValidate}) {
+    INFO(path);
+    AdmissionResponse response = router.Call(path, review);
+    CHECK_FALSE(response.allowed);
+    CHECK(response.uid == "uid-1");
+    CHECK(response.code == 400);
+    CHECK(response.reason == "BadRequest");
+    CHECK(response.message.rfind("spec.tasks[0].template.spec.affinity.a.a", 0) == 0);
+    CHECK(response.message.find("nested more than 126 levels deep") != std::string::npos);
+    CHECK(response.patch.empty());
+  }
+  std::string metrics = router.registry().Render();
+  CHECK(
+      metrics.find(R"(tephra_admission_requests_total{path="/jobs/mutate",verdict="denied"} 1)") !=
+      std::string::npos);
 }
 
 TEST_CASE("The depth check skips brackets inside strings") {

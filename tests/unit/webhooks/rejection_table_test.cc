@@ -100,6 +100,17 @@ std::vector<Case> Cases() {
       {"queue with children", jv,
        Review("Job", C, Job(R"("queue":"research","tasks":[)" + Task("a", 1) + "]")),
        "spec.queue: can only submit job to a leaf queue; queue \"research\" has child queues"},
+      {"a request beyond int64 milli-units", jv,
+       Review("Job", C,
+              Job(R"("queue":"default","tasks":[{"name":"w","replicas":1,"template":{"spec":)"
+                  R"({"containers":[{"name":"c","image":"busybox","resources":{"requests":)"
+                  R"({"cpu":"1e400"}}}],"initContainers":[{"name":"i","image":"busybox",)"
+                  R"("resources":{"limits":{"example.com/gpu":"100Ei"}}}]}}}])")),
+       "spec.tasks[0].template.spec.initContainers[0].resources.limits.example.com/gpu: must be at "
+       "most 9223372036854775807m (Kubernetes counts example.com/gpu in int64 milli-units), not "
+       "9223372036854775807; spec.tasks[0].template.spec.containers[0].resources.requests.cpu: "
+       "must be at most 9223372036854775807m (Kubernetes counts cpu in int64 milli-units), not "
+       "10e399"},
       {"unknown plugin", jv, Review("Job", C, GoodJob(R"("plugins":{"foo":[]},)")),
        "spec.plugins.foo: unknown job plugin \"foo\"; supported: env, svc, ssh, mpi, pytorch, "
        "tensorflow, ray, hcclrank"},
@@ -247,6 +258,18 @@ std::vector<Case> Cases() {
        "spec.guarantee.resource.cpu: must be less than or equal to deserved (2)"},
       {"negative capability", qv, Review("Queue", C, Queue("q1", R"("capability":{"cpu":"-1"})")),
        "spec.capability.cpu: must be a non-negative quantity, not -1"},
+      // Beyond int64 accounting (issue 54.3); Volcano accepts these (docs/admission.md).
+      {"capability beyond int64 milli-units", qv,
+       Review("Queue", C, Queue("q1", R"("capability":{"cpu":"1e400"})")),
+       "spec.capability.cpu: must be at most 9223372036854775807m (Kubernetes counts cpu in int64 "
+       "milli-units), not 10e399"},
+      {"guarantee beyond int64 units", qv,
+       Review("Queue", C,
+              Queue("q1", R"("deserved":{"memory":"1e400"},"guarantee":{"resource":)"
+                          R"({"memory":"9223372036854775808"}})")),
+       "spec.deserved.memory: must be at most 9223372036854775807 (Kubernetes counts memory in "
+       "int64 units), not 10e399; spec.guarantee.resource.memory: must be at most "
+       "9223372036854775807 (Kubernetes counts memory in int64 units), not 9223372036854775808"},
       {"parent that does not exist", qv, Review("Queue", C, Queue("q1", R"("parent":"ghost")")),
        "spec.parent: parent queue \"ghost\" does not exist"},
       {"too deep", qv, Review("Queue", C, Queue("l6", R"("parent":"l5")")),
@@ -286,6 +309,11 @@ std::vector<Case> Cases() {
        "metadata.name: queue \"research\" has child queues and cannot be deleted"},
 
       // ---- PodGroup CREATE
+      {"podgroup minResources beyond int64 milli-units", pgv,
+       Review("PodGroup", C,
+              PodGroup(R"("minMember":1,"queue":"default","minResources":{"cpu":"1e400"})")),
+       "spec.minResources.cpu: must be at most 9223372036854775807m (Kubernetes counts cpu in "
+       "int64 milli-units), not 10e399"},
       {"podgroup in a missing queue", pgv,
        Review("PodGroup", C, PodGroup(R"("minMember":1,"queue":"nope")")),
        "spec.queue: queue \"nope\" does not exist"},
