@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/core.h"
+#include "api/storage.h"
 #include "scheduler/builtins.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/framework/cycle.h"
@@ -60,6 +61,26 @@ class Harness {
   // A HyperNode of `tier` whose members are the nodes (tier 1) or HyperNodes named.
   Harness& HyperNode(const std::string& name, int tier, const std::vector<std::string>& members);
   Harness& PriorityClass(const std::string& name, int32_t value);
+  // Storage (docs/scheduler.md, "Storage"). A StorageClass, WaitForFirstConsumer unless not
+  // `wait_for_first_consumer`; it provisions when `provisioner` is not kube's no-provisioner.
+  Harness& StorageClass(const std::string& name, bool wait_for_first_consumer = true,
+                        const std::string& provisioner = "kubernetes.io/no-provisioner",
+                        std::vector<api::TopologySelectorTerm> allowed_topologies = {});
+  // An Available PV of `klass` holding `size` ("10Gi"), only on `node` (a local PV: required
+  // kubernetes.io/hostname affinity), or anywhere when `node` is "".
+  Harness& Volume(const std::string& name, const std::string& klass, const std::string& size,
+                  const std::string& node = "",
+                  std::vector<std::string> access_modes = {"ReadWriteOnce"});
+  Harness& ChangeVolume(const std::string& name,
+                        const std::function<void(api::PersistentVolume&)>& change);
+  // A claim "ns/name" of `klass` asking for `size`: unbound, or fully bound to PV `bound_to`.
+  Harness& Claim(const std::string& key, const std::string& klass, const std::string& size,
+                 const std::string& bound_to = "",
+                 std::vector<std::string> access_modes = {"ReadWriteOnce"});
+  Harness& ChangeClaim(const std::string& key,
+                       const std::function<void(api::PersistentVolumeClaim&)>& change);
+  // A CSINode for `node` whose `driver` may attach `count` volumes there.
+  Harness& CsiNode(const std::string& node, const std::string& driver, int32_t count);
   // A pod "ns/name" of PodGroup `group`; finish with Add().
   PodBuilder Pod(const std::string& key, const std::string& group);
 
@@ -91,6 +112,8 @@ class Harness {
   Registry registry_;
   RecordingBinder binder_;
   std::map<std::string, std::shared_ptr<const api::PodGroup>> groups_;
+  std::map<std::string, std::shared_ptr<const api::PersistentVolume>> volumes_;
+  std::map<std::string, std::shared_ptr<const api::PersistentVolumeClaim>> claims_;
   int session_ = 0;
 };
 
@@ -123,6 +146,10 @@ class PodBuilder {
   PodBuilder& Uid(const std::string& uid);  // as an API server assigned it (default "uid-<key>")
   // The pod names no group: its group is the one the PodGroup controller makes for it.
   PodBuilder& ImplicitGroup();
+  // Mounts claim `name` (spec.volumes[].persistentVolumeClaim).
+  PodBuilder& Claim(const std::string& name);
+  // A generic ephemeral volume `volume`: its claim is "<pod>-<volume>".
+  PodBuilder& Ephemeral(const std::string& volume);
   PodInfoPtr Add();
 
  private:
