@@ -108,8 +108,11 @@ std::string EncodePodInfo(const PodInfo& pod) {
 void EncodeDecisions(json::Writer& w, const Decisions& d) {
   w.Key("decisions").StartObject();
   w.Key("binds").StartArray();
-  for (const auto& b : d.binds)
-    w.StartObject().Field("pod", b.pod).Field("node", b.node).EndObject();
+  for (const auto& b : d.binds) {
+    w.StartObject().Field("pod", b.pod).Field("node", b.node);
+    if (!b.steps.empty()) w.StringList("steps", b.steps);
+    w.EndObject();
+  }
   w.EndArray();
   w.Key("evictions").StartArray();
   for (const auto& e : d.evictions)
@@ -125,7 +128,7 @@ void EncodeDecisions(json::Writer& w, const Decisions& d) {
 Decisions DecodeDecisions(const json::Reader& r) {
   Decisions d;
   r["binds"].ForEach([&](const json::Reader& b) {
-    d.binds.push_back({b["pod"].String(), b["node"].String()});
+    d.binds.push_back({b["pod"].String(), b["node"].String(), b["steps"].StringList()});
   });
   r["evictions"].ForEach([&](const json::Reader& e) {
     d.evictions.push_back({e["pod"].String(), e["reason"].String()});

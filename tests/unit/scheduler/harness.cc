@@ -32,10 +32,15 @@ api::LabelSelector Selector(const std::map<std::string, std::string>& match) {
 
 }  // namespace
 
-void RecordingBinder::Bind(const TaskInfo& task, const std::string& node) {
-  if (!cache_.AssumeBinding(task.job(), task.uid(), node).ok()) return;
-  binds[task.name()] = node;
-  bind_order.push_back(task.name());
+void RecordingBinder::Bind(const BindUnit& unit) {
+  for (const BindRequest& b : unit.binds) {
+    const TaskInfo& task = *b.task;
+    if (!cache_.AssumeBinding(task.job(), task.uid(), b.node).ok()) continue;
+    cache_.AssumeVolumeSteps(b.steps);
+    binds[task.name()] = b.node;
+    bind_order.push_back(task.name());
+    if (!b.steps.empty()) steps[task.name()] = b.steps;
+  }
 }
 
 void RecordingBinder::Evict(const TaskInfo& task, const std::string&) {

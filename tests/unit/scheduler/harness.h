@@ -22,12 +22,14 @@ namespace tephra::scheduler::testing {
 class RecordingBinder : public Binder, public Evictor {
  public:
   explicit RecordingBinder(SchedulerCache& cache) : cache_(cache) {}
-  void Bind(const TaskInfo& task, const std::string& node) override;
+  // Assumes each bind and its volume steps in the cache, as the real binder does first.
+  void Bind(const BindUnit& unit) override;
   void Evict(const TaskInfo& task, const std::string& reason) override;
 
-  std::map<std::string, std::string> binds;  // pod name -> node
-  std::vector<std::string> evictions;        // pod names
-  std::vector<std::string> bind_order;       // pod names in bind order
+  std::map<std::string, std::string> binds;               // pod name -> node
+  std::vector<std::string> evictions;                     // pod names
+  std::vector<std::string> bind_order;                    // pod names in bind order
+  std::map<std::string, std::vector<PreBindStep>> steps;  // pod name -> its pre-bind steps
 
  private:
   SchedulerCache& cache_;

@@ -135,6 +135,9 @@ TEST_CASE("a replayed snapshot makes the decisions the live session made") {
   CHECK(text.find("# same decisions as the recorded session") != std::string::npos);
   CHECK(SameAsRecorded(replay, *doc));
   CHECK(text.find("bind ns/gpu-0 gpu") != std::string::npos);
+  // The claim's volume, decided in the session, comes with its pod's bind.
+  CHECK(text.find("bind ns/stateful-0 n1 (bind PersistentVolume pv-n1 to claim ns/data)") !=
+        std::string::npos);
   // The job over its queue's capability is still waiting, and says why.
   CHECK(text.find("waiting ns/waiting: not admitted") != std::string::npos);
 
