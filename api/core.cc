@@ -51,11 +51,6 @@ std::vector<Requirement> DecodeRequirements(const json::Reader& r) {
   return out;
 }
 
-void DecodeNodeSelectorTerm(const json::Reader& r, NodeSelectorTerm* out) {
-  out->match_expressions = DecodeRequirements<NodeSelectorRequirement>(r["matchExpressions"]);
-  out->match_fields = DecodeRequirements<NodeSelectorRequirement>(r["matchFields"]);
-}
-
 std::optional<LabelSelector> DecodeOptLabelSelector(const json::Reader& r) {
   if (!r.present()) return std::nullopt;
   LabelSelector s;
@@ -198,11 +193,6 @@ void EncodeRequirementsInto(JsonObject& o, std::string_view key,
   });
 }
 
-void EncodeNodeSelectorTermInto(const NodeSelectorTerm& term, JsonObject& o) {
-  EncodeRequirementsInto(o, "matchExpressions", term.match_expressions);
-  EncodeRequirementsInto(o, "matchFields", term.match_fields);
-}
-
 void EncodePodAffinityTermInto(const PodAffinityTerm& term, JsonObject& o) {
   o.EditIf("labelSelector", term.label_selector.has_value(),
            [&](JsonObject& s) { EncodeLabelSelectorInto(*term.label_selector, s); });
@@ -308,6 +298,13 @@ bool IsPodLevelResource(std::string_view name) {
 // ---------------------------------------------------------------------------------------------
 // Shared pieces
 
+std::string EphemeralClaimName(std::string_view pod, std::string_view volume) {
+  std::string name(pod);
+  name += '-';
+  name += volume;
+  return name;
+}
+
 bool MatchesLabelSelector(const LabelSelector& selector,
                           const std::map<std::string, std::string>& labels) {
   auto contains = [](const std::vector<std::string>& values, const std::string& v) {
@@ -333,6 +330,16 @@ bool MatchesLabelSelector(const LabelSelector& selector,
     }
   }
   return true;
+}
+
+void DecodeNodeSelectorTerm(const json::Reader& r, NodeSelectorTerm* out) {
+  out->match_expressions = DecodeRequirements<NodeSelectorRequirement>(r["matchExpressions"]);
+  out->match_fields = DecodeRequirements<NodeSelectorRequirement>(r["matchFields"]);
+}
+
+void EncodeNodeSelectorTermInto(const NodeSelectorTerm& term, JsonObject& o) {
+  EncodeRequirementsInto(o, "matchExpressions", term.match_expressions);
+  EncodeRequirementsInto(o, "matchFields", term.match_fields);
 }
 
 void DecodeLabelSelector(const json::Reader& r, LabelSelector* out) {
@@ -385,6 +392,7 @@ void DecodePodSpec(const json::Reader& r, PodSpec* out) {
     Volume& vol = out->volumes.emplace_back();
     vol.name = v["name"].String();
     vol.pvc_claim_name = v["persistentVolumeClaim"]["claimName"].String();
+    vol.ephemeral = v["ephemeral"].present();
   });
   out->preemption_policy = r["preemptionPolicy"].OptString();
   out->restart_policy = r["restartPolicy"].String();
@@ -438,6 +446,13 @@ void EncodePodSpecInto(const PodSpec& spec, JsonObject& o) {
         // Only a PVC's claim name is modelled; other volume sources stay as written.
         v.EditIf("persistentVolumeClaim", !vol.pvc_claim_name.empty(),
                  [&](JsonObject& pvc) { pvc.SetString("claimName", vol.pvc_claim_name); });
+        // The claim template is not modelled: an ephemeral volume written from the view alone
+        // gets an empty one, which still names its claim.
+        if (!vol.ephemeral) {
+          v.Remove("ephemeral");
+        } else if (!v.Has("ephemeral")) {
+          v.SetRawJson("ephemeral", R"({"volumeClaimTemplate":{"spec":{}}})");
+        }
       },
       [&](size_t i) { return spec.volumes[i].name; });
   o.SetOptString("preemptionPolicy", spec.preemption_policy);

@@ -157,8 +157,14 @@ struct Volume {
   std::string name;
   // persistentVolumeClaim.claimName when the volume is a PVC, else empty.
   std::string pvc_claim_name;
+  // A generic ephemeral volume (spec.volumes[i].ephemeral): its claim, created for the pod by
+  // kube-controller-manager, is named "<pod>-<volume>" (EphemeralClaimName).
+  bool ephemeral = false;
   bool operator==(const Volume&) const = default;
 };
+
+// The claim of generic ephemeral volume `volume` of pod `pod`, as kube-controller-manager names it.
+std::string EphemeralClaimName(std::string_view pod, std::string_view volume);
 
 struct PodSpec {
   std::vector<Container> init_containers;
@@ -336,10 +342,12 @@ std::string EncodePodBinding(std::string_view namespace_, std::string_view name,
                              std::string_view uid, std::string_view node,
                              const std::map<std::string, std::string>& annotations = {});
 
-// Pieces shared with the Job codec.
+// Pieces shared with the Job and storage codecs.
 void DecodePodSpec(const json::Reader& r, PodSpec* out);
 void EncodePodSpecInto(const PodSpec& spec, JsonObject& o);
 void DecodeLabelSelector(const json::Reader& r, LabelSelector* out);
+void DecodeNodeSelectorTerm(const json::Reader& r, NodeSelectorTerm* out);
+void EncodeNodeSelectorTermInto(const NodeSelectorTerm& term, JsonObject& o);
 void EncodeLabelSelectorInto(const LabelSelector& selector, JsonObject& o);
 // Decodes a PodTemplateSpec, keeping its text.
 void DecodePodTemplate(const json::Reader& r, PodTemplate* out);

@@ -221,6 +221,7 @@ Status DecodePodSpec(const k8s::v1::PodSpec& in, PodSpec* out) {
     Volume& vol = out->volumes.emplace_back();
     vol.name = v.name();
     vol.pvc_claim_name = v.volumesource().persistentvolumeclaim().claimname();
+    vol.ephemeral = v.volumesource().has_ephemeral();
   }
   if (in.has_preemptionpolicy()) out->preemption_policy = in.preemptionpolicy();
   out->restart_policy = in.restartpolicy();

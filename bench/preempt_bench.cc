@@ -61,7 +61,7 @@ class CountingEvictor : public Evictor {
 
 class NullBinder : public Binder {
  public:
-  void Bind(const TaskInfo&, const std::string&) override { ++bound; }
+  void Bind(const BindUnit& unit) override { bound += unit.binds.size(); }
   size_t bound = 0;
 };
 

@@ -4,7 +4,12 @@
 //   bench_scheduler [--nodes 5000] [--pods 100000] [--gang-size 10] [--plain-fraction 0.2]
 //                   [--queues 4] [--priorities 1] [--shape uniform|mixed|taints]
 //                   [--conf default|binpack|drf|proportion] [--max-cycles 100]
-//                   [--steady-cycles 5] [--json FILE]
+//                   [--steady-cycles 5] [--claim-fraction 0] [--json FILE]
+//
+// --claim-fraction F: that share of the pods mounts a claim of its own (docs/scheduler.md,
+// "Storage"), every other one of them of a WaitForFirstConsumer class of static local PVs (a
+// 10Gi PV made for it on a node picked by a hash, so its gang spreads where its PVs are), the
+// rest of a WaitForFirstConsumer class that provisions anywhere. Compare pods/s with and without.
 //
 // One process per grid point, so its peak memory is that point's. Measures:
 //   ingest     decoding + cache upserts of every object (what the informers do at start-up);
@@ -90,9 +95,12 @@ T Must(StatusOr<T> v, const char* what) {
 class AssumingBinder : public Binder {
  public:
   explicit AssumingBinder(SchedulerCache& cache) : cache_(cache) {}
-  void Bind(const TaskInfo& task, const std::string& node) override {
-    if (cache_.AssumeBinding(task.job(), task.uid(), node).ok())
-      placed.push_back({task.job(), task.uid(), node});
+  void Bind(const BindUnit& unit) override {
+    for (const BindRequest& b : unit.binds) {
+      if (!cache_.AssumeBinding(b.task->job(), b.task->uid(), b.node).ok()) continue;
+      cache_.AssumeVolumeSteps(b.steps);
+      placed.push_back({b.task->job(), b.task->uid(), b.node});
+    }
   }
   struct Placed {
     JobId job;
@@ -139,6 +147,75 @@ base::Time CreatedAt(int64_t seconds) {
   return base::Time(std::chrono::seconds(1800000000 + seconds));
 }
 
+// The storage of --claim-fraction: two WaitForFirstConsumer classes, and for each pod that
+// mounts a claim, the claim and (for `local`) a PV on one node.
+class ClaimWorkload {
+ public:
+  ClaimWorkload(SchedulerCache& cache, double fraction, const bench::ClusterSpec& cluster)
+      : cache_(cache), fraction_(fraction), cluster_(cluster) {
+    if (fraction_ <= 0) return;
+    for (auto [name, provisioner] : {std::pair{"local", "kubernetes.io/no-provisioner"},
+                                     std::pair{"csi", "bench.tephra.dev/csi"}}) {
+      auto klass = std::make_shared<api::StorageClass>();
+      klass->metadata.name = name;
+      klass->provisioner = provisioner;
+      klass->volume_binding_mode = "WaitForFirstConsumer";
+      cache_.UpsertStorageClass(klass);
+    }
+  }
+
+  // Mounts a claim in the pod's JSON when the pod is one of those that do (the k-th pod).
+  void MaybeMount(json::Document& pod, int64_t k) {
+    // Exactly the fraction, spread evenly: pod k mounts one when k * fraction crosses an integer.
+    const auto floor_at = [&](int64_t i) {
+      return static_cast<int64_t>(static_cast<double>(i) * fraction_);
+    };
+    if (fraction_ <= 0 || floor_at(k + 1) == floor_at(k)) return;
+    const bool local = mounted_++ % 2 == 0;
+    auto& alloc = pod.GetAllocator();
+    std::string ns = pod["metadata"]["namespace"].GetString();
+    std::string name = std::string(pod["metadata"]["name"].GetString()) + "-data";
+    rapidjson::Value claim(rapidjson::kObjectType);
+    claim.AddMember("claimName", rapidjson::Value(name.c_str(), alloc), alloc);
+    rapidjson::Value volume(rapidjson::kObjectType);
+    volume.AddMember("name", "data", alloc);
+    volume.AddMember("persistentVolumeClaim", claim, alloc);
+    rapidjson::Value volumes(rapidjson::kArrayType);
+    volumes.PushBack(volume, alloc);
+    pod["spec"].AddMember("volumes", volumes, alloc);
+    auto pvc = std::make_shared<api::PersistentVolumeClaim>();
+    pvc->metadata.namespace_ = ns;
+    pvc->metadata.name = name;
+    pvc->metadata.uid = "uid-" + name;
+    pvc->spec.access_modes = {"ReadWriteOnce"};
+    pvc->spec.storage_class_name = local ? "local" : "csi";
+    pvc->spec.storage_request =
+        api::Quantity::FromInt(int64_t{5} << 30, api::QuantityFormat::kBinarySI);
+    pvc->phase = "Pending";
+    cache_.UpsertClaim(pvc);
+    if (!local) return;
+    auto pv = std::make_shared<api::PersistentVolume>();
+    pv->metadata.name = "pv-" + name;
+    pv->spec.capacity = api::Quantity::FromInt(int64_t{10} << 30, api::QuantityFormat::kBinarySI);
+    pv->spec.access_modes = {"ReadWriteOnce"};
+    pv->spec.storage_class_name = "local";
+    api::NodeSelectorTerm term;
+    term.match_expressions.push_back(
+        {"kubernetes.io/hostname",
+         "In",
+         {cluster_.prefix + "-" + std::to_string((k * 7919) % cluster_.nodes)}});
+    pv->spec.node_affinity = std::vector<api::NodeSelectorTerm>{term};
+    pv->phase = "Available";
+    cache_.UpsertVolume(pv);
+  }
+
+ private:
+  SchedulerCache& cache_;
+  const double fraction_;
+  const bench::ClusterSpec& cluster_;
+  int64_t mounted_ = 0;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -157,6 +234,7 @@ int main(int argc, char** argv) {
   const int max_cycles = std::stoi(Arg(argc, argv, "--max-cycles", "100"));
   const int steady_cycles = std::max(1, std::stoi(Arg(argc, argv, "--steady-cycles", "5")));
   const std::string json_path = Arg(argc, argv, "--json", "");
+  const double claim_fraction = std::stod(Arg(argc, argv, "--claim-fraction", "0"));
 
   Registry registry;
   if (!RegisterBuiltins(registry).ok()) Die("registering builtins");
@@ -188,6 +266,7 @@ int main(int argc, char** argv) {
     cache.UpsertNode(std::move(node));
   }
   const std::vector<bench::JobPlan> jobs = bench::PlanJobs(work);
+  ClaimWorkload claims(cache, claim_fraction, cluster);
   int64_t pending = 0;
   for (const auto& job : jobs) {
     auto pg = Must(api::DecodePodGroup(bench::PodGroupJson(work, job, "Pending")), "podgroup");
@@ -196,6 +275,7 @@ int main(int argc, char** argv) {
     cache.UpsertPodGroup(std::move(pg));
     for (int i = 0; i < job.size; ++i) {
       json::Document doc = ParseJson(bench::PodJson(work, job, i, true, work.scheduler_name));
+      claims.MaybeMount(doc, pending);
       auto pod = Must(DecodePodInfo(doc, *interner), "pod");
       pod->metadata.uid = pod->metadata.name;
       pod->metadata.creation_timestamp = CreatedAt(job.index);
@@ -291,10 +371,10 @@ int main(int argc, char** argv) {
   const double rss_end = bench::ProcStatusMiB("self", "VmRSS");
 
   std::printf(
-      "%-10s %-7s nodes=%-6d pending=%-7lld placed=%-7lld %9.0f pods/s (%.0f per CPU s)  "
-      "cycles=%-3d "
+      "%-10s %-7s nodes=%-6d claims=%.2f pending=%-7lld placed=%-7lld %9.0f pods/s (%.0f per CPU "
+      "s)  cycles=%-3d "
       "first open %.1f ms  steady open %.2f ms / cycle %.1f ms (%zu writes)  peak %.0f MiB\n",
-      conf_name.c_str(), bench::NodeShapeName(cluster.shape), cluster.nodes,
+      conf_name.c_str(), bench::NodeShapeName(cluster.shape), cluster.nodes, claim_fraction,
       static_cast<long long>(pending), static_cast<long long>(placed), pods_per_s, pods_per_cpu_s,
       cycles, first_open_ms, open_ms, idle_ms, steady_writes, peak_mib);
   if (!json_path.empty()) {
@@ -302,7 +382,8 @@ int main(int argc, char** argv) {
     out << "{\"conf\":\"" << conf_name << "\",\"shape\":\"" << bench::NodeShapeName(cluster.shape)
         << "\",\"nodes\":" << cluster.nodes << ",\"pending_pods\":" << pending
         << ",\"jobs\":" << jobs.size() << ",\"gang_size\":" << work.gang_size
-        << ",\"plain_fraction\":" << work.plain_fraction << ",\"queues\":" << work.queues
+        << ",\"plain_fraction\":" << work.plain_fraction << ",\"claim_fraction\":" << claim_fraction
+        << ",\"queues\":" << work.queues
         << ",\"priorities\":" << (work.priorities ? "true" : "false")
         << ",\"ingest_ms\":" << ingest_ms << ",\"placed\":" << placed
         << ",\"placement_ms\":" << productive_ms << ",\"pods_per_second\":" << pods_per_s

@@ -177,9 +177,11 @@ std::vector<GangSpec> Burst(unsigned seed, int gangs) {
 class AssumingBinder : public Binder, public Evictor {
  public:
   explicit AssumingBinder(SchedulerCache& cache) : cache_(cache) {}
-  void Bind(const TaskInfo& task, const std::string& node) override {
-    if (cache_.AssumeBinding(task.job(), task.uid(), node).ok())
-      binds.emplace_back(task.uid(), node);
+  void Bind(const BindUnit& unit) override {
+    for (const BindRequest& b : unit.binds) {
+      if (cache_.AssumeBinding(b.task->job(), b.task->uid(), b.node).ok())
+        binds.emplace_back(b.task->uid(), b.node);
+    }
   }
   void Evict(const TaskInfo& task, const std::string&) override {
     (void)cache_.MarkReleasing(task.job(), task.uid());

@@ -42,6 +42,10 @@ const Resource kServices{"", "v1", "services", true, "Service"};
 const Resource kEvents{"", "v1", "events", true, "Event"};
 const Resource kPersistentVolumeClaims{"", "v1", "persistentvolumeclaims", true,
                                        "PersistentVolumeClaim"};
+const Resource kPersistentVolumes{"", "v1", "persistentvolumes", false, "PersistentVolume"};
+const Resource kStorageClasses{"storage.k8s.io", "v1", "storageclasses", false, "StorageClass"};
+const Resource kCSINodes{"storage.k8s.io", "v1", "csinodes", false, "CSINode"};
+const Resource kCSIDrivers{"storage.k8s.io", "v1", "csidrivers", false, "CSIDriver"};
 const Resource kLeases{"coordination.k8s.io", "v1", "leases", true, "Lease"};
 const Resource kPriorityClasses{"scheduling.k8s.io", "v1", "priorityclasses", false,
                                 "PriorityClass"};

@@ -23,7 +23,9 @@ size_t IndexHeap::Pop() {
 }
 
 bool NodePicker::Reusable(const SchedulingSpec& spec) {
-  return spec.host_ports.empty() && !spec.has_pod_affinity && spec.spread.empty();
+  // A pod's claims take volumes, which changes where its siblings' claims fit.
+  return spec.host_ports.empty() && !spec.has_pod_affinity && spec.spread.empty() &&
+         spec.claims.empty();
 }
 
 Placement NodePicker::FromMemo() {

@@ -14,6 +14,7 @@
 #include "api/kinds.h"
 #include "api/labels.h"
 #include "api/scheduling.h"
+#include "api/storage.h"
 #include "api/topology.h"
 #include "kube/meta/object.h"
 #include "kube/meta/resource.h"
@@ -27,6 +28,23 @@ namespace {
 constexpr char kSourceAnnotation[] = "tephra.dev/podgroup-source";
 // How often the scheduler looks for the scheduling.x-k8s.io CRD while it is not installed.
 constexpr std::chrono::seconds kSchedPluginsProbePeriod{10};
+
+// Decodes a storage object for the cache, keeping only what placement reads of its metadata:
+// its annotations are fields now, and a claim's labels are never matched (a PV's are, by claim
+// selectors and zones). 100,000 claims would otherwise keep every kubectl last-applied copy.
+template <typename T>
+kube::ObjectDecoder StorageDecoder(
+    StatusOr<std::shared_ptr<T>> (*decode)(const json::Value&, const api::DecodeOptions&),
+    bool keep_labels) {
+  return api::InformerDecoder<T>([decode, keep_labels](const json::Value& v) {
+    StatusOr<std::shared_ptr<T>> object = decode(v, {});
+    if (object.ok()) {
+      (*object)->metadata.annotations.clear();
+      if (!keep_labels) (*object)->metadata.labels.clear();
+    }
+    return object;
+  });
+}
 
 int64_t MtimeOf(const std::string& path) {
   struct stat st {};
@@ -288,6 +306,43 @@ void Scheduler::RegisterInformers() {
       ->AddEventHandler(api::UpsertRemoveHandlers<api::HyperNode>(
           [cache](auto hn) { cache->UpsertHyperNode(std::move(hn)); },
           [cache](const api::HyperNode& hn) { cache->DeleteHyperNode(hn.metadata.name); }));
+
+  // Storage (docs/scheduler.md, "Storage").
+  informers_
+      .For(kube::resources::kPersistentVolumeClaims,
+           StorageDecoder<api::PersistentVolumeClaim>(api::DecodePersistentVolumeClaim, false))
+      ->AddEventHandler(api::UpsertRemoveHandlers<api::PersistentVolumeClaim>(
+          [cache](auto claim) { cache->UpsertClaim(std::move(claim)); },
+          [cache](const api::PersistentVolumeClaim& claim) {
+            cache->DeleteClaim(claim.metadata.Key());
+          }));
+  informers_
+      .For(kube::resources::kPersistentVolumes,
+           StorageDecoder<api::PersistentVolume>(api::DecodePersistentVolume, true))
+      ->AddEventHandler(api::UpsertRemoveHandlers<api::PersistentVolume>(
+          [cache](auto volume) { cache->UpsertVolume(std::move(volume)); },
+          [cache](const api::PersistentVolume& volume) {
+            cache->DeleteVolume(volume.metadata.name);
+          }));
+  informers_
+      .For(kube::resources::kStorageClasses,
+           StorageDecoder<api::StorageClass>(api::DecodeStorageClass, false))
+      ->AddEventHandler(api::UpsertRemoveHandlers<api::StorageClass>(
+          [cache](auto klass) { cache->UpsertStorageClass(std::move(klass)); },
+          [cache](const api::StorageClass& klass) {
+            cache->DeleteStorageClass(klass.metadata.name);
+          }));
+  informers_
+      .For(kube::resources::kCSINodes, StorageDecoder<api::CSINode>(api::DecodeCSINode, false))
+      ->AddEventHandler(api::UpsertRemoveHandlers<api::CSINode>(
+          [cache](auto node) { cache->UpsertCSINode(std::move(node)); },
+          [cache](const api::CSINode& node) { cache->DeleteCSINode(node.metadata.name); }));
+  informers_
+      .For(kube::resources::kCSIDrivers,
+           StorageDecoder<api::CSIDriver>(api::DecodeCSIDriver, false))
+      ->AddEventHandler(api::UpsertRemoveHandlers<api::CSIDriver>(
+          [cache](auto driver) { cache->UpsertCSIDriver(std::move(driver)); },
+          [cache](const api::CSIDriver& driver) { cache->DeleteCSIDriver(driver.metadata.name); }));
 
   if (!WatchSchedPluginsPodGroups()) {
     LOG(INFO) << "scheduler: scheduling.x-k8s.io PodGroups are not served yet (their CRD is not "

@@ -6,6 +6,7 @@
 
 #include "api/labels.h"
 #include "base/time.h"
+#include "kube/meta/object.h"
 
 namespace tephra::scheduler {
 
@@ -474,6 +475,182 @@ void SchedulerCache::DeleteHyperNode(const std::string& name) {
   ChangedLocked(true);
 }
 
+// ---- storage ----
+
+void SchedulerCache::StorageChangedLocked() {
+  storage_.reset();
+}
+
+void SchedulerCache::UpsertClaim(std::shared_ptr<const api::PersistentVolumeClaim> claim) {
+  sync::MutexLock l(mu_);
+  std::string key = claim->metadata.Key();
+  if (auto a = assumed_selected_.find(key); a != assumed_selected_.end()) {
+    // Shown as assumed, bound meanwhile, or given another node: the API server's view is the
+    // one to trust now.
+    if (!claim->selected_node.empty() || !claim->spec.volume_name.empty())
+      assumed_selected_.erase(a);
+  }
+  observed_storage_.claims[key] = std::move(claim);
+  StorageChangedLocked();
+  ChangedLocked(true);
+}
+
+void SchedulerCache::DeleteClaim(const std::string& key) {
+  sync::MutexLock l(mu_);
+  observed_storage_.claims.erase(key);
+  assumed_selected_.erase(key);
+  StorageChangedLocked();
+  ChangedLocked(false);
+}
+
+void SchedulerCache::UpsertVolume(std::shared_ptr<const api::PersistentVolume> volume) {
+  sync::MutexLock l(mu_);
+  const std::string& name = volume->metadata.name;
+  if (auto a = assumed_claim_refs_.find(name); a != assumed_claim_refs_.end()) {
+    if (volume->spec.claim_ref) assumed_claim_refs_.erase(a);  // ours, or another claim's
+  }
+  observed_storage_.volumes[name] = std::move(volume);
+  StorageChangedLocked();
+  ChangedLocked(true);
+}
+
+void SchedulerCache::DeleteVolume(const std::string& name) {
+  sync::MutexLock l(mu_);
+  observed_storage_.volumes.erase(name);
+  assumed_claim_refs_.erase(name);
+  StorageChangedLocked();
+  ChangedLocked(false);
+}
+
+void SchedulerCache::UpsertStorageClass(std::shared_ptr<const api::StorageClass> klass) {
+  sync::MutexLock l(mu_);
+  observed_storage_.classes[klass->metadata.name] = std::move(klass);
+  StorageChangedLocked();
+  ChangedLocked(true);
+}
+
+void SchedulerCache::DeleteStorageClass(const std::string& name) {
+  sync::MutexLock l(mu_);
+  observed_storage_.classes.erase(name);
+  StorageChangedLocked();
+  ChangedLocked(false);
+}
+
+void SchedulerCache::UpsertCSINode(std::shared_ptr<const api::CSINode> node) {
+  sync::MutexLock l(mu_);
+  observed_storage_.csi_nodes[node->metadata.name] = std::move(node);
+  StorageChangedLocked();
+  ChangedLocked(true);
+}
+
+void SchedulerCache::DeleteCSINode(const std::string& name) {
+  sync::MutexLock l(mu_);
+  observed_storage_.csi_nodes.erase(name);
+  StorageChangedLocked();
+  ChangedLocked(true);
+}
+
+void SchedulerCache::UpsertCSIDriver(std::shared_ptr<const api::CSIDriver> driver) {
+  sync::MutexLock l(mu_);
+  observed_storage_.csi_drivers[driver->metadata.name] = std::move(driver);
+  StorageChangedLocked();
+  ChangedLocked(true);
+}
+
+void SchedulerCache::DeleteCSIDriver(const std::string& name) {
+  sync::MutexLock l(mu_);
+  observed_storage_.csi_drivers.erase(name);
+  StorageChangedLocked();
+  ChangedLocked(true);
+}
+
+void SchedulerCache::AssumeVolumeSteps(const std::vector<PreBindStep>& steps) {
+  sync::MutexLock l(mu_);
+  const auto expires = clock_.Monotonic() + options_.assume_ttl;
+  for (const PreBindStep& step : steps) {
+    if (const auto* bind = std::get_if<BindVolumeStep>(&step.what)) {
+      auto [ns, name] = kube::SplitObjectKey(bind->claim);
+      api::ClaimReference ref{"v1", "PersistentVolumeClaim", ns,
+                              name, bind->claim_uid,         bind->claim_resource_version};
+      assumed_claim_refs_[bind->volume] = {std::move(ref), expires};
+    } else if (const auto* provision = std::get_if<ProvisionVolumeStep>(&step.what)) {
+      assumed_selected_[provision->claim] = {provision->node, expires};
+    }
+  }
+  StorageChangedLocked();
+  ChangedLocked(false);
+}
+
+void SchedulerCache::ForgetVolumeSteps(const std::vector<PreBindStep>& steps) {
+  sync::MutexLock l(mu_);
+  ForgetVolumeStepsLocked(steps);
+}
+
+void SchedulerCache::ForgetUnit(const std::vector<std::pair<JobId, std::string>>& binds,
+                                const std::vector<PreBindStep>& steps) {
+  sync::MutexLock l(mu_);
+  ForgetVolumeStepsLocked(steps);
+  for (const auto& [job, uid] : binds) ForgetBindingLocked(job, uid);
+}
+
+void SchedulerCache::ForgetVolumeStepsLocked(const std::vector<PreBindStep>& steps) {
+  for (const PreBindStep& step : steps) {
+    if (const auto* bind = std::get_if<BindVolumeStep>(&step.what)) {
+      auto it = assumed_claim_refs_.find(bind->volume);
+      if (it != assumed_claim_refs_.end() && it->second.ref.uid == bind->claim_uid)
+        assumed_claim_refs_.erase(it);
+    } else if (const auto* provision = std::get_if<ProvisionVolumeStep>(&step.what)) {
+      auto it = assumed_selected_.find(provision->claim);
+      if (it != assumed_selected_.end() && it->second.node == provision->node)
+        assumed_selected_.erase(it);
+    }
+  }
+  StorageChangedLocked();
+  ChangedLocked(true);  // the next session decides again
+}
+
+std::shared_ptr<const api::PersistentVolumeClaim> SchedulerCache::ObservedClaim(
+    const std::string& key) const {
+  sync::MutexLock l(mu_);
+  auto it = observed_storage_.claims.find(key);
+  return it == observed_storage_.claims.end() ? nullptr : it->second;
+}
+
+std::shared_ptr<const api::PersistentVolume> SchedulerCache::ObservedVolume(
+    const std::string& name) const {
+  sync::MutexLock l(mu_);
+  auto it = observed_storage_.volumes.find(name);
+  return it == observed_storage_.volumes.end() ? nullptr : it->second;
+}
+
+bool SchedulerCache::HasPod(const std::string& uid) const {
+  sync::MutexLock l(mu_);
+  return pods_.count(uid) != 0;
+}
+
+std::shared_ptr<const StorageState> SchedulerCache::StorageLocked() {
+  if (storage_) return storage_;
+  auto state = std::make_shared<StorageState>(observed_storage_);
+  for (const auto& [name, assumed] : assumed_claim_refs_) {
+    auto it = state->volumes.find(name);
+    if (it == state->volumes.end()) continue;
+    auto volume = std::make_shared<api::PersistentVolume>(*it->second);
+    volume->spec.claim_ref = assumed.ref;
+    volume->bound_by_controller = true;
+    it->second = std::move(volume);
+  }
+  for (const auto& [key, assumed] : assumed_selected_) {
+    auto it = state->claims.find(key);
+    if (it == state->claims.end()) continue;
+    auto claim = std::make_shared<api::PersistentVolumeClaim>(*it->second);
+    claim->selected_node = assumed.node;
+    it->second = std::move(claim);
+  }
+  state->Index();
+  storage_ = std::move(state);
+  return storage_;
+}
+
 // ---- binding and eviction ----
 
 Status SchedulerCache::AssumeBinding(const JobId& job_id, const std::string& uid,
@@ -499,6 +676,10 @@ Status SchedulerCache::AssumeBinding(const JobId& job_id, const std::string& uid
 
 void SchedulerCache::ForgetBinding(const JobId& job_id, const std::string& uid) {
   sync::MutexLock l(mu_);
+  ForgetBindingLocked(job_id, uid);
+}
+
+void SchedulerCache::ForgetBindingLocked(const JobId& job_id, const std::string& uid) {
   assumed_.erase(uid);
   auto pod = pods_.find(uid);
   if (pod == pods_.end()) return;
@@ -546,6 +727,20 @@ void SchedulerCache::ExpireAssumedLocked() {
     bool orphan = job == jobs_.end() || !job->second->pod_group;
     it = orphan && it->second.expires <= now ? assumed_status_.erase(it) : std::next(it);
   }
+  auto expire_storage = [&](auto& assumptions) {
+    for (auto it = assumptions.begin(); it != assumptions.end();) {
+      if (it->second.expires > now) {
+        ++it;
+        continue;
+      }
+      LOG(WARNING) << "cache: the volume assumption for " << it->first
+                   << " was never confirmed; trusting the API server's view";
+      it = assumptions.erase(it);
+      StorageChangedLocked();
+    }
+  };
+  expire_storage(assumed_claim_refs_);
+  expire_storage(assumed_selected_);
   for (auto it = assumed_.begin(); it != assumed_.end();) {
     if (it->second.expires > now) {
       ++it;
@@ -599,6 +794,7 @@ std::shared_ptr<const Snapshot> SchedulerCache::TakeSnapshot() {
     for (const auto& p : problems) LOG(WARNING) << "cache: topology: " << p;
   }
   snap->topology = topology_;
+  snap->storage = StorageLocked();
   return snap;
 }
 

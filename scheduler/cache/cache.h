@@ -14,6 +14,7 @@
 #include <set>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "api/core.h"
@@ -22,6 +23,7 @@
 #include "base/clock.h"
 #include "scheduler/model/hypernodes.h"
 #include "scheduler/model/model.h"
+#include "scheduler/model/prebind.h"
 #include "sync/mutex.h"
 
 namespace tephra::scheduler {
@@ -57,6 +59,17 @@ class SchedulerCache {
   void DeleteQuota(const std::string& key);
   void UpsertHyperNode(std::shared_ptr<const api::HyperNode> hypernode);
   void DeleteHyperNode(const std::string& name);
+  // Storage (docs/scheduler.md, "Storage"). A change may let a pod waiting for its volumes go.
+  void UpsertClaim(std::shared_ptr<const api::PersistentVolumeClaim> claim);
+  void DeleteClaim(const std::string& key);  // "namespace/name"
+  void UpsertVolume(std::shared_ptr<const api::PersistentVolume> volume);
+  void DeleteVolume(const std::string& name);
+  void UpsertStorageClass(std::shared_ptr<const api::StorageClass> klass);
+  void DeleteStorageClass(const std::string& name);
+  void UpsertCSINode(std::shared_ptr<const api::CSINode> node);
+  void DeleteCSINode(const std::string& name);
+  void UpsertCSIDriver(std::shared_ptr<const api::CSIDriver> driver);
+  void DeleteCSIDriver(const std::string& name);
 
   // ---- the scheduler's own changes ----
   // A bind request is about to be sent: the task occupies `node` from now on.
@@ -65,6 +78,24 @@ class SchedulerCache {
   void ForgetBinding(const JobId& job, const std::string& uid);
   // An eviction was requested: the task releases its resources.
   Status MarkReleasing(const JobId& job, const std::string& uid);
+  // The volume steps of a committed unit are about to be written: sessions from now see the PV
+  // taken by its claim (claimRef set) and the claim's selected node, so no later session hands
+  // the same PV out again before the informer shows the writes. An assumption stands until the
+  // informer shows the object as assumed (or taken by another claim, or gone), until it is
+  // forgotten, or for assume_ttl.
+  void AssumeVolumeSteps(const std::vector<PreBindStep>& steps);
+  // The unit failed: sessions see the informer's objects again.
+  void ForgetVolumeSteps(const std::vector<PreBindStep>& steps);
+  // A unit of binds failed: its binds and volume steps are forgotten at once, so no session
+  // sees part of a gang given back while the rest still counts as bound.
+  void ForgetUnit(const std::vector<std::pair<JobId, std::string>>& binds,
+                  const std::vector<PreBindStep>& steps);
+  // The API server's view, without assumptions (the binder checks its steps against it): null
+  // when the informer has no such object.
+  std::shared_ptr<const api::PersistentVolumeClaim> ObservedClaim(const std::string& key) const;
+  std::shared_ptr<const api::PersistentVolume> ObservedVolume(const std::string& name) const;
+  // Whether the informer still has the pod (a unit waiting for its volumes stops when not).
+  bool HasPod(const std::string& uid) const;
   // A PodGroup status write is about to be sent: sessions see `status` from now on. Without
   // this, sessions that start before the informer echoes the write compare against the old
   // status and send the same write again. Informer updates keep flowing (spec, metadata); the
@@ -113,6 +144,16 @@ class SchedulerCache {
     std::string node;
     std::chrono::steady_clock::time_point expires;
   };
+  // A PV the scheduler gave a claim (BindVolumeStep), or a node it selected for a claim's
+  // provisioning (ProvisionVolumeStep), not shown by the informer yet.
+  struct AssumedClaimRef {
+    api::ClaimReference ref;
+    std::chrono::steady_clock::time_point expires;
+  };
+  struct AssumedSelectedNode {
+    std::string node;
+    std::chrono::steady_clock::time_point expires;
+  };
   struct AssumedStatus {
     api::PodGroupStatus status;
     std::shared_ptr<const api::PodGroup> observed;  // the informer's latest version
@@ -146,6 +187,12 @@ class SchedulerCache {
   static std::shared_ptr<const api::PodGroup> WithStatus(const api::PodGroup& observed,
                                                          const api::PodGroupStatus& status);
   void ExpireAssumedLocked() REQUIRES(mu_);
+  void ForgetBindingLocked(const JobId& job, const std::string& uid) REQUIRES(mu_);
+  void ForgetVolumeStepsLocked(const std::vector<PreBindStep>& steps) REQUIRES(mu_);
+  // The storage the next snapshot carries: the informers' objects with the assumptions laid
+  // over them (built when storage changed since the last one).
+  std::shared_ptr<const StorageState> StorageLocked() REQUIRES(mu_);
+  void StorageChangedLocked() REQUIRES(mu_);
   void ChangedLocked(bool may_unblock_pending) REQUIRES(mu_);
 
   CacheOptions options_;
@@ -173,6 +220,12 @@ class SchedulerCache {
   std::map<std::string, std::shared_ptr<const api::HyperNode>> hypernodes_ GUARDED_BY(mu_);
   // Built at the next snapshot after HyperNodes, or the nodes they cover, changed.
   std::shared_ptr<const HyperNodeTree> topology_ GUARDED_BY(mu_);
+  // Storage as the informers report it (no assumptions; StorageLocked() adds them).
+  StorageState observed_storage_ GUARDED_BY(mu_);
+  std::map<std::string, AssumedClaimRef> assumed_claim_refs_ GUARDED_BY(mu_);    // by PV
+  std::map<std::string, AssumedSelectedNode> assumed_selected_ GUARDED_BY(mu_);  // by claim
+  // Built at the next snapshot after storage or an assumption about it changed.
+  std::shared_ptr<const StorageState> storage_ GUARDED_BY(mu_);
 };
 
 // Builds a QueueInfo from a Queue object (weight, capability, deserved, guarantee, state).

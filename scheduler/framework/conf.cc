@@ -71,6 +71,17 @@ std::string Arguments::GetChoice(const std::string& key,
   return choices.front();
 }
 
+std::string Arguments::GetValid(const std::string& key,
+                                const std::function<bool(std::string_view)>& valid,
+                                std::string_view expected, const std::string& fallback) const {
+  Ask(key);
+  auto it = values_.find(key);
+  if (it == values_.end()) return fallback;
+  if (valid(it->second)) return it->second;
+  AddProblem(key + ": expected " + std::string(expected) + ", got \"" + it->second + "\"");
+  return fallback;
+}
+
 std::map<std::string, std::string> Arguments::WithPrefix(const std::string& prefix) const {
   if (std::find(asked_prefixes_.begin(), asked_prefixes_.end(), prefix) == asked_prefixes_.end())
     asked_prefixes_.push_back(prefix);

@@ -16,10 +16,12 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/status.h"
@@ -41,6 +43,10 @@ class Arguments {
   bool GetBool(const std::string& key, bool fallback) const;
   // One of `choices` (the first when absent or not one of them: a problem then).
   std::string GetChoice(const std::string& key, const std::vector<std::string>& choices) const;
+  // A value `valid` accepts; `fallback` when absent or not accepted (a problem then, saying what
+  // was `expected`).
+  std::string GetValid(const std::string& key, const std::function<bool(std::string_view)>& valid,
+                       std::string_view expected, const std::string& fallback) const;
   // A positive Go duration ("90m"); nullopt when absent or not one (a problem then).
   std::optional<std::chrono::nanoseconds> GetDuration(const std::string& key) const;
   // Values of keys starting with prefix, e.g. "binpack.resources.": suffix → value.

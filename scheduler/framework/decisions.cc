@@ -14,15 +14,24 @@ void Decisions::Normalize() {
 
 std::string Decisions::ToText() const {
   std::string out;
-  for (const auto& b : binds) out += "bind " + b.pod + " " + b.node + "\n";
+  for (const auto& b : binds) {
+    out += "bind " + b.pod + " " + b.node;
+    for (const auto& step : b.steps) out += " (" + step + ")";
+    out += "\n";
+  }
   for (const auto& e : evictions) out += "evict " + e.pod + " (" + e.reason + ")\n";
   for (const auto& p : phases) out += "phase " + p.job + " " + p.phase + "\n";
   return out;
 }
 
-void DecisionLog::Bind(const TaskInfo& task, const std::string& node) {
-  decisions_.binds.push_back({task.namespace_() + "/" + task.name(), node});
-  if (next_binder_ != nullptr) next_binder_->Bind(task, node);
+void DecisionLog::Bind(const BindUnit& unit) {
+  for (const BindRequest& b : unit.binds) {
+    std::vector<std::string> steps;
+    for (const PreBindStep& step : b.steps) steps.push_back(step.Describe());
+    decisions_.binds.push_back(
+        {b.task->namespace_() + "/" + b.task->name(), b.node, std::move(steps)});
+  }
+  if (next_binder_ != nullptr) next_binder_->Bind(unit);
 }
 
 void DecisionLog::Evict(const TaskInfo& task, const std::string& reason) {

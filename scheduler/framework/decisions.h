@@ -14,6 +14,7 @@ struct Decisions {
   struct Bind {
     std::string pod;  // namespace/name
     std::string node;
+    std::vector<std::string> steps;  // its pre-bind steps, described (PreBindStep::Describe)
     bool operator==(const Bind&) const = default;
   };
   struct Evict {
@@ -34,7 +35,8 @@ struct Decisions {
   // Sorts every list so that two sets of decisions compare independent of order.
   void Normalize();
   bool operator==(const Decisions&) const = default;
-  // One decision per line: "bind ns/pod node", "evict ns/pod (reason)", "phase ns/pg Inqueue".
+  // One decision per line: "bind ns/pod node", "bind ns/pod node (provision claim ns/c on node
+  // node)", "evict ns/pod (reason)", "phase ns/pg Inqueue".
   std::string ToText() const;
 };
 
@@ -43,7 +45,7 @@ class DecisionLog : public Binder, public Evictor {
  public:
   DecisionLog(Binder* next_binder, Evictor* next_evictor)
       : next_binder_(next_binder), next_evictor_(next_evictor) {}
-  void Bind(const TaskInfo& task, const std::string& node) override;
+  void Bind(const BindUnit& unit) override;
   void Evict(const TaskInfo& task, const std::string& reason) override;
   // Adds the phase changes of a closed session (jobs it admitted) and hands everything over.
   Decisions Take(const Session& ssn);

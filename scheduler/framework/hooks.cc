@@ -66,6 +66,12 @@ void Hooks::AddEventHandler(std::string_view plugin, EventHandler handler) {
   AddUnswitchable(plugin, std::move(handler), handlers_);
 }
 
+// Pre-bind steps are what a placement the plugin allowed needs; switching them off alone would
+// bind pods whose volumes nobody binds.
+void Hooks::AddPreBindFn(std::string_view plugin, PreBindFn fn) {
+  AddUnswitchable(plugin, std::move(fn), pre_bind_);
+}
+
 // ---- combined answers ----
 
 namespace {
@@ -187,6 +193,18 @@ void Hooks::NodeScoresSplit(const TaskInfo& task, const std::vector<const NodeIn
   for (const auto& tier : batch_node_order_.tiers()) {
     for (const auto& fn : tier) fn(task, nodes, batch);
   }
+}
+
+std::vector<PreBindStep> Hooks::PreBind(const TaskInfo& task, const std::string& node) const {
+  std::vector<PreBindStep> steps;
+  for (const auto& tier : pre_bind_.tiers()) {
+    for (const auto& fn : tier) {
+      std::vector<PreBindStep> more = fn(task, node);
+      steps.insert(steps.end(), std::make_move_iterator(more.begin()),
+                   std::make_move_iterator(more.end()));
+    }
+  }
+  return steps;
 }
 
 double Hooks::HyperNodeScore(const JobInfo& job, const HyperNodeTrial& trial) const {

@@ -74,6 +74,7 @@ class Hooks {
   void AddReclaimableVetoFn(std::string_view plugin, VictimsFn fn);
   void AddEventHandler(std::string_view plugin, EventHandler handler);
   void AddHyperNodeOrderFn(std::string_view plugin, HyperNodeOrderFn fn);
+  void AddPreBindFn(std::string_view plugin, PreBindFn fn);
 
   // ---- combined answers (see Session for each) ----
   bool JobOrder(const JobInfo& l, const JobInfo& r) const;
@@ -101,6 +102,7 @@ class Hooks {
   bool Preemptive(const QueueInfo& queue, const TaskInfo& task) const;
   bool HasHyperNodeOrder() const { return !hypernode_order_.empty(); }
   double HyperNodeScore(const JobInfo& job, const HyperNodeTrial& trial) const;
+  std::vector<PreBindStep> PreBind(const TaskInfo& task, const std::string& node) const;
   std::vector<const TaskInfo*> Preemptable(const TaskInfo& preemptor,
                                            const std::vector<const TaskInfo*>& candidates) const;
   std::vector<const TaskInfo*> Reclaimable(const TaskInfo& preemptor,
@@ -148,6 +150,7 @@ class Hooks {
   TieredHooks<VictimsFn> reclaimable_veto_;
   TieredHooks<EventHandler> handlers_;  // one tier
   TieredHooks<HyperNodeOrderFn> hypernode_order_;
+  TieredHooks<PreBindFn> pre_bind_;  // one tier
 
   // Static predicate results: spec → per node 0 unknown, 1 fit, 2+k failed with reason k.
   std::unordered_map<const SchedulingSpec*, std::vector<uint8_t>> static_fit_;

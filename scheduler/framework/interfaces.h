@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "scheduler/model/model.h"
+#include "scheduler/model/prebind.h"
 
 namespace tephra::scheduler {
 
@@ -62,6 +63,9 @@ using QueueTaskPredicateFn = std::function<bool(const QueueInfo& queue, const Ta
 using VictimsFn = std::function<std::optional<std::vector<const TaskInfo*>>(
     const TaskInfo& preemptor, const std::vector<const TaskInfo*>& candidates)>;
 using JobNotifyFn = std::function<void(const JobInfo& job)>;
+// The writes that must complete before `task` is bound to `node` (PreBind, asked at commit).
+using PreBindFn =
+    std::function<std::vector<PreBindStep>(const TaskInfo& task, const std::string& node)>;
 
 // A job's trial placement inside one HyperNode (network topology), for HyperNodeOrder plugins
 // to score: higher goes first; equal scores keep the HyperNodes' order (tier, then name).
@@ -87,11 +91,27 @@ struct EventHandler {
   std::function<void(const TaskEvent&)> deallocate;  // task gave them back
 };
 
-// Where committed allocations go (the binder: assume in the cache, then pods/binding).
+// One pod a committed statement binds, and the writes that must complete first.
+struct BindRequest {
+  const TaskInfo* task = nullptr;  // valid during Binder::Bind
+  std::string node;
+  std::vector<PreBindStep> steps;
+};
+
+// Every bind of one committed statement (a gang, or what of it this session placed): the
+// binder completes every member's pre-bind steps before it binds any member, so a gang never
+// ends half-bound because one member's volumes failed (docs/scheduler.md, "Storage").
+struct BindUnit {
+  std::vector<BindRequest> binds;
+  bool HasSteps() const;
+};
+
+// Where committed allocations go (the binder: assume in the cache, pre-bind steps, then
+// pods/binding).
 class Binder {
  public:
   virtual ~Binder() = default;
-  virtual void Bind(const TaskInfo& task, const std::string& node) = 0;
+  virtual void Bind(const BindUnit& unit) = 0;
 };
 
 // Where committed evictions go (mark releasing, DisruptionTarget condition, delete).

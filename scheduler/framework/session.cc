@@ -41,6 +41,11 @@ void Session::Close() {
   for (auto& plugin : plugins_) plugin->OnSessionClose(*this);
 }
 
+const StorageState& Session::storage() const {
+  const auto& storage = view_.snapshot().storage;
+  return storage ? *storage : EmptyStorageState();
+}
+
 const TopologyView& Session::topology() const {
   if (!topology_) {
     topology_ = std::make_unique<TopologyView>(view_.snapshot().topology.get(), view_);
@@ -208,6 +213,9 @@ void Statement::Undo() {
 }
 
 void Statement::Commit() {
+  // The statement's binds leave together, as one unit: the binder completes every member's
+  // pre-bind steps before it binds any of them.
+  BindUnit unit;
   for (const Op& op : ops_) {
     const JobInfo& job = session_.job(op.job);
     auto it = job.tasks.find(op.uid);
@@ -217,7 +225,10 @@ void Statement::Commit() {
         if (session_.evictor() != nullptr) session_.evictor()->Evict(it->second, op.reason);
         break;
       case Kind::kAllocate:
-        if (session_.binder() != nullptr) session_.binder()->Bind(it->second, it->second.node);
+        if (session_.binder() != nullptr) {
+          const TaskInfo& task = it->second;
+          unit.binds.push_back({&task, task.node, session_.PreBindSteps(task, task.node)});
+        }
         break;
       case Kind::kPipeline:
         // Pipelined tasks wait in this session for resources being released; the next session
@@ -225,8 +236,16 @@ void Statement::Commit() {
         break;
     }
   }
+  if (!unit.binds.empty()) session_.binder()->Bind(unit);
   ops_.clear();
   done_ = true;
+}
+
+bool BindUnit::HasSteps() const {
+  for (const BindRequest& b : binds) {
+    if (!b.steps.empty()) return true;
+  }
+  return false;
 }
 
 }  // namespace tephra::scheduler

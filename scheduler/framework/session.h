@@ -158,6 +158,11 @@ class Session {
   void AddHyperNodeOrderFn(std::string_view plugin, HyperNodeOrderFn fn) {
     hooks_.AddHyperNodeOrderFn(plugin, std::move(fn));
   }
+  // Writes that must complete before a committed task is bound (a claim's volume binding),
+  // asked once per task at commit; the binder carries them out (docs/scheduler.md, "Storage").
+  void AddPreBindFn(std::string_view plugin, PreBindFn fn) {
+    hooks_.AddPreBindFn(plugin, std::move(fn));
+  }
 
   // ---- combined answers (actions; Hooks) ----
   // Orders: true when l goes before r.
@@ -225,6 +230,12 @@ class Session {
   double HyperNodeScore(const JobInfo& job, const HyperNodeTrial& trial) const {
     return hooks_.HyperNodeScore(job, trial);
   }
+  // Every plugin's pre-bind steps for `task` bound to `node`.
+  std::vector<PreBindStep> PreBindSteps(const TaskInfo& task, const std::string& node) const {
+    return hooks_.PreBind(task, node);
+  }
+  // The snapshot's storage (never null: empty when the snapshot has none).
+  const StorageState& storage() const;
   // The snapshot's HyperNodes over this session's nodes (built on first use).
   const TopologyView& topology() const;
   // The nodes (ascending indexes) job j's tasks are placed on (HoldsPlace).

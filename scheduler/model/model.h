@@ -20,6 +20,7 @@
 #include "api/scheduling.h"
 #include "scheduler/model/hypernodes.h"
 #include "scheduler/model/pod_info.h"
+#include "scheduler/model/volumes.h"
 
 namespace tephra::scheduler {
 
@@ -244,6 +245,7 @@ struct Snapshot {
   std::vector<std::shared_ptr<const PdbInfo>> pdbs;
   std::vector<std::shared_ptr<const QuotaInfo>> quotas;  // by namespace, then name
   std::shared_ptr<const HyperNodeTree> topology;         // never null from the cache
+  std::shared_ptr<const StorageState> storage;           // never null from the cache
   api::Resources total;                                  // sum of allocatable over nodes
   uint64_t generation = 0;
 };

@@ -16,8 +16,8 @@ bool SchedulingSpec::operator==(const SchedulingSpec& o) const {
          tolerations == o.tolerations && spread == o.spread && host_ports == o.host_ports &&
          priority == o.priority && priority_class_name == o.priority_class_name &&
          scheduler_name == o.scheduler_name && preempt_never == o.preempt_never &&
-         scheduling_gates == o.scheduling_gates && pvc_claims == o.pvc_claims &&
-         host_network == o.host_network;
+         scheduling_gates == o.scheduling_gates && claims == o.claims &&
+         claims_namespace == o.claims_namespace && host_network == o.host_network;
 }
 
 namespace {
@@ -99,7 +99,8 @@ size_t SpecInterner::Hash(const SchedulingSpec& s) {
     MixSelector(&h, c.label_selector);
   }
   for (const auto& g : s.scheduling_gates) Mix(&h, HashString(g));
-  for (const auto& c : s.pvc_claims) Mix(&h, HashString(c));
+  for (const auto& c : s.claims) Mix(&h, HashString(c.name) + c.ephemeral);
+  Mix(&h, HashString(s.claims_namespace));
   Mix(&h, static_cast<size_t>(s.priority.value_or(-1)));
   Mix(&h, HashString(s.priority_class_name));
   Mix(&h, HashString(s.scheduler_name));
@@ -130,7 +131,8 @@ size_t SpecInterner::size() {
   return specs_.size();
 }
 
-SchedulingSpec MakeSchedulingSpec(const api::PodSpec& spec) {
+SchedulingSpec MakeSchedulingSpec(const api::PodSpec& spec, std::string_view pod_name,
+                                  std::string_view namespace_) {
   SchedulingSpec s;
   s.request = api::PodRequest(spec);
   s.best_effort =
@@ -158,8 +160,13 @@ SchedulingSpec MakeSchedulingSpec(const api::PodSpec& spec) {
   s.preempt_never = spec.preemption_policy && *spec.preemption_policy == "Never";
   s.scheduling_gates = spec.scheduling_gates;
   for (const auto& v : spec.volumes) {
-    if (!v.pvc_claim_name.empty()) s.pvc_claims.push_back(v.pvc_claim_name);
+    if (!v.pvc_claim_name.empty()) {
+      s.claims.push_back({v.pvc_claim_name, false});
+    } else if (v.ephemeral) {
+      s.claims.push_back({api::EphemeralClaimName(pod_name, v.name), true});
+    }
   }
+  if (!s.claims.empty()) s.claims_namespace = std::string(namespace_);
   s.host_network = spec.host_network;
   return s;
 }
@@ -211,7 +218,8 @@ std::shared_ptr<PodInfo> Assemble(std::shared_ptr<PodInfo> pod, api::PodSpec spe
   std::string preemptable = pod->metadata.Annotation(api::kPreemptableKey);
   if (preemptable.empty()) preemptable = pod->metadata.Label(api::kPreemptableKey);
   pod->preemptable = ParseBool(preemptable).value_or(true);
-  pod->spec = interner.Intern(MakeSchedulingSpec(spec));
+  pod->spec =
+      interner.Intern(MakeSchedulingSpec(spec, pod->metadata.name, pod->metadata.namespace_));
   if (pod->implicit_group && pod->metadata.ControllerRef() == nullptr && spec.node_name.empty() &&
       (pod->phase.empty() || pod->phase == "Pending") && !pod->terminating) {
     api::Pod whole;

@@ -28,6 +28,14 @@ struct HostPort {
   bool operator==(const HostPort&) const = default;
 };
 
+// A claim a pod mounts: persistentVolumeClaim.claimName, or the claim kube-controller-manager
+// creates for a generic ephemeral volume ("<pod>-<volume>", owned by the pod).
+struct PodClaim {
+  std::string name;
+  bool ephemeral = false;
+  bool operator==(const PodClaim&) const = default;
+};
+
 // Everything about a pod's spec that placement reads. Immutable and shared.
 struct SchedulingSpec {
   api::Resources request;  // PodRequest + pods=1
@@ -41,7 +49,11 @@ struct SchedulingSpec {
   std::string scheduler_name;
   bool preempt_never = false;  // preemptionPolicy: Never
   std::vector<std::string> scheduling_gates;
-  std::vector<std::string> pvc_claims;
+  std::vector<PodClaim> claims;
+  // The pod's namespace when it mounts claims, else "": claims are namespaced, so pods of two
+  // namespaces that mount claims of the same names must not share a spec (nor what a session
+  // concludes about it).
+  std::string claims_namespace;
   bool host_network = false;
 
   // No cpu, memory or extended-resource request (Kubernetes' BestEffort for scheduling).
@@ -105,7 +117,9 @@ StatusOr<std::shared_ptr<PodInfo>> DecodePodInfo(const json::Value& value, SpecI
 StatusOr<std::shared_ptr<PodInfo>> DecodePodInfoProtobuf(std::string_view bytes,
                                                          SpecInterner& interner);
 
-// Builds the interned spec of a decoded pod spec (also used by tests and benchmarks).
-SchedulingSpec MakeSchedulingSpec(const api::PodSpec& spec);
+// Builds the interned spec of a decoded pod spec (also used by tests and benchmarks). The pod's
+// name and namespace name its claims (an ephemeral volume's claim is "<pod>-<volume>").
+SchedulingSpec MakeSchedulingSpec(const api::PodSpec& spec, std::string_view pod_name = "",
+                                  std::string_view namespace_ = "");
 
 }  // namespace tephra::scheduler

@@ -49,6 +49,28 @@ inline constexpr char kExistingAntiAffinity[] =
 inline constexpr char kTopologySpread[] = "node(s) didn't match pod topology spread constraints";
 inline constexpr char kTopologySpreadMissing[] =
     "node(s) didn't match pod topology spread constraints (missing required label)";
+// Volumes (support/volumes.h), in kube-scheduler's words. Those that name an object
+// ("persistentvolumeclaim \"data\" not found") are built per object and fall back to these
+// generic ones past a bound.
+inline constexpr char kUnboundImmediateClaims[] =
+    "pod has unbound immediate PersistentVolumeClaims";
+inline constexpr char kClaimNotFound[] = "persistentvolumeclaim not found";
+inline constexpr char kClaimLost[] = "persistentvolumeclaim bound to non-existent persistentvolume";
+inline constexpr char kClaimDeleting[] = "persistentvolumeclaim is being deleted";
+inline constexpr char kEphemeralNotOwner[] = "PVC was not created for the pod (pod is not owner)";
+inline constexpr char kVolumeNotFound[] = "persistentvolume not found";
+inline constexpr char kVolumeBindConflict[] =
+    "node(s) didn't find available persistent volumes to bind";
+inline constexpr char kVolumeNodeConflict[] =
+    "node(s) didn't match PersistentVolume's node affinity";
+inline constexpr char kVolumeNotExist[] =
+    "node(s) unavailable due to one or more pvc(s) bound to non-existent pv(s)";
+inline constexpr char kVolumeZoneConflict[] = "node(s) had no available volume zone";
+inline constexpr char kReadWriteOncePodConflict[] =
+    "node(s) unavailable due to PersistentVolumeClaim with ReadWriteOncePod access mode already "
+    "in-use by another pod";
+inline constexpr char kMaxVolumeCount[] = "node(s) exceed max volume count";
+inline constexpr char kCsiDriverMissing[] = "CSI driver is not installed on the node";
 }  // namespace reason
 
 }  // namespace tephra::scheduler

@@ -1,13 +1,19 @@
 // predicates: whether a node can take a pod, as kube-scheduler's filters decide.
 //   static (cached per spec and node): node unschedulable, nodeSelector and required node
-//     affinity, NoSchedule/NoExecute taints
+//     affinity, NoSchedule/NoExecute taints, bound claims' volumes (node affinity, zone)
 //   dynamic: host ports, required inter-pod affinity and anti-affinity (including existing
-//     pods' anti-affinity), topology spread constraints with DoNotSchedule
+//     pods' anti-affinity), topology spread constraints with DoNotSchedule, ReadWriteOncePod
+//     claims, CSI volume limits, volumes for unbound claims (support/volumes.h)
 // Arguments: predicate.NodeAffinityEnable, predicate.NodePortsEnable,
 // predicate.TaintTolerationEnable, predicate.PodAffinityEnable,
-// predicate.PodTopologySpreadEnable (all default true).
-// Resource fit and the pod count are checked by the actions against idle resources.
+// predicate.PodTopologySpreadEnable, predicate.VolumeBindingEnable, predicate.VolumeZoneEnable,
+// predicate.NodeVolumeLimitsEnable (all default true); volumebinding.bindTimeoutSeconds (600),
+// volumebinding.weight (0: no volume score) and volumebinding.shape ("0:10,100:0", utilisation
+// percent:score pairs).
+// Resource fit and the pod count are checked by the actions against idle resources. The claims'
+// volume binding leaves the session as pre-bind steps (PreBind) the binder writes.
 #include <algorithm>
+#include <cstdio>
 #include <deque>
 #include <limits>
 #include <memory>
@@ -17,6 +23,7 @@
 #include "scheduler/plugins/plugins.h"
 #include "scheduler/plugins/support/domain_counts.h"
 #include "scheduler/plugins/support/matching.h"
+#include "scheduler/plugins/support/volumes.h"
 
 namespace tephra::scheduler {
 namespace {
@@ -46,6 +53,44 @@ api::LabelSelector SpreadSelector(const api::TopologySpreadConstraint& c, const 
   return s;
 }
 
+// "0:10,100:0": utilisation percent (0..100, ascending) and score (0..10) pairs.
+std::optional<std::vector<std::pair<int, int>>> ParseShape(std::string_view text) {
+  std::vector<std::pair<int, int>> shape;
+  size_t at = 0;
+  while (at < text.size()) {
+    size_t end = text.find(',', at);
+    if (end == std::string_view::npos) end = text.size();
+    std::string point(text.substr(at, end - at));
+    int utilisation = -1, score = -1;
+    char rest = 0;
+    if (std::sscanf(point.c_str(), " %d : %d %c", &utilisation, &score, &rest) != 2 ||
+        utilisation < 0 || utilisation > 100 || score < 0 || score > 10 ||
+        (!shape.empty() && utilisation <= shape.back().first))
+      return std::nullopt;
+    shape.emplace_back(utilisation, score);
+    at = end + 1;
+  }
+  if (shape.empty()) return std::nullopt;
+  return shape;
+}
+
+VolumeOptions ReadVolumeOptions(const Arguments& args) {
+  VolumeOptions o;
+  o.binding = args.GetBool("predicate.VolumeBindingEnable", true);
+  o.zone = args.GetBool("predicate.VolumeZoneEnable", true);
+  o.limits = args.GetBool("predicate.NodeVolumeLimitsEnable", true);
+  int64_t timeout = args.GetInt("volumebinding.bindTimeoutSeconds", o.bind_timeout.count());
+  if (timeout > 0) o.bind_timeout = std::chrono::seconds(timeout);
+  o.weight = std::max(0.0, args.GetDouble("volumebinding.weight", 0));
+  std::string shape = args.GetValid(
+      "volumebinding.shape", [](std::string_view v) { return ParseShape(v).has_value(); },
+      "utilisation:score pairs such as \"0:10,100:0\" (utilisation 0..100 ascending, score "
+      "0..10)",
+      "");
+  if (!shape.empty()) o.shape = *ParseShape(shape);
+  return o;
+}
+
 class PredicatesPlugin : public Plugin {
  public:
   explicit PredicatesPlugin(const Arguments& args)
@@ -53,37 +98,47 @@ class PredicatesPlugin : public Plugin {
         node_ports_(args.GetBool("predicate.NodePortsEnable", true)),
         taints_(args.GetBool("predicate.TaintTolerationEnable", true)),
         pod_affinity_(args.GetBool("predicate.PodAffinityEnable", true)),
-        spread_(args.GetBool("predicate.PodTopologySpreadEnable", true)) {}
+        spread_(args.GetBool("predicate.PodTopologySpreadEnable", true)),
+        volume_options_(ReadVolumeOptions(args)) {}
 
   std::string_view name() const override { return "predicates"; }
-  // Volcano's volume, device and cache switches and its proportional predicate: Tephra has no
-  // volume binding, no device allocation and no predicate cache.
+  // Volcano's device and cache switches and its proportional predicate: Tephra has no device
+  // allocation and no predicate cache.
   std::vector<std::string_view> RecognisedArguments() const override {
-    return {"predicate.NodeVolumeLimitsEnable",
-            "predicate.VolumeZoneEnable",
-            "predicate.VolumeBindingEnable",
-            "predicate.DynamicResourceAllocationEnable",
+    return {"predicate.DynamicResourceAllocationEnable",
             "predicate.GPUSharingEnable",
             "predicate.GPUNumberEnable",
             "predicate.CacheEnable",
             "predicate.ProportionalEnable",
             "predicate.resources",
-            "predicate.resources.",
-            "volumebinding.bindTimeoutSeconds",
-            "volumebinding.weight",
-            "volumebinding.shape"};
+            "predicate.resources."};
   }
 
   void OnSessionOpen(Session& ssn) override {
     session_ = &ssn;
+    volumes_ = std::make_unique<VolumePlacement>(ssn, volume_options_);
     ssn.AddStaticPredicateFn(
         name(), [this](const TaskInfo& task, const NodeInfo& node) { return Static(task, node); });
     ssn.AddPredicateFn(
         name(), [this](const TaskInfo& task, const NodeInfo& node) { return Dynamic(task, node); });
+    if (volume_options_.weight > 0) {
+      ssn.AddNodeOrderFn(name(), [this](const TaskInfo& task, const NodeInfo& node) {
+        return volumes_->Score(task, node);
+      });
+    }
+    ssn.AddPreBindFn(name(), [this](const TaskInfo& task, const std::string& node) {
+      return volumes_->PreBind(task, node);
+    });
     if (pod_affinity_) CollectExistingAntiAffinity();
     EventHandler h;
-    h.allocate = [this](const TaskEvent& e) { OnMove(e.task, e.node, +1); };
-    h.deallocate = [this](const TaskEvent& e) { OnMove(e.task, e.node, -1); };
+    h.allocate = [this](const TaskEvent& e) {
+      OnMove(e.task, e.node, +1);
+      volumes_->Allocated(e.task, e.node);
+    };
+    h.deallocate = [this](const TaskEvent& e) {
+      OnMove(e.task, e.node, -1);
+      volumes_->Deallocated(e.task, e.node);
+    };
     ssn.AddEventHandler(name(), h);
   }
 
@@ -109,7 +164,7 @@ class PredicatesPlugin : public Plugin {
         return Fit::Unresolvable(TaintReason(*t));
       }
     }
-    return Fit::Ok();
+    return volumes_->Static(task, node);
   }
 
   // "node(s) had untolerated taint gpu=true:NoSchedule": the taint as `kubectl taint` writes it,
@@ -159,7 +214,7 @@ class PredicatesPlugin : public Plugin {
       Fit f = Spread(task, node);
       if (!f.ok()) return f;
     }
-    return Fit::Ok();
+    return volumes_->Dynamic(task, node);
   }
 
   Fit PodAffinity(const TaskInfo& task, const NodeInfo& node) {
@@ -277,7 +332,9 @@ class PredicatesPlugin : public Plugin {
 
   static constexpr size_t kMaxTaintReasons = 64;
   const bool node_affinity_, node_ports_, taints_, pod_affinity_, spread_;
+  const VolumeOptions volume_options_;
   Session* session_ = nullptr;
+  std::unique_ptr<VolumePlacement> volumes_;
   // Interned taint reasons (TaintReason); the deque never moves its strings.
   mutable std::unordered_map<const api::Taint*, const char*> taint_reasons_;
   mutable std::deque<std::string> taint_texts_;

@@ -11,6 +11,7 @@
 #include "api/core.h"
 #include "api/labels.h"
 #include "api/scheduling.h"
+#include "api/storage.h"
 #include "json/json.h"
 
 namespace tephra::scheduler {
@@ -74,8 +75,18 @@ std::string EncodePodInfo(const PodInfo& pod) {
   p.spec.scheduler_name = s.scheduler_name;
   p.spec.node_name = pod.node_name;
   p.spec.scheduling_gates = s.scheduling_gates;
-  for (size_t i = 0; i < s.pvc_claims.size(); ++i) {
-    p.spec.volumes.push_back({"pvc-" + std::to_string(i), s.pvc_claims[i]});
+  for (size_t i = 0; i < s.claims.size(); ++i) {
+    const PodClaim& claim = s.claims[i];
+    api::Volume v;
+    if (claim.ephemeral) {
+      // Its claim is "<pod>-<volume>": the volume's name is what follows the pod's.
+      v.name = claim.name.substr(std::min(claim.name.size(), pod.metadata.name.size() + 1));
+      v.ephemeral = true;
+    } else {
+      v.name = "pvc-" + std::to_string(i);
+      v.pvc_claim_name = claim.name;
+    }
+    p.spec.volumes.push_back(std::move(v));
   }
   if (s.preempt_never) p.spec.preemption_policy = "Never";
   p.spec.host_network = s.host_network;
@@ -97,8 +108,11 @@ std::string EncodePodInfo(const PodInfo& pod) {
 void EncodeDecisions(json::Writer& w, const Decisions& d) {
   w.Key("decisions").StartObject();
   w.Key("binds").StartArray();
-  for (const auto& b : d.binds)
-    w.StartObject().Field("pod", b.pod).Field("node", b.node).EndObject();
+  for (const auto& b : d.binds) {
+    w.StartObject().Field("pod", b.pod).Field("node", b.node);
+    if (!b.steps.empty()) w.StringList("steps", b.steps);
+    w.EndObject();
+  }
   w.EndArray();
   w.Key("evictions").StartArray();
   for (const auto& e : d.evictions)
@@ -114,7 +128,7 @@ void EncodeDecisions(json::Writer& w, const Decisions& d) {
 Decisions DecodeDecisions(const json::Reader& r) {
   Decisions d;
   r["binds"].ForEach([&](const json::Reader& b) {
-    d.binds.push_back({b["pod"].String(), b["node"].String()});
+    d.binds.push_back({b["pod"].String(), b["node"].String(), b["steps"].StringList()});
   });
   r["evictions"].ForEach([&](const json::Reader& e) {
     d.evictions.push_back({e["pod"].String(), e["reason"].String()});
@@ -235,6 +249,23 @@ std::string EncodeSnapshot(const SnapshotDocument& doc) {
     w.Field("disruptionsAllowed", pdb->disruptions_allowed).EndObject();
   }
   w.EndArray();
+
+  // Storage as the session saw it (assumptions included), in the API's own form.
+  if (snap.storage) {
+    const StorageState& s = *snap.storage;
+    auto list = [&](std::string_view key, const auto& map, auto encode) {
+      w.Key(key).StartArray();
+      for (const auto& [name, object] : map) w.Raw(encode(*object));
+      w.EndArray();
+    };
+    w.Key("storage").StartObject();
+    list("claims", s.claims, api::EncodePersistentVolumeClaim);
+    list("volumes", s.volumes, api::EncodePersistentVolume);
+    list("classes", s.classes, api::EncodeStorageClass);
+    list("csiNodes", s.csi_nodes, api::EncodeCSINode);
+    list("csiDrivers", s.csi_drivers, api::EncodeCSIDriver);
+    w.EndObject();
+  }
 
   if (doc.decisions) EncodeDecisions(w, *doc.decisions);
   w.EndObject();
@@ -407,6 +438,37 @@ StatusOr<SnapshotDocument> DecodeSnapshot(std::string_view text, SpecInterner& i
     pdb->disruptions_allowed = p["disruptionsAllowed"].Int32();
     snap->pdbs.push_back(std::move(pdb));
   });
+  auto storage = std::make_shared<StorageState>();
+  auto read = [&](const json::Reader& list, auto& into, auto decode, auto key_of) {
+    list.ForEach([&](const json::Reader& item) {
+      auto decoded = decode(*item.value(), api::DecodeOptions{});
+      if (!decoded.ok()) {
+        item.Fail(decoded.status().message());
+        return;
+      }
+      std::string key = key_of(**decoded);
+      if (!into.emplace(key, *decoded).second) item.Fail("duplicate " + key);
+    });
+  };
+  json::Reader stored = root["storage"];
+  auto by_key = [](const kube::Object& o) { return o.metadata.Key(); };
+  read(
+      stored["claims"], storage->claims,
+      [](const json::Value& v, const api::DecodeOptions& o) {
+        return api::DecodePersistentVolumeClaim(v, o);
+      },
+      by_key);
+  read(
+      stored["volumes"], storage->volumes,
+      [](const json::Value& v, const api::DecodeOptions& o) {
+        return api::DecodePersistentVolume(v, o);
+      },
+      by_key);
+  read(stored["classes"], storage->classes, api::DecodeStorageClass, by_key);
+  read(stored["csiNodes"], storage->csi_nodes, api::DecodeCSINode, by_key);
+  read(stored["csiDrivers"], storage->csi_drivers, api::DecodeCSIDriver, by_key);
+  storage->Index();
+  snap->storage = std::move(storage);
   if (root["decisions"].present()) out.decisions = DecodeDecisions(root["decisions"]);
   TEPHRA_RETURN_IF_ERROR(errors.ToStatus("snapshot"));
   out.snapshot = std::move(snap);

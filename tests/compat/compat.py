@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Differential scenarios: the same scenario on Tephra and on real Volcano, compared fact by
-fact (README.md in this folder).
+fact, and on kube-scheduler where a scenario names facts it is the oracle for (README.md in
+this folder).
 
-  compat.py run   [--live] [--scenario NAME ...]   Tephra against Volcano's recorded outcomes
-                                                   (--live: against Volcano run now, side by side)
+  compat.py run   [--live] [--scenario NAME ...]   Tephra against the recorded outcomes
+                                                   (--live: against the oracles run now, side by side)
   compat.py record [--scenario NAME ...]           run Volcano and (re)write expected/NAME.yaml
-                                                   (run --record: both sides, and record)
+                   [--oracle kube-scheduler]       (kube-scheduler: expected/kube-scheduler/NAME.yaml)
+                                                   (run --record: every side, and record)
   compat.py check                                  check every scenario file and recording (no cluster)
   compat.py list                                   the scenarios, one line each
   compat.py down                                   stop the control planes a --keep run left up
@@ -14,7 +16,7 @@ fact (README.md in this folder).
                                                    the recordings)
 
 Options: --keep leaves the control planes up, --reuse uses running ones (fast iteration);
---prefix P names them P-t and P-v (default compat); --tephra-bin DIR (default build/dev/bin);
+--prefix P names them P-t, P-v and P-k (default compat); --tephra-bin DIR (default build/dev/bin);
 --baseline DIR (default $VOLCANO_BASELINE, else ../shared/baselines/volcano beside the
 repository); --json FILE writes the findings.
 Exit status: 0 when every difference is explained, 1 otherwise, 2 on bad usage or scenarios.
@@ -33,6 +35,9 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.abspath(os.path.join(HERE, "..", ".."))
 SCENARIOS = os.path.join(HERE, "scenarios")
 EXPECTED = os.path.join(HERE, "expected")
+# kube-scheduler's recordings, for the scenarios that name facts it is the oracle for.
+EXPECTED_KUBE = os.path.join(EXPECTED, "kube-scheduler")
+KUBE = "kube-scheduler"
 
 
 def log(msg):
@@ -52,13 +57,15 @@ def load_scenarios(names):
     return scenarios.load_all(SCENARIOS, ROOT, common)
 
 
-def make_sides(args, want_tephra, want_volcano):
+def make_sides(args, want_tephra, want_volcano, want_kube=False):
     out = {}
     if want_tephra:
         out["tephra"] = sides.TephraSide(ROOT, f"{args.prefix}-t", log, args.tephra_bin)
     if want_volcano:
         cache = os.path.join(os.path.expanduser("~"), ".cache", "tephra", "volcano")
         out["volcano"] = sides.VolcanoSide(ROOT, f"{args.prefix}-v", log, args.baseline, cache)
+    if want_kube:
+        out[KUBE] = sides.KubeSchedulerSide(ROOT, f"{args.prefix}-k", log)
     return out
 
 
@@ -99,8 +106,9 @@ def print_findings(sc, findings, out):
         for f in sorted(fs, key=lambda f: (f.kind not in compare.FAILING, f.kind, f.key)):
             tag = f.kind.upper() if f.kind in compare.FAILING else f.kind
             print(f"      {tag:<20} {f.key}", file=out)
+            oracle = KUBE if f.key.startswith(KUBE + ":") else "volcano"
             if f.kind != compare.KNOWN_GONE:
-                print(f"      {'':<20}   volcano: {fmt(f.volcano)}   tephra: {fmt(f.tephra)}", file=out)
+                print(f"      {'':<20}   {oracle}: {fmt(f.volcano)}   tephra: {fmt(f.tephra)}", file=out)
             if f.label:
                 print(f"      {'':<20}   ({f.label})", file=out)
 
@@ -115,6 +123,26 @@ def side_error_findings(name, result):
 def stale(sc):
     return compare.Finding(compare.STALE, "*", "scenario changed since recording", "", "",
                            f"re-record: compat.py record --scenario {sc.name}")
+
+
+def judge_kube(sc, tephra, kube_live, rec):
+    """Tephra against kube-scheduler on the facts the scenario names (`kube_live` when it ran
+    now, else its recording `rec`)."""
+    if sc.kube_scheduler is None:
+        return []
+    findings = []
+    if kube_live is None:
+        if rec is None:
+            return [compare.Finding(compare.STALE, "*", f"{KUBE}: no recording", "", "",
+                                    f"record: compat.py record --oracle {KUBE} --scenario {sc.name}")]
+        if rec.digest != sc.digest:
+            findings.append(compare.Finding(compare.STALE, "*", f"{KUBE}: scenario changed since recording",
+                                            "", "", f"re-record: compat.py record --oracle {KUBE} "
+                                            f"--scenario {sc.name}"))
+        kube = rec.checkpoints
+    else:
+        kube = kube_live
+    return findings + compare.compare_oracle(sc, kube, tephra, KUBE)
 
 
 def judge(sc, tephra, volcano_live, rec, common_hits):
@@ -178,18 +206,23 @@ def cmd_run(args):
     except scenarios.ScenarioError as e:
         log(f"error: {e}")
         return 2
+    record_kube = args.oracle == KUBE
     if args.command == "record":
-        selected = [s for s in selected if s.oracle == "volcano"]
+        selected = [s for s in selected
+                    if (s.kube_scheduler is not None if record_kube else s.oracle == "volcano")]
     live = args.live or args.record or args.command == "record"
     want_tephra = args.command == "run"
-    want_volcano = live and any(s.oracle == "volcano" for s in selected)
+    want_volcano = live and not (args.command == "record" and record_kube) and \
+        any(s.oracle == "volcano" for s in selected)
+    want_kube = live and (args.command != "record" or record_kube) and \
+        any(s.kube_scheduler is not None for s in selected)
     if args.command == "run" and not live:
         missing = [s.name for s in selected if s.oracle == "volcano" and recording.load(EXPECTED, s.name) is None]
         if missing:
             log(f"error: no recording for {', '.join(missing)}: run `compat.py record --scenario NAME`")
             return 2
     try:
-        active = make_sides(args, want_tephra, want_volcano)
+        active = make_sides(args, want_tephra, want_volcano, want_kube)
         t0 = time.time()
         run_in_parallel([lambda s=s: s.up(reuse=args.reuse) for s in active.values()])
         log(f"control planes ready in {time.time() - t0:.1f}s")
@@ -207,6 +240,8 @@ def cmd_run(args):
                 runners["tephra"] = execute.Timeline(active["tephra"], sc, log)
             if "volcano" in active and sc.oracle == "volcano":
                 runners["volcano"] = execute.Timeline(active["volcano"], sc, log)
+            if KUBE in active and sc.kube_scheduler is not None:
+                runners[KUBE] = execute.Timeline(active[KUBE], sc, log)
             t_sc = time.time()
             results = dict(zip(runners, run_in_parallel([r.run for r in runners.values()])))
             elapsed = time.time() - t_sc
@@ -221,10 +256,17 @@ def cmd_run(args):
                 recording.save(EXPECTED, sc, volcano, active["volcano"].commit)
                 log(f"  recorded expected/{sc.name}.yaml")
                 rec = recording.load(EXPECTED, sc.name)
+            kube = results.get(KUBE)
+            if (args.command == "record" or args.record) and kube is not None and not kube.error:
+                recording.save(EXPECTED_KUBE, sc, kube, active[KUBE].version(), KUBE)
+                log(f"  recorded expected/kube-scheduler/{sc.name}.yaml")
             if "tephra" in results:
                 findings += judge(sc, results["tephra"].checkpoints,
                                   volcano.checkpoints if volcano is not None else None, rec,
                                   summary.common_hits)
+                findings += judge_kube(sc, results["tephra"].checkpoints,
+                                       kube.checkpoints if kube is not None else None,
+                                       recording.load(EXPECTED_KUBE, sc.name))
             sides_time = "  ".join(f"{n} {r.seconds:.1f}s (setup {r.setup_seconds:.1f}s)" for n, r in results.items())
             unsettled = {n: r.unsettled for n, r in results.items() if r.unsettled}
             summary.add(sc, findings, f"[{elapsed:.1f}s: {sides_time}]" +
@@ -253,8 +295,11 @@ def cmd_recompare(args):
         if "tephra" not in facts:
             continue
         rec = recording.load(EXPECTED, sc.name) if sc.oracle == "volcano" else None
-        summary.add(sc, judge(sc, facts["tephra"], facts.get("volcano") if args.live else None, rec,
-                              summary.common_hits), "(saved facts)", {})
+        found = judge(sc, facts["tephra"], facts.get("volcano") if args.live else None, rec,
+                      summary.common_hits)
+        found += judge_kube(sc, facts["tephra"], facts.get(KUBE) if args.live else None,
+                            recording.load(EXPECTED_KUBE, sc.name))
+        summary.add(sc, found, "(saved facts)", {})
     return summary.finish(len(selected), not args.scenario, 0, None)
 
 
@@ -280,10 +325,22 @@ def cmd_check(args):
             missing = [cp.name for cp in s.checkpoints() if cp.name not in rec.checkpoints]
             if missing:
                 problems.append(f"{s.name}: recording lacks checkpoints {', '.join(missing)}")
-    if os.path.isdir(EXPECTED):
-        for f in sorted(os.listdir(EXPECTED)):
-            if f.endswith(".yaml") and f[:-5] not in names:
-                problems.append(f"expected/{f}: no scenario of that name")
+    for s in selected:
+        rec = recording.load(EXPECTED_KUBE, s.name)
+        if s.kube_scheduler is not None and rec is None:
+            problems.append(f"{s.name}: no kube-scheduler recording "
+                            f"(compat.py record --oracle {KUBE} --scenario {s.name})")
+        elif rec is not None and s.kube_scheduler is None:
+            problems.append(f"{s.name}: has a kube-scheduler recording but names no facts to compare")
+        elif rec is not None and rec.digest != s.digest:
+            problems.append(f"{s.name}: kube-scheduler recording is stale (scenario changed); re-record")
+    with_kube = {s.name for s in selected if s.kube_scheduler is not None}
+    for directory, known in ((EXPECTED, names), (EXPECTED_KUBE, with_kube)):
+        if not os.path.isdir(directory):
+            continue
+        for f in sorted(os.listdir(directory)):
+            if f.endswith(".yaml") and f[:-5] not in known:
+                problems.append(f"{os.path.relpath(directory, HERE)}/{f}: no scenario of that name")
     for p in problems:
         print(p)
     print(f"{len(selected)} scenarios checked, {len(problems)} problems")
@@ -296,6 +353,8 @@ def cmd_list(args):
         tags = [f"issue {s.issue}"] if s.issue else []
         if s.oracle == "stated":
             tags.append("stated oracle")
+        if s.kube_scheduler is not None:
+            tags.append("kube-scheduler oracle")
         if marks:
             tags.append("known: " + ", ".join(marks))
         if any(not m.common for cp in s.checkpoints() for m in cp.intentional):
@@ -306,7 +365,7 @@ def cmd_list(args):
 
 
 def cmd_down(args):
-    for s in make_sides(args, True, True).values():
+    for s in make_sides(args, True, True, True).values():
         s.down()
     return 0
 
@@ -318,7 +377,10 @@ def main(argv):
     p.add_argument("--scenario", action="append", help="only this scenario (repeatable)")
     p.add_argument("--live", action="store_true", help="run Volcano too and compare against it")
     p.add_argument("--record", action="store_true",
-                   help="with run: also (re)write the recordings from the live Volcano run")
+                   help="with run: also (re)write the recordings from the live oracles' runs")
+    p.add_argument("--oracle", choices=("volcano", KUBE), default="volcano",
+                   help="record: whose outcome to record (kube-scheduler: the scenarios that "
+                        "name facts to compare with it)")
     p.add_argument("--keep", action="store_true", help="leave the control planes up")
     p.add_argument("--reuse", action="store_true", help="use running control planes")
     p.add_argument("--prefix", default="compat", help="control planes PREFIX-t and PREFIX-v")

@@ -169,7 +169,7 @@ def test_invariant_needs_two_observations():
         side = NS(cluster=None, kind="tephra")
         t = execute.Timeline(side, NS(events=(), invariants=("podgroup-not-pending-while-pod-runs",),
                                       details=()), None)
-        t.names = NS(namespaces={})
+        t.names = NS(namespaces={}, suffix="")
         got = [t.observe()[key] for _ in range(7)]
     finally:
         observe.observe = real
@@ -177,9 +177,60 @@ def test_invariant_needs_two_observations():
            f"a violation counts once two observations in a row show it, then stays (got {got})")
 
 
+def test_storage_facts():
+    """Claims and pods with claims as facts in the scenario's names, volume reasons as
+    kube-scheduler words them whatever surrounds them."""
+    state = {}
+    local = lambda n: n[:-3] if n.endswith("-42") else n  # noqa: E731
+    claims = [{"metadata": {"name": "a", "annotations": {"volume.kubernetes.io/selected-node": "node-1-42"}},
+               "spec": {"volumeName": "pvc-123"}, "status": {"phase": "Bound"}},
+              {"metadata": {"name": "b"}, "spec": {"volumeName": "pv-x-42"}, "status": {"phase": "Bound"}},
+              {"metadata": {"name": "c"}, "spec": {}, "status": {"phase": "Pending"}}]
+    volumes = [{"metadata": {"name": "pvc-123", "annotations": {"pv.kubernetes.io/provisioned-by": "p"}}},
+               {"metadata": {"name": "pv-x-42"}, "spec": {"claimRef": {"namespace": "compat-7", "name": "b"}},
+                "status": {"phase": "Bound"}}]
+    mounts = [{"name": "d", "persistentVolumeClaim": {"claimName": "c"}}]
+    pods = [{"metadata": {"name": "runs"}, "spec": {"nodeName": "node-1-42", "volumes": mounts},
+             "status": {"conditions": [{"type": "PodScheduled", "status": "True"}]}},
+            {"metadata": {"name": "waits"}, "spec": {"volumes": mounts},
+             "status": {"conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                                        "message": "0/3 nodes are available: 1 node(s) didn't match "
+                                                   "PersistentVolume's node affinity, 2 node(s) didn't find "
+                                                   "available persistent volumes to bind. preemption: ..."}]}},
+            {"metadata": {"name": "plain"}, "spec": {}}]
+    observe._observe_storage(state, "compat", pods, claims, volumes, local)
+    observe._observe_volumes(state, volumes, local, lambda ns: "compat" if ns == "compat-7" else ns)
+    want = {"pvc/compat/a.volume": "(provisioned)", "pvc/compat/a.node": "node-1",
+            "pvc/compat/b.volume": "pv-x", "pvc/compat/c.phase": "Pending", "pvcs/compat.Bound": 2,
+            "pod/compat/runs.node": "node-1", "pod/compat/waits.scheduled": "False/Unschedulable",
+            "pod/compat/waits.why": "didn't find available persistent volumes to bind; "
+                                    "didn't match PersistentVolume's node affinity",
+            "storage/compat.nodes": "node-1", "pv/pv-x.claim": "compat/b", "pv/pv-x.phase": "Bound"}
+    for key, value in want.items():
+        expect(state.get(key) == value, f"{key} is {value!r} (got {state.get(key)!r})")
+    expect("pod/compat/plain.node" not in state, "a pod without claims is not a storage fact")
+
+
+def test_kube_scheduler_oracle():
+    """Only the facts a scenario names under kube-scheduler.compare are compared with it."""
+    sc = load_text("""
+description: d
+nodes: [{count: 1}]
+kube-scheduler: {compare: ["pvc/*"]}
+steps: [{checkpoint: c}]
+""")
+    kube = {"c": {"pvc/ns/a.phase": "Bound", "pods/ns/all.running": 1}}
+    tephra = {"c": {"pvc/ns/a.phase": "Pending", "pods/ns/all.running": 0}}
+    got = compare.compare_oracle(sc, kube, tephra, "kube-scheduler")
+    expect([f.key for f in got] == ["kube-scheduler:pvc/ns/a.phase"],
+           f"only pvc/* is compared with kube-scheduler (got {[f.key for f in got]})")
+    expect(got[0].kind == compare.DIFFERENCE, "a difference with kube-scheduler fails the run")
+
+
 def main():
     for test in (test_scenario_errors, test_digest_ignores_marks, test_compare, test_when_and_common_marks,
-                 test_stale_recording, test_pod_groups, test_invariant_needs_two_observations):
+                 test_stale_recording, test_pod_groups, test_invariant_needs_two_observations,
+                 test_storage_facts, test_kube_scheduler_oracle):
         test()
     for f in failures:
         print(f"FAIL: {f}")

@@ -172,3 +172,20 @@ def compare_recording(checkpoint, recorded, live):
         if not same(r, v, _tolerance(key, checkpoint.tolerance)):
             findings.append(Finding(STALE, checkpoint.name, key, v, r, "recorded value in the tephra column"))
     return findings
+
+
+def compare_oracle(scenario, oracle, tephra, name):
+    """Tephra against a second oracle (kube-scheduler, for placement validity): every fact the
+    scenario names under `kube-scheduler.compare` must be the same, at every checkpoint. The
+    findings' keys start with "NAME:"."""
+    findings = []
+    globs = scenario.kube_scheduler["compare"]
+    for cp in scenario.checkpoints():
+        if cp.name not in tephra:
+            continue
+        o, t = oracle.get(cp.name, {}), tephra[cp.name]
+        for key in sorted(k for k in set(o) | set(t) if _matches(k, globs)):
+            ov, tv = _show(o, key), _show(t, key)
+            if not same(ov, tv, _tolerance(key, cp.tolerance)):
+                findings.append(Finding(DIFFERENCE, cp.name, f"{name}:{key}", ov, tv, f"against {name}"))
+    return findings

@@ -37,6 +37,14 @@ class Names:
     def node(self, name):
         return f"{name}-{self.serial}"
 
+    # PVs are cluster-scoped and outlive a run a while (their protection finalizers): each run
+    # gets its own.
+    volume = node
+
+    @property
+    def suffix(self):
+        return f"-{self.serial}"
+
 
 def node_objects(scenario, names):
     nodes = []
@@ -83,7 +91,7 @@ class Timeline:
         """The facts now; self.in_flight says how many pods the simulated kubelet owes."""
         state, self.in_flight = observe.observe(self.cluster, self.names.namespaces,
                                                 self.scenario.events, self.scenario.invariants,
-                                                self.scenario.details)
+                                                self.scenario.details, self.names.suffix)
         for key in [k for k in state if k.startswith("invariant/")]:
             # Sticky: an invariant broken once in the scenario stays broken. A violation counts
             # once the next observation, at least POLL later, shows the same one: two daemons'
@@ -106,11 +114,15 @@ class Timeline:
             self.names = self.side.next_names(self.scenario)
             self.side.reset(self.scenario, self.names, node_objects(self.scenario, self.names),
                             self.scenario.queues)
+            if self.scenario.provisioner:
+                self.side.start_provisioner(self.scenario.provisioner)
             self.result.setup_seconds = time.time() - t0
             for step in self.scenario.steps:
                 self._step(step)
         except Exception as e:  # a side that breaks must not take the other side's run down
             self.result.error = f"{type(e).__name__}: {e}"
+        finally:
+            self.side.stop_provisioner()
         self.result.seconds = time.time() - t0
         return self.result
 
@@ -169,7 +181,35 @@ class Timeline:
         return self._KNOWN_API.get(kind, "v1")
 
     def _name(self, kind, name):
-        return self.names.node(name) if kind == "Node" else name
+        if kind in ("Node", "CSINode"):
+            return self.names.node(name)
+        return self.names.volume(name) if kind == "PersistentVolume" else name
+
+    def _translate_storage(self, obj):
+        """A storage object's references to the scenario's nodes, PVs and namespaces, in the
+        cluster's names."""
+        kind, spec = obj["kind"], obj.get("spec") or {}
+
+        def hostnames(terms, key_field):
+            for term in terms or []:
+                for e in term.get(key_field) or []:
+                    if e.get("key") == "kubernetes.io/hostname":
+                        e["values"] = [self.names.node(v) for v in e.get("values") or []]
+        if kind == "PersistentVolume":
+            obj["metadata"]["name"] = self.names.volume(obj["metadata"]["name"])
+            required = ((spec.get("nodeAffinity") or {}).get("required") or {})
+            hostnames(required.get("nodeSelectorTerms"), "matchExpressions")
+            if spec.get("claimRef"):
+                spec["claimRef"]["namespace"] = self.names.namespace(
+                    spec["claimRef"].get("namespace") or self.scenario.namespaces[0])
+        elif kind == "PersistentVolumeClaim" and spec.get("volumeName"):
+            spec["volumeName"] = self.names.volume(spec["volumeName"])
+        elif kind == "StorageClass":
+            hostnames(obj.get("allowedTopologies"), "matchLabelExpressions")
+        elif kind == "CSINode":
+            obj["metadata"]["name"] = self.names.node(obj["metadata"]["name"])
+            for d in spec.get("drivers") or []:
+                d["nodeID"] = self.names.node(d["nodeID"]) if d.get("nodeID") else obj["metadata"]["name"]
 
     def _target(self, spec):
         """(apiVersion, namespace) of the object(s) a patch/delete/annotate step names."""
@@ -223,6 +263,7 @@ class Timeline:
         if kind == "Node":
             meta["name"] = self.names.node(meta["name"])
             meta.setdefault("labels", {})["kubernetes.io/hostname"] = meta["name"]
+        self._translate_storage(obj)
         got = self.cluster.create(obj)
         if not got and got.status == 409:
             current = self.cluster.get(api, kind, ns, meta["name"])

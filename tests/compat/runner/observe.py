@@ -16,6 +16,16 @@ are the same on both sides (no UIDs, generated names or timestamps). README.md l
     configmap/NS/NAME.KEY                  data of ConfigMaps in the scenario's namespaces
     (with `details: [job-objects]`, what job plugins write, for Volcano Job pods and objects)
     pods/NS/GROUP.domains, pg/NS/ID.allocatedHyperNode   with `details: [placement]`
+    (with `details: [storage]`, claims, the scenario's PVs and the pods that mount claims)
+    pvc/NS/NAME.phase, .volume, .node      a claim's phase, its PV (the scenario's name, or
+                                           "(provisioned)"), the node selected for it
+    pvcs/NS.PHASE                          how many claims are in each phase
+    pv/NAME.phase, .claim                  a PV the scenario made: its phase, NS/NAME of its claim
+    pod/NS/NAME.node, .scheduled, .why     a pod with claims: its node, its PodScheduled
+                                           condition (STATUS/REASON), the volume reasons its
+                                           message gives (kube-scheduler's wording)
+    storage/NS.nodes, storage/NS.why       over those pods: the nodes of the bound ones, the
+                                           volume reasons of the waiting ones
     podspec/NS/POD.C.env.VAR               a container's env entry: its value, or where from
     podspec/NS/POD.C.ports, .mounts        its ports (name:port/protocol) and volume mounts
     podspec/NS/POD.hostname, .subdomain    the pod's DNS names
@@ -27,6 +37,7 @@ are the same on both sides (no UIDs, generated names or timestamps). README.md l
 """
 import base64
 import json
+import re
 
 from . import quantity
 
@@ -42,6 +53,8 @@ SECRET = ("v1", "Secret")
 SERVICE = ("v1", "Service")
 NETWORKPOLICY = ("networking.k8s.io/v1", "NetworkPolicy")
 NODE = ("v1", "Node")
+CLAIM = ("v1", "PersistentVolumeClaim")
+VOLUME = ("v1", "PersistentVolume")
 
 _OWNER_KINDS = {"ReplicaSet": "replicaset", "ReplicationController": "replicationcontroller",
                 "StatefulSet": "statefulset", "Deployment": "deployment", "Pod": "pod",
@@ -277,7 +290,20 @@ def in_flight(pods_by_ns):
 
 
 # Optional fact families a scenario asks for with `details:` (README.md, "Facts").
-DETAILS = ("job-objects", "pod-restarts", "placement")
+DETAILS = ("job-objects", "pod-restarts", "placement", "storage")
+# Volume reasons as kube-scheduler words them (Tephra reports the same), found in a pod's
+# PodScheduled message whatever else the two schedulers write around them.
+VOLUME_REASONS = (
+    re.compile(r'persistentvolumeclaim "[^"]+" not found'),
+    re.compile(r"pod has unbound immediate PersistentVolumeClaims"),
+    re.compile(r"didn't find available persistent volumes to bind"),
+    re.compile(r"didn't match PersistentVolume's node affinity"),
+    re.compile(r"had no available volume zone"),
+    re.compile(r"PersistentVolumeClaim with ReadWriteOncePod access mode already in-use"),
+    re.compile(r"exceed max volume count"),
+)
+PROVISIONED_BY = "pv.kubernetes.io/provisioned-by"
+SELECTED_NODE = "volume.kubernetes.io/selected-node"
 # The node label whose values `placement` reports (node names differ between the two sides).
 DOMAIN_LABEL = "compat.tephra.dev/domain"
 _KEY_MATERIAL = ("id_rsa", "id_rsa.pub", "authorized_keys")
@@ -383,13 +409,72 @@ def _observe_placement(state, ns, pods, pgs, group_of, nodes):
             state[f"pg/{ns}/{ids[pg['metadata']['name']]}.allocatedHyperNode"] = hn
 
 
-def observe(cluster, namespaces, event_reasons=(), invariants=(), details=()):
+def _mounts_claims(pod):
+    return any("persistentVolumeClaim" in v or "ephemeral" in v
+               for v in (pod.get("spec") or {}).get("volumes") or [])
+
+
+def _volume_reasons(message):
+    return sorted({m.group(0) for r in VOLUME_REASONS for m in [r.search(message or "")] if m})
+
+
+def _observe_storage(state, ns, pods, claims, volumes, local):
+    """Claims, and the pods that mount them, of namespace `ns`; `local` turns a cluster's node
+    or PV name into the scenario's."""
+    by_name = {v["metadata"]["name"]: v for v in volumes}
+    for c in claims:
+        meta, spec, status = c["metadata"], c.get("spec") or {}, c.get("status") or {}
+        k = f"pvc/{ns}/{meta['name']}"
+        phase = status.get("phase", "Pending")
+        state[k + ".phase"] = phase
+        state[f"pvcs/{ns}.{phase}"] = state.get(f"pvcs/{ns}.{phase}", 0) + 1
+        volume = spec.get("volumeName") or ""
+        pv = by_name.get(volume) or {}
+        provisioned = PROVISIONED_BY in ((pv.get("metadata") or {}).get("annotations") or {})
+        state[k + ".volume"] = "(provisioned)" if provisioned else local(volume)
+        state[k + ".node"] = local((meta.get("annotations") or {}).get(SELECTED_NODE, ""))
+    nodes, why = set(), set()
+    for pod in pods:
+        if not _mounts_claims(pod) or pod["metadata"].get("deletionTimestamp"):
+            continue
+        k = f"pod/{ns}/{pod['metadata']['name']}"
+        node = (pod.get("spec") or {}).get("nodeName") or ""
+        state[k + ".node"] = local(node)
+        cond = next((c for c in (pod.get("status") or {}).get("conditions") or []
+                     if c.get("type") == "PodScheduled"), {})
+        state[k + ".scheduled"] = f"{cond.get('status', '')}/{cond.get('reason', '')}"
+        reasons = _volume_reasons(cond.get("message")) if not node else []
+        state[k + ".why"] = "; ".join(reasons)
+        if node:
+            nodes.add(local(node))
+        why.update(reasons)
+    state[f"storage/{ns}.nodes"] = ",".join(sorted(nodes))
+    state[f"storage/{ns}.why"] = "; ".join(sorted(why))
+
+
+def _observe_volumes(state, volumes, local, scenario_namespace):
+    """The PVs the scenario made (their cluster names end in the run's suffix)."""
+    for v in volumes:
+        name = local(v["metadata"]["name"])
+        if name == v["metadata"]["name"]:
+            continue  # provisioned, or not this run's
+        ref = (v.get("spec") or {}).get("claimRef") or {}
+        state[f"pv/{name}.phase"] = (v.get("status") or {}).get("phase", "")
+        state[f"pv/{name}.claim"] = (f"{scenario_namespace(ref.get('namespace', ''))}/{ref['name']}"
+                                     if ref.get("name") else "")
+
+
+def observe(cluster, namespaces, event_reasons=(), invariants=(), details=(), suffix=""):
     """(facts, pods in flight) of `cluster`; `namespaces` maps the scenario's namespace names
-    (used in the facts) to the cluster's. Raises OSError when the API server cannot be
-    reached."""
+    (used in the facts) to the cluster's, and `suffix` ends the cluster's names of the
+    scenario's nodes and PVs. Raises OSError when the API server cannot be reached."""
     state = {}
     reasons = set(event_reasons)
     pods_by_ns, pgs_by_ns = {}, {}
+
+    def local(name):
+        return name[:-len(suffix)] if suffix and name.endswith(suffix) else name
+    volumes = _list(cluster, VOLUME) if "storage" in details else []
     for ns, actual in namespaces.items():
         # Pods first: a pod seen Running still runs when the PodGroups are listed a moment
         # later, so a group found Pending then was Pending while it ran. The other order pairs
@@ -412,11 +497,16 @@ def observe(cluster, namespaces, event_reasons=(), invariants=(), details=()):
             _observe_placement(state, ns, pods, pgs, group_of, _list(cluster, NODE))
         if "pod-restarts" in details:
             _observe_pod_restarts(state, ns, pods, group_of)
+        if "storage" in details:
+            _observe_storage(state, ns, pods, _list(cluster, CLAIM, actual), volumes, local)
         if "job-objects" in details:
             _observe_job_objects(state, ns, actual, pods, _list(cluster, SECRET, actual),
                                  _list(cluster, SERVICE, actual),
                                  _list(cluster, NETWORKPOLICY, actual))
     _observe_queues(state, _list(cluster, QUEUE))
+    if "storage" in details:
+        scenario_ns = {actual: ns for ns, actual in namespaces.items()}
+        _observe_volumes(state, volumes, local, lambda n: scenario_ns.get(n, n))
     nodes = _list(cluster, NODE) if invariants else []
     for name in invariants:
         broken = INVARIANTS[name](pods_by_ns, pgs_by_ns, nodes)

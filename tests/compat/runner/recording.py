@@ -1,13 +1,16 @@
-"""Recorded oracle: Volcano's observed outcome of a scenario, checked in as
-tests/compat/expected/<scenario>.yaml, so that Tephra can be checked without running Volcano."""
+"""Recorded oracles: Volcano's observed outcome of a scenario, checked in as
+tests/compat/expected/<scenario>.yaml, and kube-scheduler's, as
+tests/compat/expected/kube-scheduler/<scenario>.yaml, so that Tephra can be checked without
+running either."""
 import os
 import time
 
 import yaml
 
 HEADER = """\
-# Volcano's observed outcome of tests/compat/scenarios/{name}.yaml, recorded by
-# `tests/compat/compat.py record --scenario {name}`. Do not edit: re-record instead (README.md).
+# {oracle}'s observed outcome of tests/compat/scenarios/{name}.yaml, recorded by
+# `tests/compat/compat.py record{option} --scenario {name}`. Do not edit: re-record instead
+# (README.md).
 """
 
 
@@ -15,11 +18,13 @@ def path(directory, name):
     return os.path.join(directory, f"{name}.yaml")
 
 
-def save(directory, scenario, result, commit):
+def save(directory, scenario, result, commit, oracle="volcano"):
+    """Writes the recording; `commit` is the oracle's version (Volcano's commit, kube-scheduler's
+    release)."""
     doc = {
         "scenario": scenario.name,
         "digest": scenario.digest,
-        "volcano": commit,
+        oracle: commit,
         "recorded": time.strftime("%Y-%m-%d", time.gmtime()),
         "checkpoints": {name: {"facts": facts, "settled": name not in result.unsettled}
                         for name, facts in result.checkpoints.items()},
@@ -28,7 +33,9 @@ def save(directory, scenario, result, commit):
         doc["messages"] = result.messages
     os.makedirs(directory, exist_ok=True)
     with open(path(directory, scenario.name), "w") as f:
-        f.write(HEADER.format(name=scenario.name))
+        f.write(HEADER.format(name=scenario.name,
+                              oracle="Volcano" if oracle == "volcano" else oracle,
+                              option="" if oracle == "volcano" else f" --oracle {oracle}"))
         yaml.safe_dump(doc, f, sort_keys=True, allow_unicode=True, width=100)
 
 

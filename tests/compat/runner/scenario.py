@@ -287,7 +287,7 @@ def semantic_digest(raw):
     timeline actions), not of descriptions or comparison marks: a recording stays valid while
     only those change."""
     material = {k: raw[k] for k in ("nodes", "queues", "scheduler", "namespaces", "events",
-                                    "invariants", "details") if k in raw}
+                                    "invariants", "details", "provisioner") if k in raw}
     steps = []
     for step in raw.get("steps") or []:
         if isinstance(step, dict) and "checkpoint" in step:
@@ -314,7 +314,7 @@ def load(path, root, common=None):
         c.fail("file", f"not YAML: {e}")
     c.dict(raw, "", allowed=("description", "issue", "oracle", "rules", "nodes", "queues",
                              "scheduler", "namespaces", "events", "invariants", "details",
-                             "compare", "steps") + MARK_FIELDS,
+                             "compare", "steps", "provisioner", "kube-scheduler") + MARK_FIELDS,
            required=("description", "nodes", "steps"))
     oracle = raw.get("oracle", "volcano")
     if oracle not in ORACLES:
@@ -355,8 +355,18 @@ def load(path, root, common=None):
         for s in steps:
             if "checkpoint" in s and not s["checkpoint"].expect:
                 c.fail(f"steps[{s['index']}].expect", "required with oracle: stated")
+    provisioner = raw.get("provisioner")
+    if provisioner is not None:
+        c.str(provisioner, "provisioner")
+    kube_scheduler = None
+    if raw.get("kube-scheduler") is not None:
+        ks = c.dict(raw["kube-scheduler"], "kube-scheduler", allowed=("compare",), required=("compare",))
+        kube_scheduler = {"compare": c.strings(ks["compare"], "kube-scheduler.compare")}
+        if oracle != "volcano":
+            c.fail("kube-scheduler", "goes with the Volcano oracle (the default)")
     return Scenario(
         name=name, path=path, description=raw["description"], issue=raw.get("issue"),
+        provisioner=provisioner, kube_scheduler=kube_scheduler,
         oracle=oracle, rules=raw.get("rules"), nodes=_node_groups(c, raw["nodes"]),
         queues=_queues(c, raw.get("queues") or []), scheduler=scheduler, namespaces=namespaces,
         events=c.strings(raw.get("events") or [], "events"), steps=steps,

@@ -1,10 +1,17 @@
-"""The two sides of a comparison, each on a control plane of its own (hack/control-plane.sh):
+"""The sides of a comparison, each on a control plane of its own (hack/control-plane.sh):
 
 * TephraSide: the chart installed in local mode and the three daemons as local processes
   (hack/local-daemons.sh), exactly as hack/local-up.sh runs them.
 * VolcanoSide: real Volcano from the baseline directory (compat.py --baseline; its README): its CRDs, the
   chart's webhook configurations rendered to call a local vc-webhook-manager on 127.0.0.1 with a
   CA generated here, vc-controller-manager and vc-scheduler as local processes.
+* KubeSchedulerSide: kube-scheduler (the control plane's tools' v1.37.2) with one profile whose
+  schedulerName is volcano, so the same manifests run unchanged; the oracle for placement
+  validity (volumes). Tephra's CRDs are installed so Queue and PodGroup manifests apply, but
+  nothing acts on them.
+
+A scenario with a `provisioner` gets tests/support/test_provisioner.py for that name on every
+side while it runs.
 
 Both schedulers get the same schedule period (1 s), client QPS/burst (2000/2000), controller
 QPS/burst (50/100) and leader election off. Between scenarios `reset` deletes what the previous
@@ -262,6 +269,11 @@ class Side:
         for pc in c.list("scheduling.k8s.io/v1", "PriorityClass"):
             if not pc["metadata"]["name"].startswith("system-"):
                 c.delete("scheduling.k8s.io/v1", "PriorityClass", None, pc["metadata"]["name"])
+        # PVs a scenario's provisioner made (those the scenario made are deleted above).
+        for pv in c.list("v1", "PersistentVolume") or []:
+            if "pv.kubernetes.io/provisioned-by" in (pv["metadata"].get("annotations") or {}):
+                c.patch("v1", "PersistentVolume", None, pv["metadata"]["name"], {"metadata": {"finalizers": None}})
+                c.delete("v1", "PersistentVolume", None, pv["metadata"]["name"])
         eventually(60, "old nodes deleted",
                    lambda: all(n["metadata"]["name"] in keep_nodes for n in c.list("v1", "Node")))
 
@@ -279,6 +291,86 @@ class Side:
             time.sleep(0.3)
         raise SideError("queues left after 10 rounds of deletion: " +
                         ", ".join(q["metadata"]["name"] for q in c.list("scheduling.volcano.sh/v1beta1", "Queue")))
+
+    # ---- processes the runner starts on this side -----------------------------------------
+
+    def _work(self, *parts):
+        return os.path.join(self.dir, self.kind, *parts)
+
+    def _pids_file(self):
+        return self._work("pids")
+
+    def _start(self, name, argv, health_port):
+        """Starts `argv` as process `name` (logs/NAME.log) and waits for /healthz on
+        `health_port` (HTTP or HTTPS, unverified) unless it is None."""
+        os.makedirs(self._work(), exist_ok=True)
+        log = open(os.path.join(self.dir, "logs", f"{name}.log"), "ab")
+        proc = subprocess.Popen(argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        log.close()
+        with open(self._pids_file(), "a") as f:
+            f.write(f"{name} {proc.pid}\n")
+        if health_port is None:
+            return
+        url = f"127.0.0.1:{health_port}/healthz"
+        insecure = ssl.create_default_context()
+        insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE
+
+        def healthy():
+            if proc.poll() is not None:
+                raise SideError(f"{name} exited with {proc.returncode}; see {self.dir}/logs/{name}.log")
+            for scheme in ("http", "https"):
+                try:
+                    if urllib.request.urlopen(f"{scheme}://{url}", timeout=2, context=insecure).status == 200:
+                        return True
+                except (OSError, http.client.HTTPException):
+                    pass
+            return False
+        eventually(60, f"{name} healthy at {url}", healthy)
+
+    def _running(self):
+        if not os.path.exists(self._pids_file()):
+            return {}
+        out = {}
+        for line in open(self._pids_file()):
+            name, pid = line.split()
+            if _ours(int(pid), self.dir):
+                out[name] = int(pid)
+        return out
+
+    def _stop(self, names=None):
+        """Stops the processes named (all when None), waiting for each to go."""
+        kept = []
+        for name, pid in self._running().items():
+            if names is not None and name not in names:
+                kept.append(f"{name} {pid}\n")
+                continue
+            try:
+                os.kill(pid, signal.SIGTERM)
+            except ProcessLookupError:
+                continue
+            for _ in range(100):
+                if not _ours(pid, self.dir):
+                    break
+                time.sleep(0.05)
+            else:
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if os.path.exists(self._pids_file()):
+            with open(self._pids_file(), "w") as f:
+                f.writelines(kept)
+
+    def start_provisioner(self, name):
+        """tests/support/test_provisioner.py for `name`, until stop_provisioner."""
+        self._start("test-provisioner", [
+            "python3", os.path.join(self.root, "tests", "support", "test_provisioner.py"),
+            f"--kubeconfig={self.env['TEPHRA_KUBECONFIG_ADMIN']}", f"--name={name}",
+            f"--kubectl={os.path.join(self.tools, 'kubectl')}", f"--marker={self.dir}"], None)
+
+    def stop_provisioner(self):
+        self._stop({"test-provisioner"})
 
     def record_created(self, obj):
         found = self.cluster.resource(obj["apiVersion"], obj["kind"])
@@ -415,8 +507,7 @@ class VolcanoSide(Side):
             os.chmod(tmp, 0o755)
             os.rename(tmp, dest)
 
-    def _path(self, *parts):
-        return os.path.join(self.dir, "volcano", *parts)
+    _path = Side._work
 
     def installed(self):
         return os.path.exists(self._path("ports"))
@@ -488,43 +579,6 @@ class VolcanoSide(Side):
     def default_scheduler_conf(self):
         return open(os.path.join(self.baseline, "volcano-scheduler.conf")).read()
 
-    def _pids_file(self):
-        return self._path("pids")
-
-    def _start(self, name, args, health_port):
-        log = open(os.path.join(self.dir, "logs", f"{name}.log"), "ab")
-        proc = subprocess.Popen([os.path.join(self.bin, name), *args], stdout=log, stderr=subprocess.STDOUT,
-                                stdin=subprocess.DEVNULL, start_new_session=True)
-        log.close()
-        with open(self._pids_file(), "a") as f:
-            f.write(f"{name} {proc.pid}\n")
-        url = f"127.0.0.1:{health_port}/healthz"
-        # The webhook manager serves its health check over TLS with its serving certificate.
-        insecure = ssl.create_default_context()
-        insecure.check_hostname, insecure.verify_mode = False, ssl.CERT_NONE
-
-        def healthy():
-            if proc.poll() is not None:
-                raise SideError(f"{name} exited with {proc.returncode}; see {self.dir}/logs/{name}.log")
-            for scheme in ("http", "https"):
-                try:
-                    if urllib.request.urlopen(f"{scheme}://{url}", timeout=2, context=insecure).status == 200:
-                        return True
-                except (OSError, http.client.HTTPException):
-                    pass
-            return False
-        eventually(60, f"{name} healthy at {url}", healthy)
-
-    def _running(self):
-        if not os.path.exists(self._pids_file()):
-            return {}
-        out = {}
-        for line in open(self._pids_file()):
-            name, pid = line.split()
-            if _ours(int(pid), self.dir):
-                out[name] = int(pid)
-        return out
-
     def start_daemons(self, scheduler_conf):
         kubeconfig = self.env["TEPHRA_KUBECONFIG_ADMIN"]
         p_webhook, p_webhook_health, p_cm_health, p_cm_metrics, p_sched_health, p_sched_metrics = self._ports()
@@ -533,13 +587,13 @@ class VolcanoSide(Side):
             f.write(scheduler_conf)
         self.ensure_admission()
         self._start("vc-controller-manager", [
-            f"--kubeconfig={kubeconfig}", "--leader-elect=false", "--scheduler-name=volcano",
+            os.path.join(self.bin, "vc-controller-manager"), f"--kubeconfig={kubeconfig}", "--leader-elect=false", "--scheduler-name=volcano",
             "--kube-api-qps=50", "--kube-api-burst=100", "--worker-threads=3",
             "--worker-threads-for-podgroup=5", "--enable-healthz=true",
             f"--healthz-address=127.0.0.1:{p_cm_health}", "--enable-metrics=true",
             f"--listen-address=127.0.0.1:{p_cm_metrics}", "--logtostderr", "-v=2"], p_cm_health)
         self._start("vc-scheduler", [
-            f"--kubeconfig={kubeconfig}", f"--scheduler-conf={conf}", "--scheduler-name=volcano",
+            os.path.join(self.bin, "vc-scheduler"), f"--kubeconfig={kubeconfig}", f"--scheduler-conf={conf}", "--scheduler-name=volcano",
             "--leader-elect=false", "--schedule-period=1s", "--kube-api-qps=2000", "--kube-api-burst=2000",
             "--enable-healthz=true", f"--healthz-address=127.0.0.1:{p_sched_health}",
             "--enable-metrics=true", f"--listen-address=127.0.0.1:{p_sched_metrics}",
@@ -552,7 +606,7 @@ class VolcanoSide(Side):
         p_webhook, p_webhook_health = self._ports()[:2]
         p = self._path("pki")
         self._start("vc-webhook-manager", [
-            f"--kubeconfig={kubeconfig}", "--listen-address=127.0.0.1", f"--port={p_webhook}",
+            os.path.join(self.bin, "vc-webhook-manager"), f"--kubeconfig={kubeconfig}", "--listen-address=127.0.0.1", f"--port={p_webhook}",
             f"--webhook-url=https://127.0.0.1:{p_webhook}", f"--tls-cert-file={p}/tls.crt",
             f"--tls-private-key-file={p}/tls.key", f"--ca-cert-file={p}/ca.crt",
             f"--enabled-admission={self.admissions}",
@@ -562,28 +616,65 @@ class VolcanoSide(Side):
             f"--healthz-address=127.0.0.1:{p_webhook_health}", "--logtostderr", "-v=2"], p_webhook_health)
 
     def stop_daemons(self, keep_admission=False):
-        running = self._running()
-        kept = []
-        for name, pid in running.items():
-            if keep_admission and name == "vc-webhook-manager":
-                kept.append(f"{name} {pid}\n")
-                continue
-            try:
-                os.kill(pid, signal.SIGTERM)
-            except ProcessLookupError:
-                continue
-            for _ in range(100):
-                if not _ours(pid, self.dir):
-                    break
-                time.sleep(0.05)
-            else:
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        if os.path.exists(self._pids_file()) or kept:
-            with open(self._pids_file(), "w") as f:
-                f.writelines(kept)
+        self._stop([d for d in self.daemons if not (keep_admission and d == "vc-webhook-manager")])
 
     def logs(self):
         return [os.path.join(self.dir, "logs", f"{d}.log") for d in self.daemons]
+
+
+class KubeSchedulerSide(Side):
+    """kube-scheduler as the oracle for placement validity: a profile whose schedulerName is
+    volcano, so the scenario's pods are its. Nothing admits or enqueues anything here, so the
+    scenarios it is compared on use plain pods and workloads (StatefulSets), which
+    kube-controller-manager runs."""
+    kind = "kube-scheduler"
+
+    def installed(self):
+        return os.path.exists(self._work("installed"))
+
+    def install(self):
+        os.makedirs(self._work(), exist_ok=True)
+        self.kubectl("apply", "--server-side", "--force-conflicts", "-f", os.path.join(self.root, "crds"))
+        for crd in ("queues.scheduling.volcano.sh", "podgroups.scheduling.volcano.sh"):
+            self.kubectl("wait", "--for=condition=Established", f"crd/{crd}", "--timeout=60s")
+        self.cluster.refresh_discovery()
+        open(self._work("installed"), "w").close()
+
+    def default_scheduler_conf(self):
+        return ""
+
+    def ensure_admission(self):
+        pass
+
+    def _queues_open(self, names):
+        return True  # no controller opens them here, and nothing reads them
+
+    def start_daemons(self, scheduler_conf):
+        (port,) = free_ports(1)
+        config = self._work("config.yaml")
+        with open(config, "w") as f:
+            yaml.safe_dump({
+                "apiVersion": "kubescheduler.config.k8s.io/v1",
+                "kind": "KubeSchedulerConfiguration",
+                "clientConnection": {"kubeconfig": self.env["TEPHRA_KUBECONFIG_ADMIN"],
+                                     "qps": 2000, "burst": 2000},
+                "leaderElection": {"leaderElect": False},
+                "profiles": [{"schedulerName": "volcano"}],
+            }, f)
+        self._start("kube-scheduler", [
+            os.path.join(self.tools, "kube-scheduler"), f"--config={config}",
+            "--bind-address=127.0.0.1", f"--secure-port={port}", f"--cert-dir={self._work('certs')}",
+            "--authorization-always-allow-paths=/healthz,/readyz,/livez,/metrics",
+            "--authentication-skip-lookup=true"], port)
+
+    def stop_daemons(self, keep_admission=False):
+        self._stop()
+
+    def version(self):
+        """The release the control plane's tools build (hack/build-tools.sh)."""
+        r = subprocess.run([os.path.join(self.tools, "kube-scheduler"), "--version"],
+                           capture_output=True, text=True)
+        return r.stdout.strip().split()[-1] if r.returncode == 0 and r.stdout.strip() else "unknown"
+
+    def logs(self):
+        return [os.path.join(self.dir, "logs", "kube-scheduler.log")]

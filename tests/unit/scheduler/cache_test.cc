@@ -1,5 +1,5 @@
 // The scheduler cache's own promises about PodGroups: statuses it wrote, and pods whose group
-// the PodGroup controller has not made yet.
+// the PodGroup controller has not made yet; and about volumes it gave claims.
 #include "scheduler/cache/cache.h"
 
 #include <catch2/catch.hpp>
@@ -257,6 +257,68 @@ TEST_CASE("a pod with a controller is held under its controller's group") {
   CHECK((*pod)->group_name == "podgroup-rs-uid");
   // Its owner's annotations may set the group's minMember: it waits for the real group.
   CHECK((*pod)->implicit_pod_group == nullptr);
+}
+
+// A PV given to a claim, and a claim's provisioning node, as a committed unit's steps say.
+std::vector<PreBindStep> VolumeSteps() {
+  return {PreBindStep{BindVolumeStep{"ns/a", "uid-a", "5", "pv-1", "7"}},
+          PreBindStep{ProvisionVolumeStep{"ns/b", "uid-b", "6", "n2"}}};
+}
+
+TEST_CASE("cache: volume steps are assumed until the informer shows them, or are forgotten") {
+  testing::Harness h;
+  h.StorageClass("local").Volume("pv-1", "local", "10Gi").Claim("ns/a", "local", "1Gi");
+  h.StorageClass("csi", true, "example.com/csi").Claim("ns/b", "csi", "1Gi");
+  SchedulerCache& cache = h.cache();
+  cache.AssumeVolumeSteps(VolumeSteps());
+  auto storage = cache.TakeSnapshot()->storage;
+  REQUIRE(storage->Volume("pv-1")->spec.claim_ref);
+  CHECK(storage->Volume("pv-1")->spec.claim_ref->uid == "uid-a");
+  CHECK(storage->volume_by_claim.at("ns/a")->metadata.name == "pv-1");
+  CHECK(storage->Claim("ns", "b")->selected_node == "n2");
+  // The API server's view has neither yet.
+  CHECK_FALSE(cache.ObservedVolume("pv-1")->spec.claim_ref);
+  CHECK(cache.ObservedClaim("ns/b")->selected_node.empty());
+
+  SECTION("an informer update without them keeps the assumptions") {
+    h.ChangeVolume("pv-1", [](api::PersistentVolume& pv) { pv.metadata.labels["x"] = "y"; });
+    CHECK(cache.TakeSnapshot()->storage->Volume("pv-1")->spec.claim_ref);
+  }
+  SECTION("the informer showing the writes confirms them") {
+    h.ChangeVolume("pv-1", [](api::PersistentVolume& pv) {
+      pv.spec.claim_ref =
+          api::ClaimReference{"v1", "PersistentVolumeClaim", "ns", "a", "uid-a", "5"};
+    });
+    h.ChangeClaim("ns/b", [](api::PersistentVolumeClaim& c) { c.selected_node = "n2"; });
+    cache.ForgetVolumeSteps(VolumeSteps());  // nothing assumed is left to forget
+    auto now = cache.TakeSnapshot()->storage;
+    CHECK(now->Volume("pv-1")->spec.claim_ref);
+    CHECK(now->Claim("ns", "b")->selected_node == "n2");
+  }
+  SECTION("forgetting gives the PV and the claim back") {
+    cache.ForgetVolumeSteps(VolumeSteps());
+    auto now = cache.TakeSnapshot()->storage;
+    CHECK_FALSE(now->Volume("pv-1")->spec.claim_ref);
+    CHECK(now->volume_by_claim.count("ns/a") == 0);
+    CHECK(now->Claim("ns", "b")->selected_node.empty());
+  }
+}
+
+TEST_CASE("cache: a volume assumption the informer never confirms expires") {
+  base::FakeClock clock;
+  testing::Harness h(clock);
+  h.StorageClass("local").Volume("pv-1", "local", "10Gi").Claim("ns/a", "local", "1Gi");
+  h.cache().AssumeVolumeSteps({PreBindStep{BindVolumeStep{"ns/a", "uid-a", "5", "pv-1", "7"}}});
+  CHECK(h.cache().TakeSnapshot()->storage->Volume("pv-1")->spec.claim_ref);
+  clock.Advance(std::chrono::minutes(2));
+  CHECK_FALSE(h.cache().TakeSnapshot()->storage->Volume("pv-1")->spec.claim_ref);
+}
+
+TEST_CASE("cache: a storage change may let a waiting pod go") {
+  testing::Harness h;
+  uint64_t before = h.cache().WaitForWork(0, std::chrono::steady_clock::now());
+  h.StorageClass("local");
+  CHECK(h.cache().WaitForWork(before, std::chrono::steady_clock::now()) > before);
 }
 
 }  // namespace

@@ -140,7 +140,7 @@ TEST_CASE("argument keys nobody reads are named: typos with the nearest key, Vol
   REQUIRE(conf.ok());
   CHECK(registry.ArgumentProblems(*conf) ==
         std::vector<std::string>{
-            "tiers[1].plugins[0].arguments: Volcano's key \"predicate.VolumeBindingEnable\" is "
+            "tiers[1].plugins[0].arguments: Volcano's key \"predicate.GPUSharingEnable\" is "
             "recognised; Tephra does not act on it",
             "tiers[1].plugins[1].arguments: unknown key \"binpack.wieght\" (did you mean "
             "\"binpack.weight\"?); ignored",

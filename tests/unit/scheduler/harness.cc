@@ -32,10 +32,15 @@ api::LabelSelector Selector(const std::map<std::string, std::string>& match) {
 
 }  // namespace
 
-void RecordingBinder::Bind(const TaskInfo& task, const std::string& node) {
-  if (!cache_.AssumeBinding(task.job(), task.uid(), node).ok()) return;
-  binds[task.name()] = node;
-  bind_order.push_back(task.name());
+void RecordingBinder::Bind(const BindUnit& unit) {
+  for (const BindRequest& b : unit.binds) {
+    const TaskInfo& task = *b.task;
+    if (!cache_.AssumeBinding(task.job(), task.uid(), b.node).ok()) continue;
+    cache_.AssumeVolumeSteps(b.steps);
+    binds[task.name()] = b.node;
+    bind_order.push_back(task.name());
+    if (!b.steps.empty()) steps[task.name()] = b.steps;
+  }
 }
 
 void RecordingBinder::Evict(const TaskInfo& task, const std::string&) {
@@ -121,6 +126,87 @@ Harness& Harness::ChangeGroup(const std::string& key,
   change(*pg);
   groups_[key] = pg;
   cache_.UpsertPodGroup(pg);
+  return *this;
+}
+
+Harness& Harness::StorageClass(const std::string& name, bool wait_for_first_consumer,
+                               const std::string& provisioner,
+                               std::vector<api::TopologySelectorTerm> allowed_topologies) {
+  auto klass = std::make_shared<api::StorageClass>();
+  klass->metadata.name = name;
+  klass->provisioner = provisioner;
+  klass->volume_binding_mode =
+      std::string(wait_for_first_consumer ? "WaitForFirstConsumer" : "Immediate");
+  klass->allowed_topologies = std::move(allowed_topologies);
+  cache_.UpsertStorageClass(klass);
+  return *this;
+}
+
+Harness& Harness::Volume(const std::string& name, const std::string& klass, const std::string& size,
+                         const std::string& node, std::vector<std::string> access_modes) {
+  auto pv = std::make_shared<api::PersistentVolume>();
+  pv->metadata.name = name;
+  pv->metadata.uid = "uid-pv-" + name;
+  pv->metadata.resource_version = "1";
+  pv->spec.capacity = *api::Quantity::Parse(size);
+  pv->spec.access_modes = std::move(access_modes);
+  pv->spec.storage_class_name = klass;
+  if (!node.empty()) {
+    api::NodeSelectorTerm term;
+    term.match_expressions.push_back({"kubernetes.io/hostname", "In", {node}});
+    pv->spec.node_affinity = std::vector<api::NodeSelectorTerm>{term};
+  }
+  pv->phase = "Available";
+  volumes_[name] = pv;
+  cache_.UpsertVolume(pv);
+  return *this;
+}
+
+Harness& Harness::ChangeVolume(const std::string& name,
+                               const std::function<void(api::PersistentVolume&)>& change) {
+  auto pv = std::make_shared<api::PersistentVolume>(*volumes_.at(name));
+  change(*pv);
+  volumes_[name] = pv;
+  cache_.UpsertVolume(pv);
+  return *this;
+}
+
+Harness& Harness::Claim(const std::string& key, const std::string& klass, const std::string& size,
+                        const std::string& bound_to, std::vector<std::string> access_modes) {
+  auto claim = std::make_shared<api::PersistentVolumeClaim>();
+  auto [ns, name] = Split(key);
+  claim->metadata.namespace_ = ns;
+  claim->metadata.name = name;
+  claim->metadata.uid = "uid-pvc-" + key;
+  claim->metadata.resource_version = "1";
+  claim->spec.access_modes = std::move(access_modes);
+  claim->spec.storage_request = *api::Quantity::Parse(size);
+  claim->spec.storage_class_name = klass;
+  claim->phase = "Pending";
+  if (!bound_to.empty()) {
+    claim->spec.volume_name = bound_to;
+    claim->bind_completed = true;
+    claim->phase = "Bound";
+  }
+  claims_[key] = claim;
+  cache_.UpsertClaim(claim);
+  return *this;
+}
+
+Harness& Harness::ChangeClaim(const std::string& key,
+                              const std::function<void(api::PersistentVolumeClaim&)>& change) {
+  auto claim = std::make_shared<api::PersistentVolumeClaim>(*claims_.at(key));
+  change(*claim);
+  claims_[key] = claim;
+  cache_.UpsertClaim(claim);
+  return *this;
+}
+
+Harness& Harness::CsiNode(const std::string& node, const std::string& driver, int32_t count) {
+  auto csi = std::make_shared<api::CSINode>();
+  csi->metadata.name = node;
+  csi->drivers.push_back({driver, node, count});
+  cache_.UpsertCSINode(csi);
   return *this;
 }
 
@@ -358,10 +444,27 @@ PodBuilder& PodBuilder::ImplicitGroup() {
   return *this;
 }
 
+PodBuilder& PodBuilder::Claim(const std::string& name) {
+  api::Volume v;
+  v.name = "v" + std::to_string(spec_.volumes.size());
+  v.pvc_claim_name = name;
+  spec_.volumes.push_back(std::move(v));
+  return *this;
+}
+
+PodBuilder& PodBuilder::Ephemeral(const std::string& volume) {
+  api::Volume v;
+  v.name = volume;
+  v.ephemeral = true;
+  spec_.volumes.push_back(std::move(v));
+  return *this;
+}
+
 PodInfoPtr PodBuilder::Add() {
   pod_->node_name = spec_.node_name;
   pod_->terminating = pod_->metadata.deletion_timestamp.has_value();
-  pod_->spec = h_.interner_->Intern(MakeSchedulingSpec(spec_));
+  pod_->spec = h_.interner_->Intern(
+      MakeSchedulingSpec(spec_, pod_->metadata.name, pod_->metadata.namespace_));
   h_.cache_.UpsertPod(pod_);
   return pod_;
 }

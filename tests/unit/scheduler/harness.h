@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "api/core.h"
+#include "api/storage.h"
 #include "scheduler/builtins.h"
 #include "scheduler/cache/cache.h"
 #include "scheduler/framework/cycle.h"
@@ -21,12 +22,14 @@ namespace tephra::scheduler::testing {
 class RecordingBinder : public Binder, public Evictor {
  public:
   explicit RecordingBinder(SchedulerCache& cache) : cache_(cache) {}
-  void Bind(const TaskInfo& task, const std::string& node) override;
+  // Assumes each bind and its volume steps in the cache, as the real binder does first.
+  void Bind(const BindUnit& unit) override;
   void Evict(const TaskInfo& task, const std::string& reason) override;
 
-  std::map<std::string, std::string> binds;  // pod name -> node
-  std::vector<std::string> evictions;        // pod names
-  std::vector<std::string> bind_order;       // pod names in bind order
+  std::map<std::string, std::string> binds;               // pod name -> node
+  std::vector<std::string> evictions;                     // pod names
+  std::vector<std::string> bind_order;                    // pod names in bind order
+  std::map<std::string, std::vector<PreBindStep>> steps;  // pod name -> its pre-bind steps
 
  private:
   SchedulerCache& cache_;
@@ -60,6 +63,26 @@ class Harness {
   // A HyperNode of `tier` whose members are the nodes (tier 1) or HyperNodes named.
   Harness& HyperNode(const std::string& name, int tier, const std::vector<std::string>& members);
   Harness& PriorityClass(const std::string& name, int32_t value);
+  // Storage (docs/scheduler.md, "Storage"). A StorageClass, WaitForFirstConsumer unless not
+  // `wait_for_first_consumer`; it provisions when `provisioner` is not kube's no-provisioner.
+  Harness& StorageClass(const std::string& name, bool wait_for_first_consumer = true,
+                        const std::string& provisioner = "kubernetes.io/no-provisioner",
+                        std::vector<api::TopologySelectorTerm> allowed_topologies = {});
+  // An Available PV of `klass` holding `size` ("10Gi"), only on `node` (a local PV: required
+  // kubernetes.io/hostname affinity), or anywhere when `node` is "".
+  Harness& Volume(const std::string& name, const std::string& klass, const std::string& size,
+                  const std::string& node = "",
+                  std::vector<std::string> access_modes = {"ReadWriteOnce"});
+  Harness& ChangeVolume(const std::string& name,
+                        const std::function<void(api::PersistentVolume&)>& change);
+  // A claim "ns/name" of `klass` asking for `size`: unbound, or fully bound to PV `bound_to`.
+  Harness& Claim(const std::string& key, const std::string& klass, const std::string& size,
+                 const std::string& bound_to = "",
+                 std::vector<std::string> access_modes = {"ReadWriteOnce"});
+  Harness& ChangeClaim(const std::string& key,
+                       const std::function<void(api::PersistentVolumeClaim&)>& change);
+  // A CSINode for `node` whose `driver` may attach `count` volumes there.
+  Harness& CsiNode(const std::string& node, const std::string& driver, int32_t count);
   // A pod "ns/name" of PodGroup `group`; finish with Add().
   PodBuilder Pod(const std::string& key, const std::string& group);
 
@@ -91,6 +114,8 @@ class Harness {
   Registry registry_;
   RecordingBinder binder_;
   std::map<std::string, std::shared_ptr<const api::PodGroup>> groups_;
+  std::map<std::string, std::shared_ptr<const api::PersistentVolume>> volumes_;
+  std::map<std::string, std::shared_ptr<const api::PersistentVolumeClaim>> claims_;
   int session_ = 0;
 };
 
@@ -123,6 +148,10 @@ class PodBuilder {
   PodBuilder& Uid(const std::string& uid);  // as an API server assigned it (default "uid-<key>")
   // The pod names no group: its group is the one the PodGroup controller makes for it.
   PodBuilder& ImplicitGroup();
+  // Mounts claim `name` (spec.volumes[].persistentVolumeClaim).
+  PodBuilder& Claim(const std::string& name);
+  // A generic ephemeral volume `volume`: its claim is "<pod>-<volume>".
+  PodBuilder& Ephemeral(const std::string& volume);
   PodInfoPtr Add();
 
  private:

@@ -95,6 +95,9 @@ k8s::v1::Pod RichPodMessage() {
   volume->set_name("data");
   volume->mutable_volumesource()->mutable_persistentvolumeclaim()->set_claimname("data-0");
   spec->add_volumes()->set_name("scratch");
+  auto* cache = spec->add_volumes();
+  cache->set_name("cache");
+  cache->mutable_volumesource()->mutable_ephemeral();
   spec->set_preemptionpolicy("Never");
   spec->set_restartpolicy("OnFailure");
   spec->set_hostnetwork(true);
@@ -151,7 +154,8 @@ const char* kRichPodJson = R"({
     "priority": 1000, "priorityClassName": "high", "schedulerName": "volcano",
     "schedulingGates": [{"name": "wait"}],
     "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data-0"}},
-      {"name": "scratch", "emptyDir": {}}],
+      {"name": "scratch", "emptyDir": {}},
+      {"name": "cache", "ephemeral": {"volumeClaimTemplate": {"spec": {}}}}],
     "preemptionPolicy": "Never", "restartPolicy": "OnFailure", "hostNetwork": true,
     "dnsPolicy": "ClusterFirst"},
   "status": {"phase": "Pending", "nominatedNodeName": "node-3",
@@ -205,7 +209,8 @@ TEST_CASE("a pod decodes from protobuf to the PodInfo its JSON decodes to") {
   CHECK(spec.priority == 1000);
   CHECK(spec.preempt_never);
   CHECK(spec.scheduling_gates == Strings{"wait"});
-  CHECK(spec.pvc_claims == Strings{"data-0"});
+  CHECK(spec.claims == std::vector<PodClaim>{{"data-0", false}, {"worker-0-cache", true}});
+  CHECK(spec.claims_namespace == "team-a");
   CHECK(spec.host_network);
 }
 

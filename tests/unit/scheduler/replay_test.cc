@@ -39,6 +39,11 @@ void Populate(Harness& h) {
       .NodeSelector({{"zone", "a"}})
       .Add();
   h.Group("ns/waiting", "capped", 2, "Pending", "cpu=8");
+  // A pod whose claim can only take the local PV on n1.
+  h.StorageClass("local").Volume("pv-n1", "local", "10Gi", "n1").Claim("ns/data", "local", "1Gi");
+  h.CsiNode("n2", "example.com/csi", 8);
+  h.Group("ns/stateful", "default", 1, "Inqueue");
+  h.Pod("ns/stateful-0", "stateful").Request("cpu=1").Claim("data").Add();
 }
 
 TEST_CASE("a snapshot reads back to the same snapshot") {
@@ -86,6 +91,14 @@ TEST_CASE("a snapshot reads back to the same snapshot") {
   }
   CHECK(b.queues.at("capped")->capability == a.queues.at("capped")->capability);
   CHECK(b.queues.at("capped")->guarantee == a.queues.at("capped")->guarantee);
+  REQUIRE(b.storage);
+  REQUIRE(b.storage->Claim("ns", "data") != nullptr);
+  CHECK(b.storage->Claim("ns", "data")->spec == a.storage->Claim("ns", "data")->spec);
+  REQUIRE(b.storage->Volume("pv-n1") != nullptr);
+  CHECK(b.storage->Volume("pv-n1")->spec == a.storage->Volume("pv-n1")->spec);
+  CHECK(b.storage->volumes_by_class.at("local").size() == 1);
+  CHECK(b.storage->Class("local")->WaitForFirstConsumer());
+  CHECK(b.storage->CsiNode("n2")->FindDriver("example.com/csi")->allocatable_count == 8);
 }
 
 TEST_CASE("a replayed snapshot makes the decisions the live session made") {
@@ -122,6 +135,9 @@ TEST_CASE("a replayed snapshot makes the decisions the live session made") {
   CHECK(text.find("# same decisions as the recorded session") != std::string::npos);
   CHECK(SameAsRecorded(replay, *doc));
   CHECK(text.find("bind ns/gpu-0 gpu") != std::string::npos);
+  // The claim's volume, decided in the session, comes with its pod's bind.
+  CHECK(text.find("bind ns/stateful-0 n1 (bind PersistentVolume pv-n1 to claim ns/data)") !=
+        std::string::npos);
   // The job over its queue's capability is still waiting, and says why.
   CHECK(text.find("waiting ns/waiting: not admitted") != std::string::npos);
 

@@ -130,6 +130,16 @@ void PluginSession::Pipeline(const std::string& pod_key, const std::string& node
   st.Keep();
 }
 
+void PluginSession::Unplace(const std::string& pod_key) {
+  const TaskInfo& task = Task(pod_key);
+  session_->Unallocate(JobAt(task.job()), task.uid(), NodeAt(task.node));
+}
+
+std::vector<PreBindStep> PluginSession::PreBind(const std::string& pod_key) {
+  const TaskInfo& task = Task(pod_key);
+  return session_->PreBindSteps(task, task.node);
+}
+
 void PluginSession::Evict(const std::string& pod_key) {
   const TaskInfo& task = Task(pod_key);
   Statement st(*session_);

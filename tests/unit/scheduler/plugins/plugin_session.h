@@ -51,6 +51,10 @@ class PluginSession {
   void Place(const std::string& pod_key, const std::string& node);
   void Pipeline(const std::string& pod_key, const std::string& node);
   void Evict(const std::string& pod_key);
+  // Takes a placement back, as a discarded statement would.
+  void Unplace(const std::string& pod_key);
+  // The plugins' pre-bind steps for a placed pod, as its commit would ask them.
+  std::vector<PreBindStep> PreBind(const std::string& pod_key);
   // Runs the plugins' OnSessionClose (once).
   void Close();
 
