@@ -718,6 +718,28 @@ Status SchedulerCache::MarkReleasing(const JobId& job_id, const std::string& uid
   return Status::Ok();
 }
 
+namespace {
+
+// Erases the volume assumptions (claimRefs, selected nodes) the informers never confirmed in
+// time; how many it erased. (A function, not a lambda: lock analysis does not see into lambdas.)
+template <typename Assumptions, typename Time>
+size_t EraseExpiredVolumeAssumptions(Assumptions& assumptions, Time now) {
+  size_t erased = 0;
+  for (auto it = assumptions.begin(); it != assumptions.end();) {
+    if (it->second.expires > now) {
+      ++it;
+      continue;
+    }
+    LOG(WARNING) << "cache: the volume assumption for " << it->first
+                 << " was never confirmed; trusting the API server's view";
+    it = assumptions.erase(it);
+    ++erased;
+  }
+  return erased;
+}
+
+}  // namespace
+
 void SchedulerCache::ExpireAssumedLocked() {
   auto now = clock_.Monotonic();
   // Statuses decided for groups that never arrived (their pods went first, or no controller
@@ -727,20 +749,11 @@ void SchedulerCache::ExpireAssumedLocked() {
     bool orphan = job == jobs_.end() || !job->second->pod_group;
     it = orphan && it->second.expires <= now ? assumed_status_.erase(it) : std::next(it);
   }
-  auto expire_storage = [&](auto& assumptions) {
-    for (auto it = assumptions.begin(); it != assumptions.end();) {
-      if (it->second.expires > now) {
-        ++it;
-        continue;
-      }
-      LOG(WARNING) << "cache: the volume assumption for " << it->first
-                   << " was never confirmed; trusting the API server's view";
-      it = assumptions.erase(it);
-      StorageChangedLocked();
-    }
-  };
-  expire_storage(assumed_claim_refs_);
-  expire_storage(assumed_selected_);
+  if (EraseExpiredVolumeAssumptions(assumed_claim_refs_, now) +
+          EraseExpiredVolumeAssumptions(assumed_selected_, now) >
+      0) {
+    StorageChangedLocked();
+  }
   for (auto it = assumed_.begin(); it != assumed_.end();) {
     if (it->second.expires > now) {
       ++it;
