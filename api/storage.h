@@ -81,15 +81,7 @@ class PersistentVolumeClaim : public kube::Object {
 };
 
 // A PV's spec.claimRef.
-struct ClaimReference {
-  std::string api_version;
-  std::string kind;
-  std::string namespace_;
-  std::string name;
-  std::string uid;
-  std::string resource_version;
-  bool operator==(const ClaimReference&) const = default;
-};
+using ClaimReference = kube::ObjectReference;
 
 // spec.csi of a PV: the driver that attaches it and its handle there.
 struct CsiVolumeSource {

@@ -8,17 +8,6 @@
 
 namespace tephra::kube {
 
-ObjectReference ObjectReference::To(const Object& object) {
-  ObjectReference r;
-  r.api_version = object.api_version;
-  r.kind = object.kind;
-  r.namespace_ = object.metadata.namespace_;
-  r.name = object.metadata.name;
-  r.uid = object.metadata.uid;
-  r.resource_version = object.metadata.resource_version;
-  return r;
-}
-
 EventRecorder::EventRecorder(std::shared_ptr<Client> client, EventRecorderOptions options,
                              base::ClockInterface& clock)
     : client_(std::move(client)), options_(std::move(options)), clock_(clock) {

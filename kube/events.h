@@ -22,17 +22,6 @@
 
 namespace tephra::kube {
 
-struct ObjectReference {
-  std::string api_version;
-  std::string kind;
-  std::string namespace_;
-  std::string name;
-  std::string uid;
-  std::string resource_version;
-
-  static ObjectReference To(const Object& object);
-};
-
 enum class EventType { kNormal, kWarning };
 // The Event's `type` field: "Normal" or "Warning".
 inline const char* EventTypeName(EventType t) {

@@ -128,4 +128,15 @@ StatusOr<std::shared_ptr<RawObject>> DecodeRawObject(const json::Value& value) {
   return obj;
 }
 
+ObjectReference ObjectReference::To(const Object& object) {
+  ObjectReference r;
+  r.api_version = object.api_version;
+  r.kind = object.kind;
+  r.namespace_ = object.metadata.namespace_;
+  r.name = object.metadata.name;
+  r.uid = object.metadata.uid;
+  r.resource_version = object.metadata.resource_version;
+  return r;
+}
+
 }  // namespace tephra::kube

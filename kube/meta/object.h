@@ -70,6 +70,19 @@ class RawObject : public Object {
   std::string json;
 };
 
+// A reference to one version of an object: an Event's involvedObject, a PV's spec.claimRef.
+struct ObjectReference {
+  std::string api_version;
+  std::string kind;
+  std::string namespace_;
+  std::string name;
+  std::string uid;
+  std::string resource_version;
+
+  static ObjectReference To(const Object& object);
+  bool operator==(const ObjectReference&) const = default;
+};
+
 // "namespace/name" or "name".
 std::string ObjectKey(std::string_view namespace_, std::string_view name);
 // Splits an ObjectKey back into namespace and name.

@@ -2,11 +2,10 @@
 // this library and compares the outcome with conformance_expected.txt (docs/cel.md,
 // "Conformance").
 //
-// The data is read where it lies, never copied into the repository: $TEPHRA_CEL_CONFORMANCE_DIR,
-// else ../shared/reference/cel-spec-conformance beside the repository. Without it the test says
-// so and passes. The files are protobuf text format (SimpleTestFile); protobuf's Importer
-// builds their descriptors from the .proto files next to them at run time, so no code is
-// generated.
+// The data is read where it lies, never copied into the repository (docs/cel.md, "Conformance",
+// says where it is looked for). Without it the test says so and passes. The files are protobuf text
+// format (SimpleTestFile); protobuf's Importer builds their descriptors from the .proto files next
+// to them at run time, so no code is generated.
 //
 // Every section of every file is run and printed ("passed N of M"). The expectation file says,
 // per file/section, "pass" (every test must pass), "except a|b -- why" (the named tests may
